@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/spf13/cobra"
+)
+
+// IOStreams are the streams a command reads and writes; tests pass buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+func stdIO() *IOStreams { return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
+
+// version is set by the linker (-X main.version=...); otherwise the VCS
+// revision from the build info is used.
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", ""
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			return "0.0.0-" + rev + dirty
+		}
+	}
+	return "0.0.0-dev"
+}
+
+// newRootCmd builds the command tree.
+func newRootCmd(io *IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "patchctl",
+		Short: "Validate Linux kernel RDMA and NVMe-oF patches end to end",
+		Long: `patchctl turns patches from mailing-list archives into clean patches,
+applies them to pinned kernel trees, checks them statically, builds the
+kernels and boots them in QEMU with soft-RoCE to run nvmet-rdma tests.
+
+Exit status: 0 ok, 1 findings or failed tests, 2 usage or input error.`,
+		Version:       versionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v (see '%s --help')", errs.ErrUsage, err, c.CommandPath())
+	})
+	root.AddCommand(newImportCmd(io))
+	return root
+}
+
+// execute runs the command line and maps the result to an exit status. It
+// is the one place where errors become exit codes (see internal/errs).
+func execute(args []string, io *IOStreams) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintf(io.ErrOut, "patchctl: %v\n", err)
+	}
+	return errs.Code(err)
+}
+
+// usageArgs wraps a cobra positional-argument validator so its errors are
+// usage errors.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := v(c, args); err != nil {
+			return fmt.Errorf("%w: %v (see '%s --help')", errs.ErrUsage, err, c.CommandPath())
+		}
+		return nil
+	}
+}

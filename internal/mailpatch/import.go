@@ -1,0 +1,303 @@
+package mailpatch
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Options control an import.
+type Options struct {
+	// Tree is a kernel tree to prove repairs against (context and removed
+	// lines are looked up in their target file). Optional.
+	Tree string
+	// AllowUnicodeControl lets bidirectional control characters through.
+	AllowUnicodeControl bool
+}
+
+// Result is everything an import produced.
+type Result struct {
+	Patches  []*Patch  `json:"-"`
+	Warnings []Warning `json:"warnings"`
+}
+
+// Import reads each path (a file with one or more messages, or a folder of
+// such files, which forms one series named after the folder) and returns
+// the repaired patches in order. Nothing is written.
+func Import(paths []string, opts Options) (*Result, error) {
+	res := &Result{}
+	for _, in := range paths {
+		st, err := os.Stat(in)
+		if err != nil {
+			return nil, &InputError{File: in, Msg: fmt.Sprintf("cannot read: %v", err)}
+		}
+		if st.IsDir() {
+			files, err := seriesFiles(in)
+			if err != nil {
+				return nil, err
+			}
+			var series []*Patch
+			for _, f := range files {
+				ps, err := ImportFile(f, filepath.Base(filepath.Clean(in)), opts)
+				if err != nil {
+					return nil, err
+				}
+				series = append(series, ps...)
+			}
+			res.add(series)
+			continue
+		}
+		ps, err := ImportFile(in, "", opts)
+		if err != nil {
+			return nil, err
+		}
+		res.add(ps)
+	}
+	return res, nil
+}
+
+// seriesFiles lists the message files of a series folder, in name order.
+// Hidden files and patchctl's own metadata are not messages.
+func seriesFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, &InputError{File: dir, Msg: fmt.Sprintf("cannot read folder: %v", err)}
+	}
+	var files []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") || n == "README.md" {
+			continue
+		}
+		files = append(files, filepath.Join(dir, n))
+	}
+	if len(files) == 0 {
+		return nil, &InputError{File: dir, Msg: "folder holds no patch files"}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// ImportFile reads one file. series names the series; when empty it is
+// the subject of the file's first patch, as git format-patch would name it.
+func ImportFile(name, series string, opts Options) ([]*Patch, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	return ImportBytes(name, data, series, opts)
+}
+
+// ImportBytes is ImportFile on data already read; name is used in messages.
+func ImportBytes(name string, data []byte, series string, opts Options) ([]*Patch, error) {
+	if hasNUL(data) {
+		return nil, &InputError{File: name, Msg: "binary file (NUL bytes), not a patch message"}
+	}
+	raws, err := splitFile(name, data)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Patch
+	for _, raw := range raws {
+		m, err := readMessage(raw)
+		if err != nil {
+			return nil, err
+		}
+		p, err := buildPatch(m, series, opts)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &InputError{File: name, Msg: "not a patch: no message in the file carries a diff"}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		last := out[len(out)-1]
+		lines := bytes.Count(data, []byte("\n")) + 1
+		tail := string(data[bytes.LastIndexByte(data, '\n')+1:])
+		last.Repairs = append(last.Repairs, Repair{Kind: KindFinalNewline, File: name, Line: lines,
+			Before: tail, After: tail + "\\n",
+			Why: "every line of a patch ends in a newline; without one the last line reads as \"\\ No newline at end of file\""})
+	}
+	if series == "" {
+		series = Slug(out[0].Subject)
+	}
+	for _, p := range out {
+		p.Series = series
+	}
+	return out, nil
+}
+
+// add appends a series and warns about gaps in its [PATCH n/m] numbering.
+func (r *Result) add(series []*Patch) {
+	r.Patches = append(r.Patches, series...)
+	if len(series) == 0 {
+		return
+	}
+	have := map[int]bool{}
+	total := 0
+	for _, p := range series {
+		if p.Total > 0 {
+			if total != 0 && p.Total != total {
+				w := Warning{File: p.Source, Line: p.Line, Message: fmt.Sprintf("series %s: %s says %d patches, an earlier one says %d", p.Series, p.Prefix(), p.Total, total)}
+				p.Warnings = append(p.Warnings, w)
+				r.Warnings = append(r.Warnings, w)
+			}
+			total = max(total, p.Total)
+			if have[p.Number] {
+				w := Warning{File: p.Source, Line: p.Line, Message: fmt.Sprintf("series %s: patch %d/%d appears twice", p.Series, p.Number, p.Total)}
+				p.Warnings = append(p.Warnings, w)
+				r.Warnings = append(r.Warnings, w)
+			}
+			have[p.Number] = true
+		}
+	}
+	var missing []string
+	for n := 1; n <= total; n++ {
+		if !have[n] {
+			missing = append(missing, fmt.Sprintf("%d/%d", n, total))
+		}
+	}
+	if len(missing) > 0 {
+		var got []string
+		for n := 1; n <= total; n++ {
+			if have[n] {
+				got = append(got, fmt.Sprintf("%d/%d", n, total))
+			}
+		}
+		first := series[0]
+		w := Warning{File: first.Source, Line: first.Line,
+			Message: fmt.Sprintf("series %s is incomplete: %s missing (received %s); importing what is there", first.Series, strings.Join(missing, ", "), strings.Join(got, ", "))}
+		for _, p := range series {
+			p.Warnings = append(p.Warnings, w)
+		}
+		r.Warnings = append(r.Warnings, w)
+	}
+}
+
+// Slug makes a file name part from a subject the way git format-patch does:
+// letters, digits, '.' and '_' stay, runs of anything else become one '-'.
+func Slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range s {
+		ok := c < 0x80 && (isIdentByte(byte(c)) || c == '.')
+		switch {
+		case ok:
+			b.WriteRune(c)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if len(out) > 52 {
+		out = strings.TrimRight(out[:52], "-.")
+	}
+	return out
+}
+
+// FileName is the name git format-patch would give the patch.
+func (p *Patch) FileName(seq int) string {
+	n := p.Number
+	if n == 0 {
+		n = seq
+	}
+	return fmt.Sprintf("%04d-%s.patch", n, Slug(p.Subject))
+}
+
+// Report is the data form of an import, for --json and import.json.
+type Report struct {
+	Patches  []PatchReport `json:"patches"`
+	Warnings []Warning     `json:"warnings"`
+}
+
+// PatchReport describes one written patch.
+type PatchReport struct {
+	Series   string   `json:"series"`
+	Output   string   `json:"output,omitempty"`
+	Source   string   `json:"source"`
+	Line     int      `json:"line"`
+	Subject  string   `json:"subject"`
+	Author   string   `json:"author"`
+	Date     string   `json:"date,omitempty"`
+	Repairs  []Repair `json:"repairs"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Report builds the data form; outputs maps a patch to the file it went to.
+func (r *Result) Report(outputs map[*Patch]string) Report {
+	rep := Report{Patches: []PatchReport{}, Warnings: r.Warnings}
+	if rep.Warnings == nil {
+		rep.Warnings = []Warning{}
+	}
+	for _, p := range r.Patches {
+		pr := PatchReport{Series: p.Series, Output: outputs[p], Source: p.Source, Line: p.Line,
+			Subject: p.SubjectLine(), Author: formatAddress(p.Author.Name, p.Author.Address), Repairs: p.SortedRepairs()}
+		if !p.Date.IsZero() {
+			pr.Date = p.Date.Format("2006-01-02T15:04:05-07:00")
+		}
+		for _, w := range p.Warnings {
+			pr.Warnings = append(pr.Warnings, w.Message)
+		}
+		rep.Patches = append(rep.Patches, pr)
+	}
+	return rep
+}
+
+// SortedRepairs returns the repairs in input line order.
+func (p *Patch) SortedRepairs() []Repair {
+	out := append([]Repair{}, p.Repairs...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
+// Write writes each patch under dir/<series>/ and the report as
+// dir/import.json. Each series folder is written beside its final place and
+// renamed over it, so a failure leaves the old output, never half a series.
+func (r *Result) Write(dir string) (map[*Patch]string, error) {
+	outputs := map[*Patch]string{}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating output folder: %w", err)
+	}
+	bySeries := map[string][]*Patch{}
+	var order []string
+	for _, p := range r.Patches {
+		if _, ok := bySeries[p.Series]; !ok {
+			order = append(order, p.Series)
+		}
+		bySeries[p.Series] = append(bySeries[p.Series], p)
+	}
+	for _, s := range order {
+		tmp, err := os.MkdirTemp(dir, "."+s+".tmp-")
+		if err != nil {
+			return nil, fmt.Errorf("writing series %s: %w", s, err)
+		}
+		for i, p := range bySeries[s] {
+			name := p.FileName(i + 1)
+			if err := os.WriteFile(filepath.Join(tmp, name), p.Format(), 0o644); err != nil {
+				os.RemoveAll(tmp)
+				return nil, fmt.Errorf("writing %s: %w", name, err)
+			}
+			outputs[p] = filepath.Join(dir, s, name)
+		}
+		final := filepath.Join(dir, s)
+		if err := os.RemoveAll(final); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("replacing %s: %w", final, err)
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("replacing %s: %w", final, err)
+		}
+		os.Chmod(final, 0o755)
+	}
+	return outputs, nil
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what patchctl needs from Debian's packages, only when something
+# is missing (a machine that has them all pays one dpkg query).
+#   scripts/deps.sh          system tools for every stage
+# The kernel sources are not installed here: `patchctl tree prepare` fetches
+# the pinned linux-source .deb into the user's cache and checks its sha256.
+set -euo pipefail
+
+pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
+      cpio ccache xz-utils qemu-system-x86 dpkg-dev)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+    exit 0
+  fi
+  echo "deps: missing ${missing[*]}; run as root: apt-get update && apt-get install ${missing[*]}" >&2
+  exit 2
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
