@@ -13,9 +13,13 @@ deps:
 build:
 	$(GO) build -o $(BIN) ./cmd/patchctl
 
-# The main job on the default kernel.
+# The main job on the default kernel: import the series of record, prepare
+# the pinned tree, apply with dispositions, check the regenerated patches.
 run: deps build
 	$(BIN) import --out out/import patches/*
+	$(BIN) tree prepare --kernel $(KERNEL)
+	$(BIN) apply --kernel $(KERNEL)
+	$(BIN) refresh --check --kernel $(KERNEL)
 
 # Static checks and every test (the real kernel trees are prepared by the
 # tests themselves, cached under the user's cache dir).
@@ -29,7 +33,8 @@ vet:
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzImport -fuzztime 60s ./internal/mailpatch
 
-bench:
+# Figures: apply+refresh of all series, tree prepare warm and cold.
+bench: build
 	$(GO) test -run XXX -bench . -benchtime 3x ./...
 
 clean:

@@ -69,7 +69,9 @@ Exit status: 0 ok, 1 findings or failed tests, 2 usage or input error.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see '%s --help')", errs.ErrUsage, err, c.CommandPath())
 	})
-	root.AddCommand(newImportCmd(io))
+	g := &GlobalOptions{}
+	addGlobalFlags(root, g)
+	root.AddCommand(newImportCmd(io), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g))
 	return root
 }
 

@@ -82,7 +82,7 @@ func (p *Patch) repairEntities(m *message, diffAt int, opts Options) error {
 				fixed, why, err := proveLine(text, ln.Op, d, frag, target, f.OldName, evidence)
 				if err != nil {
 					return &InputError{File: m.File, Line: inLine,
-						Msg: fmt.Sprintf("%s hunk %d (%s) %s line %q: %v", name, ri+1, strings.TrimSpace(frag.Header()), opName(ln.Op), text, err),
+						Msg:  fmt.Sprintf("%s hunk %d (%s) %s line %q: %v", name, ri+1, strings.TrimSpace(frag.Header()), opName(ln.Op), text, err),
 						Hint: "pass --tree with the target kernel tree to prove it against the file, or fix the line by hand"}
 				}
 				p.Repairs = append(p.Repairs, Repair{Kind: KindEntity, File: m.File, Line: inLine,

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/series"
+	"github.com/spf13/cobra"
+)
+
+// ApplyOptions are the inputs of `patchctl apply`.
+type ApplyOptions struct {
+	IO     *IOStreams
+	Global *GlobalOptions
+	Kernel string
+	Series string
+	JSON   bool
+	DryRun bool
+}
+
+func newApplyCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &ApplyOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "apply [--kernel K] [--series NAME] [--json] [--dry-run]",
+		Short: "Apply the manifest's patches to a kernel's work tree, with dispositions",
+		Long: `Apply imports the patches that series/<kernel>/manifest.yaml lists, applies
+them in memory to the pristine tree (offset and fuzz as GNU patch: up to two
+outer context lines), computes each patch's disposition (applies, with
+offset, with fuzz, already applied, already upstream, conflict), and
+compares it with the manifest. When all match, the work tree is reset and
+the series written to it, all or nothing. A mismatch exits 1 and leaves the
+work tree as it was.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts) },
+	}
+	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Series, "series", "", "only this series (a folder under patches/)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print dispositions and hunks as JSON")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and report, leave the work tree alone")
+	return cmd
+}
+
+type applyReport struct {
+	Kernel   string          `json:"kernel"`
+	Source   string          `json:"source"`
+	WorkTree string          `json:"work_tree,omitempty"`
+	Patches  []*apply.Result `json:"patches"`
+	Changed  []string        `json:"changed_files"`
+	Written  bool            `json:"written"`
+}
+
+func runApply(ctx context.Context, opts *ApplyOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lock, root, err := opts.Global.lock()
+	if err != nil {
+		return err
+	}
+	k, err := lock.Find(opts.Kernel)
+	if err != nil {
+		return err
+	}
+	cache := opts.Global.cache(opts.IO)
+	pristine, err := cache.Prepare(ctx, k)
+	if err != nil {
+		return err
+	}
+	plan, err := apply.LoadPlan(root, k.Name, opts.Series)
+	if err != nil {
+		return err
+	}
+	res, err := plan.Run(pristine)
+	if err != nil {
+		return err
+	}
+	rep := applyReport{Kernel: k.Name, Source: describe(k), Patches: res.Results, Changed: res.Touched()}
+	mismatches := res.Mismatches()
+	if len(mismatches) == 0 && !opts.DryRun {
+		wt, err := cache.WorkTree(k)
+		if err != nil {
+			return err
+		}
+		if err := apply.Commit(wt, res); err != nil {
+			return fmt.Errorf("writing the series to the %s work tree (left as it was): %w", k.Name, err)
+		}
+		rep.WorkTree, rep.Written = wt.Dir, true
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printApply(opts.IO.Out, rep, plan.Manifest.Path(), root)
+	}
+	if len(mismatches) > 0 {
+		var names []string
+		for _, m := range mismatches {
+			names = append(names, fmt.Sprintf("%s is %s, manifest expects %s", m.Source, m.Disposition, m.Expected))
+		}
+		return fmt.Errorf("%s: %s; the work tree was not changed: %w", k.Name, strings.Join(names, "; "), errs.ErrFindings)
+	}
+	return nil
+}
+
+func printApply(w io.Writer, rep applyReport, manifest, root string) {
+	rel, err := filepath.Rel(root, manifest)
+	if err != nil {
+		rel = manifest
+	}
+	fmt.Fprintf(w, "kernel %s: %s\n\n", rep.Kernel, rep.Source)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATCH\tDISPOSITION\tEXPECTED\t")
+	for _, r := range rep.Patches {
+		verdict := "ok"
+		if !r.Match {
+			verdict = "MISMATCH"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", strings.TrimPrefix(r.Source, "patches/"), r.Disposition, r.Expected, verdict)
+	}
+	tw.Flush()
+	for _, r := range rep.Patches {
+		fmt.Fprintf(w, "\n%s\n  %s\n", strings.TrimPrefix(r.Source, "patches/"), r.Subject)
+		if len(r.Hunks) > 0 && r.Disposition != series.AlreadyUpstream {
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "  \tFILE\tHUNK\tSTATED\tLANDED\tOFFSET\tFUZZ\t\t")
+			for _, h := range r.Hunks {
+				if h.Applied {
+					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz)
+				} else {
+					near := fmt.Sprintf("closest at %d: %d of %d lines", h.Nearest, h.NearMatched, h.NearTotal)
+					if h.MissingFile {
+						near = "file missing"
+					}
+					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t-\t-\t-\t\t  FAILED, %s\n", h.File, h.Index, h.Stated, near)
+				}
+			}
+			tw.Flush()
+		}
+		if u := r.Upstream; u != nil && r.Disposition == series.AlreadyUpstream {
+			var where []string
+			for _, f := range u.Files {
+				where = append(where, fmt.Sprintf("%s: %d (from line %d)", f.Path, f.Lines, f.First))
+			}
+			fmt.Fprintf(w, "  %d of %d added lines are in the tree: %s\n", u.Found, u.Total, strings.Join(where, ", "))
+			fmt.Fprintf(w, "  names it introduces already there: %s", strings.Join(u.NamesPresent, ", "))
+			if len(u.NamesMissing) > 0 {
+				fmt.Fprintf(w, "; not there: %s", strings.Join(u.NamesMissing, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+		if r.Disposition == series.Conflict {
+			for _, h := range r.Hunks {
+				if !h.Applied {
+					fmt.Fprintf(w, "  first failing hunk (%s hunk %d):\n", h.File, h.Index)
+					for _, l := range strings.Split(strings.TrimRight(h.Text, "\n"), "\n") {
+						fmt.Fprintf(w, "    %s\n", l)
+					}
+					break
+				}
+			}
+		}
+		if r.Reason != "" {
+			fmt.Fprintf(w, "  reason: %s\n", r.Reason)
+		}
+	}
+	fmt.Fprintln(w)
+	applied := 0
+	for _, r := range rep.Patches {
+		if series.IsApplied(r.Disposition) {
+			applied++
+		}
+	}
+	switch {
+	case rep.Written:
+		fmt.Fprintf(w, "%d of %d patches applied to %s (files changed: %d); dispositions match %s\n", applied, len(rep.Patches), rep.WorkTree, len(rep.Changed), rel)
+	default:
+		fmt.Fprintf(w, "%d of %d patches apply; work tree not written\n", applied, len(rep.Patches))
+	}
+}

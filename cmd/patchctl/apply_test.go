@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/testenv"
+)
+
+func TestApplyRealKernel(t *testing.T) {
+	testenv.Kernel(t, "6.12") // prepared in the user's cache
+	root := testenv.RepoRoot(t)
+	code, out, errOut := run(t, "--root", root, "apply", "--kernel", "6.12", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		WorkTree string `json:"work_tree"`
+		Written  bool
+		Patches  []struct {
+			Source, Disposition, Expected string
+			Match                         bool
+			Hunks                         []struct{ Offset, Fuzz int }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Written || len(rep.Patches) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, p := range rep.Patches {
+		if !p.Match {
+			t.Errorf("%s: %s, expected %s", p.Source, p.Disposition, p.Expected)
+		}
+	}
+	if h := rep.Patches[0].Hunks; len(h) != 4 || h[0].Fuzz != 1 || h[3].Offset != -34 {
+		t.Errorf("hunk table %+v", h)
+	}
+	patched := filepath.Join(rep.WorkTree, "drivers/nvme/host/rdma.c")
+	before, err := os.ReadFile(patched)
+	if err != nil || !strings.Contains(string(before), "wr.send_flags |= IB_SEND_INLINE;") {
+		t.Fatalf("work tree not patched: %v", err)
+	}
+
+	// A forced failure while writing leaves the work tree as it was.
+	// Replace (never write in place: a work tree file may be a hardlink
+	// into the pristine cache).
+	os.WriteFile(patched+".t", []byte("/* changed by hand */\n"), 0o644)
+	if err := os.Rename(patched+".t", patched); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATCHCTL_FAIL_AFTER", "0")
+	code, _, errOut = run(t, "--root", root, "apply", "--kernel", "6.12")
+	if code != 2 || !strings.Contains(errOut, "left as it was") {
+		t.Fatalf("forced failure: exit %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(patched); string(b) != "/* changed by hand */\n" {
+		t.Error("a failed apply changed the work tree")
+	}
+	t.Setenv("PATCHCTL_FAIL_AFTER", "")
+	if code, _, errOut := run(t, "--root", root, "apply", "--kernel", "6.12"); code != 0 {
+		t.Fatalf("apply after the forced failure: %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(patched); string(b) != string(before) {
+		t.Error("apply did not restore the patched file")
+	}
+
+	// refresh --check agrees with what is committed.
+	if code, out, errOut := run(t, "--root", root, "refresh", "--kernel", "6.12", "--check"); code != 0 {
+		t.Errorf("refresh --check: exit %d %s %s", code, out, errOut)
+	}
+}
+
+func TestApplyInputErrors(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	code, _, errOut := run(t, "--root", root, "apply", "--kernel", "5.4")
+	if code != 2 || !strings.Contains(errOut, "unknown kernel \"5.4\"; pinned kernels: 6.1, 6.12") {
+		t.Errorf("unknown kernel: exit %d %s", code, errOut)
+	}
+	code, _, errOut = run(t, "--root", t.TempDir(), "tree", "list")
+	if code != 2 || !strings.Contains(errOut, "kernels.yaml") {
+		t.Errorf("no lock: exit %d %s", code, errOut)
+	}
+}
+
+func TestApplyMismatchExitsOne(t *testing.T) {
+	testenv.Kernel(t, "6.12")
+	// A copy of the repository whose manifest expects the wrong thing.
+	src := testenv.RepoRoot(t)
+	root := t.TempDir()
+	for _, p := range []string{"series/kernels.yaml", "patches/nvmet-rdma-inline-16k/003_be5ede6ad577d1fd.txt"} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755)
+		b, _ := os.ReadFile(filepath.Join(src, p))
+		os.WriteFile(filepath.Join(root, p), b, 0o644)
+	}
+	os.MkdirAll(filepath.Join(root, "series", "6.12"), 0o755)
+	os.WriteFile(filepath.Join(root, "series", "6.12", "manifest.yaml"), []byte("kernel: \"6.12\"\npatches:\n  - source: patches/nvmet-rdma-inline-16k/003_be5ede6ad577d1fd.txt\n    expect: applies\n"), 0o644)
+	code, out, errOut := run(t, "--root", root, "--cache", testenv.Cache().Dir, "apply", "--kernel", "6.12", "--dry-run")
+	if code != 1 || !strings.Contains(out, "MISMATCH") || !strings.Contains(errOut, "is conflict, manifest expects applies") {
+		t.Errorf("mismatch: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/progress"
+	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/spf13/cobra"
+)
+
+// GlobalOptions are the flags every verb shares.
+type GlobalOptions struct {
+	Root  string // repository holding patches/ and series/
+	Cache string // cache dir for packages and trees
+}
+
+func addGlobalFlags(root *cobra.Command, g *GlobalOptions) {
+	root.PersistentFlags().StringVar(&g.Root, "root", "", "repository with patches/ and series/ (default: found above the current folder)")
+	root.PersistentFlags().StringVar(&g.Cache, "cache", "", "cache for packages and kernel trees (default $PATCHCTL_CACHE or ~/.cache/patchctl)")
+}
+
+// repoRoot finds the repository: --root, else the first folder above the
+// current one that has series/kernels.yaml.
+func (g *GlobalOptions) repoRoot() (string, error) {
+	if g.Root != "" {
+		return g.Root, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "series", "kernels.yaml")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no series/kernels.yaml in %s or above: run patchctl in its repository or pass --root: %w", dir, errs.ErrUsage)
+		}
+	}
+}
+
+func (g *GlobalOptions) lock() (*tree.Lock, string, error) {
+	root, err := g.repoRoot()
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := tree.LoadLock(filepath.Join(root, "series", "kernels.yaml"))
+	return l, root, err
+}
+
+func (g *GlobalOptions) cache(io *IOStreams) *tree.Cache {
+	dir := g.Cache
+	if dir == "" {
+		dir = tree.DefaultCacheDir()
+	}
+	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut)}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/spf13/cobra"
+)
+
+// RefreshOptions are the inputs of `patchctl refresh`.
+type RefreshOptions struct {
+	IO     *IOStreams
+	Global *GlobalOptions
+	Kernel string
+	Check  bool
+}
+
+func newRefreshCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &RefreshOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "refresh [--kernel K] [--check]",
+		Short: "Regenerate the per-kernel patches under series/<kernel>/",
+		Long: `Refresh writes, for every patch that applies to the kernel, the patch
+regenerated for it: original header and trailers, exact line numbers, the
+file's own context (no fuzz), correct index lines; and a quilt series file.
+git am applies them to the pristine tree with no offset and no fuzz.
+--check writes nothing and exits 1 when the committed files differ.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runRefresh(c.Context(), opts) },
+	}
+	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "only compare with the committed files")
+	return cmd
+}
+
+func runRefresh(ctx context.Context, opts *RefreshOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lock, root, err := opts.Global.lock()
+	if err != nil {
+		return err
+	}
+	k, err := lock.Find(opts.Kernel)
+	if err != nil {
+		return err
+	}
+	pristine, err := opts.Global.cache(opts.IO).Prepare(ctx, k)
+	if err != nil {
+		return err
+	}
+	plan, err := apply.LoadPlan(root, k.Name, "")
+	if err != nil {
+		return err
+	}
+	res, err := plan.Run(pristine)
+	if err != nil {
+		return err
+	}
+	ref := apply.Refresh(res)
+	dir := plan.Manifest.Dir()
+	diffs := ref.Diff(dir)
+	if opts.Check {
+		if len(diffs) > 0 {
+			return fmt.Errorf("series/%s differs from what refresh generates: %s (run patchctl refresh --kernel %s): %w", k.Name, strings.Join(diffs, ", "), k.Name, errs.ErrFindings)
+		}
+		fmt.Fprintf(opts.IO.Out, "series/%s is current (%d patches)\n", k.Name, len(ref.Order))
+		return nil
+	}
+	if err := ref.Write(dir); err != nil {
+		return fmt.Errorf("writing series/%s: %w", k.Name, err)
+	}
+	for _, n := range ref.Order {
+		fmt.Fprintf(opts.IO.Out, "series/%s/%s\n", k.Name, n)
+	}
+	fmt.Fprintf(opts.IO.Out, "%d patches regenerated for %s (files updated: %d)\n", len(ref.Order), k.Name, len(diffs))
+	return nil
+}

@@ -1,0 +1,390 @@
+package apply
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/patchctl/patchctl/internal/mailpatch"
+	"github.com/patchctl/patchctl/internal/series"
+)
+
+// Tree is what patches are applied to: the pristine files.
+type Tree interface {
+	// ReadFile returns a file's content; an error wrapping fs.ErrNotExist
+	// when there is no such file.
+	ReadFile(path string) ([]byte, error)
+	// ReadDir lists the regular files in a folder (names, not paths).
+	ReadDir(dir string) ([]string, error)
+}
+
+// DirTree is a Tree on a folder.
+type DirTree string
+
+func (d DirTree) ReadFile(p string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(p)))
+}
+
+func (d DirTree) ReadDir(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(string(d), filepath.FromSlash(dir)))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// Hunk is what happened to one hunk.
+type Hunk struct {
+	File    string `json:"file"`
+	Index   int    `json:"hunk"` // 1-based within the file
+	Stated  int64  `json:"stated"`
+	Landed  int64  `json:"landed,omitempty"`
+	Offset  int64  `json:"offset"`
+	Fuzz    int    `json:"fuzz"`
+	Applied bool   `json:"applied"`
+	// For a hunk that did not apply: the closest place in the file.
+	Nearest      int    `json:"nearest,omitempty"`
+	NearMatched  int    `json:"near_matched,omitempty"`
+	NearTotal    int    `json:"near_total,omitempty"`
+	MissingFile  bool   `json:"missing_file,omitempty"`
+	Text         string `json:"text,omitempty"`
+	placement    placement
+	fragment     *gitdiff.TextFragment
+	newPosOffset int64
+}
+
+// Result is what happened to one patch.
+type Result struct {
+	Entry       series.Entry     `json:"-"`
+	Source      string           `json:"source"`
+	Subject     string           `json:"subject"`
+	Disposition string           `json:"disposition"`
+	Expected    string           `json:"expected"`
+	Reason      string           `json:"reason,omitempty"`
+	Match       bool             `json:"match"`
+	Hunks       []Hunk           `json:"hunks"`
+	Upstream    *UpstreamMatch   `json:"upstream,omitempty"`
+	Patch       *mailpatch.Patch `json:"-"`
+	// Regenerated is the patch for this kernel (patches that apply).
+	Regenerated *mailpatch.Patch `json:"-"`
+}
+
+// SeriesResult is a whole series on one tree.
+type SeriesResult struct {
+	Results []*Result `json:"patches"`
+	// Files holds the final content of every file the series changed
+	// (nil: deleted), Original their pristine content (nil: absent).
+	Files    map[string][]byte `json:"-"`
+	Original map[string][]byte `json:"-"`
+	Modes    map[string]os.FileMode
+}
+
+// Mismatches lists the patches whose disposition differs from the manifest.
+func (s *SeriesResult) Mismatches() []*Result {
+	var out []*Result
+	for _, r := range s.Results {
+		if !r.Match {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// overlay is the tree with the series so far applied, in memory.
+type overlay struct {
+	tree     Tree
+	files    map[string][]byte // current content; nil value: deleted
+	original map[string][]byte
+	present  map[string]bool // whether the path exists now
+	modes    map[string]os.FileMode
+}
+
+func (o *overlay) read(p string) ([]byte, bool, error) {
+	if c, ok := o.files[p]; ok {
+		return c, o.present[p], nil
+	}
+	b, err := o.tree.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+func (o *overlay) write(p string, content []byte, exists bool, mode os.FileMode) error {
+	if _, ok := o.original[p]; !ok {
+		b, present, err := o.read(p)
+		if err != nil {
+			return err
+		}
+		if !present {
+			b = nil
+		}
+		o.original[p] = b
+	}
+	o.files[p] = content
+	o.present[p] = exists
+	if mode != 0 {
+		o.modes[p] = mode
+	}
+	return nil
+}
+
+// Series applies entries (with their imported patches, same order) to tree.
+func Series(tree Tree, entries []series.Entry, patches []*mailpatch.Patch) (*SeriesResult, error) {
+	if len(entries) != len(patches) {
+		return nil, fmt.Errorf("%d manifest entries but %d patches", len(entries), len(patches))
+	}
+	o := &overlay{tree: tree, files: map[string][]byte{}, original: map[string][]byte{}, present: map[string]bool{}, modes: map[string]os.FileMode{}}
+	res := &SeriesResult{}
+	for i, e := range entries {
+		r, err := applyPatch(o, patches[i])
+		if err != nil {
+			return nil, fmt.Errorf("applying %s: %w", e.Source, err)
+		}
+		r.Entry, r.Source, r.Expected, r.Reason = e, e.Source, e.Expect, e.Reason
+		r.Match = r.Disposition == e.Expect
+		res.Results = append(res.Results, r)
+	}
+	res.Files, res.Original, res.Modes = map[string][]byte{}, o.original, o.modes
+	for p := range o.original {
+		if o.present[p] {
+			res.Files[p] = o.files[p]
+		} else {
+			res.Files[p] = nil
+		}
+	}
+	return res, nil
+}
+
+// fileOutcome is one file of a patch tried against the overlay.
+type fileOutcome struct {
+	path    string
+	content []byte
+	exists  bool
+	hunks   []Hunk
+	ok      bool
+	before  []byte // content before this patch
+}
+
+func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
+	r := &Result{Patch: p, Subject: p.SubjectLine()}
+	fwd, err := tryPatch(o, p.Files, false, MaxFuzz)
+	if err != nil {
+		return nil, err
+	}
+	r.Hunks = collectHunks(fwd)
+	if allOK(fwd) {
+		r.Disposition = series.Applies
+		for _, h := range r.Hunks {
+			if h.Fuzz > 0 {
+				r.Disposition = series.AppliesFuzz
+			} else if h.Offset != 0 && r.Disposition == series.Applies {
+				r.Disposition = series.AppliesOffset
+			}
+		}
+		regen, err := regenerate(p, fwd)
+		if err != nil {
+			return nil, err
+		}
+		r.Regenerated = regen
+		for i, fo := range fwd {
+			mode := os.FileMode(0)
+			if f := p.Files[i]; f.NewMode != 0 {
+				mode = f.NewMode.Perm()
+			}
+			if err := o.write(fo.path, fo.content, fo.exists, mode); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	}
+	rev, err := tryPatch(o, p.Files, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	if allOK(rev) {
+		r.Disposition = series.AlreadyApplied
+		r.Hunks = collectHunks(rev)
+		return r, nil
+	}
+	up, err := findUpstream(o, p)
+	if err != nil {
+		return nil, err
+	}
+	if up.IsUpstream() {
+		r.Disposition = series.AlreadyUpstream
+		r.Upstream = up
+		return r, nil
+	}
+	r.Disposition = series.Conflict
+	r.Upstream = up
+	return r, nil
+}
+
+func allOK(fos []fileOutcome) bool {
+	for _, f := range fos {
+		if !f.ok {
+			return false
+		}
+	}
+	return true
+}
+
+func collectHunks(fos []fileOutcome) []Hunk {
+	var out []Hunk
+	for _, f := range fos {
+		out = append(out, f.hunks...)
+	}
+	return out
+}
+
+// tryPatch applies each file's hunks with the locator; it reports every
+// hunk, applied or not.
+func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]fileOutcome, error) {
+	var out []fileOutcome
+	for _, f := range files {
+		src, dst := f.OldName, f.NewName
+		isNew, isDel := f.IsNew, f.IsDelete
+		if reverse {
+			src, dst, isNew, isDel = f.NewName, f.OldName, f.IsDelete, f.IsNew
+		}
+		fo := fileOutcome{path: firstNonEmpty(dst, src)}
+		content, exists, err := o.read(firstNonEmpty(src, dst))
+		if err != nil {
+			return nil, err
+		}
+		fo.before = content
+		frags := f.TextFragments
+		if reverse {
+			frags = make([]*gitdiff.TextFragment, len(f.TextFragments))
+			for i, fr := range f.TextFragments {
+				frags[i] = reversed(fr)
+			}
+		}
+		switch {
+		case isNew && exists, !isNew && !exists:
+			for i, fr := range frags {
+				fo.hunks = append(fo.hunks, Hunk{File: firstNonEmpty(dst, src), Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Text: fr.String()})
+			}
+			out = append(out, fo)
+			continue
+		}
+		lines := splitLines(content)
+		fo.ok = true
+		min, lastOffset := 0, 0
+		var placed []*gitdiff.TextFragment
+		var newShift int64
+		for i, fr := range frags {
+			h := Hunk{File: firstNonEmpty(dst, src), Index: i + 1, Stated: fr.OldPosition, fragment: fr}
+			guess := int(fr.OldPosition) - 1 + lastOffset
+			if fr.OldLines == 0 {
+				guess = int(fr.OldPosition) + lastOffset // pure insertion after line OldPosition
+			}
+			pl, ok := locate(lines, fr, min, guess, maxFuzz)
+			if !ok {
+				fo.ok = false
+				h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, guess)
+				h.Text = fr.String()
+				fo.hunks = append(fo.hunks, h)
+				continue
+			}
+			h.Applied, h.placement, h.Fuzz = true, pl, pl.fuzz
+			h.Landed = pl.landed()
+			if fr.OldLines == 0 {
+				h.Landed--
+			}
+			h.Offset = h.Landed - fr.OldPosition
+			h.newPosOffset = newShift
+			lastOffset = int(h.Offset)
+			nOld := len(oldLines(fr, pl.dropL, len(fr.Lines)-pl.dropT))
+			min = pl.pos + nOld
+			newShift += fr.LinesAdded - fr.LinesDeleted
+			placed = append(placed, trimmed(fr, pl))
+			fo.hunks = append(fo.hunks, h)
+		}
+		if !fo.ok {
+			out = append(out, fo)
+			continue
+		}
+		if isDel {
+			fo.exists = false
+			fo.content = nil
+			out = append(out, fo)
+			continue
+		}
+		var buf bytes.Buffer
+		app := gitdiff.NewTextApplier(&buf, bytes.NewReader(content))
+		for _, fr := range placed {
+			if err := app.ApplyFragment(fr); err != nil {
+				return nil, fmt.Errorf("%s: splicing a located hunk: %w", dst, err)
+			}
+		}
+		if err := app.Close(); err != nil {
+			return nil, fmt.Errorf("%s: %w", dst, err)
+		}
+		fo.content, fo.exists = buf.Bytes(), true
+		out = append(out, fo)
+	}
+	return out, nil
+}
+
+// trimmed is frag without its dropped context, positioned where it landed,
+// for go-gitdiff's strict applier.
+func trimmed(fr *gitdiff.TextFragment, pl placement) *gitdiff.TextFragment {
+	t := &gitdiff.TextFragment{Comment: fr.Comment, Lines: fr.Lines[pl.dropL : len(fr.Lines)-pl.dropT]}
+	for _, l := range t.Lines {
+		if l.Old() {
+			t.OldLines++
+		}
+		if l.New() {
+			t.NewLines++
+		}
+		switch l.Op {
+		case gitdiff.OpAdd:
+			t.LinesAdded++
+		case gitdiff.OpDelete:
+			t.LinesDeleted++
+		}
+	}
+	t.OldPosition = int64(pl.pos) + 1
+	if t.OldLines == 0 {
+		t.OldPosition = int64(pl.pos)
+	}
+	t.NewPosition = t.OldPosition
+	t.LeadingContext = fr.LeadingContext - int64(pl.dropL)
+	t.TrailingContext = fr.TrailingContext - int64(pl.dropT)
+	return t
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// touched lists the changed paths in order.
+func (s *SeriesResult) Touched() []string {
+	var out []string
+	for p := range s.Files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

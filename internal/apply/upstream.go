@@ -1,0 +1,268 @@
+package apply
+
+import (
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/patchctl/patchctl/internal/mailpatch"
+)
+
+// A patch is already upstream when the tree holds what it adds, perhaps
+// moved to other files of the same folder and lightly edited on the way.
+// Two measures, both shown to the user:
+//
+//   - lines: the share of the patch's significant added lines that have a
+//     line in the folder sharing a distinctive name and alike in tokens
+//     (Dice coefficient over token multisets ≥ LineSimilarity; white space
+//     never counts);
+//   - names: the identifiers the patch introduces (in added lines, not in
+//     its context or removed lines) that the folder already has.
+//
+// Already upstream: lines ≥ 60 %, or lines ≥ 40 % and at least three
+// introduced names of which ≥ 75 % are there (upstream often rewrites a
+// helper while keeping the feature's names).
+
+// UpstreamMatch says where a patch's added lines already stand in the tree.
+type UpstreamMatch struct {
+	Found        int            `json:"found"` // significant added lines present
+	Total        int            `json:"total"` // significant added lines
+	Files        []UpstreamFile `json:"files,omitempty"`
+	NamesPresent []string       `json:"names_present,omitempty"`
+	NamesMissing []string       `json:"names_missing,omitempty"`
+}
+
+// UpstreamFile is one file holding some of the added lines.
+type UpstreamFile struct {
+	Path  string `json:"path"`
+	Lines int    `json:"lines"`
+	First int    `json:"first"` // first line number that matched
+}
+
+const (
+	// LineSimilarity is the token similarity at which two lines are the same line.
+	LineSimilarity = 0.8
+	lineShare      = 0.6
+	lineShareNames = 0.4
+	nameShare      = 0.75
+	minNames       = 3
+)
+
+// LineShare is the share of significant added lines present.
+func (u *UpstreamMatch) LineShare() float64 {
+	if u.Total == 0 {
+		return 0
+	}
+	return float64(u.Found) / float64(u.Total)
+}
+
+// IsUpstream applies the rule above.
+func (u *UpstreamMatch) IsUpstream() bool {
+	if u.Total < 3 {
+		return false
+	}
+	if u.LineShare() >= lineShare {
+		return true
+	}
+	n := len(u.NamesPresent) + len(u.NamesMissing)
+	return u.LineShare() >= lineShareNames && n >= minNames && float64(len(u.NamesPresent)) >= nameShare*float64(n)
+}
+
+var (
+	identRe   = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	tokenRe   = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*|[0-9]+|->|\+\+|--|<<|>>|[|&+\-*/<>=!]=|&&|\|\||\S`)
+	cKeywords = map[string]bool{"int": true, "return": true, "else": true, "void": true, "bool": true, "struct": true,
+		"static": true, "const": true, "unsigned": true, "break": true, "case": true, "goto": true, "true": true,
+		"false": true, "NULL": true, "for": true, "while": true, "char": true, "long": true, "u32": true, "u64": true,
+		"u16": true, "u8": true, "default": true, "unlikely": true, "likely": true, "sizeof": true, "err": true, "ret": true, "if": true}
+)
+
+// normalize folds white space.
+func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// significant keeps lines that say something: long enough and naming
+// something other than keywords. "}", "} else {", "return 0;" say nothing.
+func significant(n string) bool {
+	if len(n) < 10 {
+		return false
+	}
+	for _, id := range identRe.FindAllString(n, -1) {
+		if len(id) >= 3 && !cKeywords[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// distinctive reports whether a token is a name that can tie two lines:
+// an identifier of four or more characters that is not a keyword.
+func distinctive(t string) bool {
+	return len(t) >= 4 && !cKeywords[t] && identRe.MatchString(t) && (t[0] < '0' || t[0] > '9')
+}
+
+// dice is the Dice coefficient of two token multisets.
+func dice(a, b []string) float64 {
+	if len(a)+len(b) == 0 {
+		return 0
+	}
+	m := make(map[string]int, len(a))
+	for _, x := range a {
+		m[x]++
+	}
+	c := 0
+	for _, x := range b {
+		if m[x] > 0 {
+			m[x]--
+			c++
+		}
+	}
+	return 2 * float64(c) / float64(len(a)+len(b))
+}
+
+// introducedNames are identifiers the patch's added lines use that its
+// old side (context and removed lines) does not: distinctive ones only
+// (with an underscore, six characters or more).
+func introducedNames(p *mailpatch.Patch) []string {
+	old, added := map[string]bool{}, map[string]bool{}
+	for _, f := range p.Files {
+		for _, fr := range f.TextFragments {
+			for _, l := range fr.Lines {
+				for _, id := range identRe.FindAllString(l.Line, -1) {
+					if l.Op == gitdiff.OpAdd {
+						added[id] = true
+					} else {
+						old[id] = true
+					}
+				}
+			}
+		}
+	}
+	var out []string
+	for id := range added {
+		if !old[id] && len(id) >= 6 && strings.Contains(id, "_") && !cKeywords[id] {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+type folderLine struct {
+	path   string
+	line   int
+	tokens []string
+}
+
+// findUpstream measures the patch against the files of the folders it
+// touches (code that moved usually stays in its driver).
+func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
+	seen := map[string]bool{}
+	var want [][]string
+	for _, f := range p.Files {
+		for _, fr := range f.TextFragments {
+			for _, l := range fr.Lines {
+				n := normalize(l.Line)
+				if l.Op != gitdiff.OpAdd || !significant(n) || seen[n] {
+					continue
+				}
+				seen[n] = true
+				want = append(want, tokenRe.FindAllString(n, -1))
+			}
+		}
+	}
+	u := &UpstreamMatch{Total: len(want)}
+	dirs := map[string]bool{}
+	for _, f := range p.Files {
+		dirs[path.Dir(firstNonEmpty(f.NewName, f.OldName))] = true
+	}
+	var sorted []string
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	sort.Strings(sorted)
+	var lines []folderLine
+	names := map[string]bool{}
+	byToken := map[string][]int{} // rare-token index into lines
+	for _, d := range sorted {
+		files, err := o.tree.ReadDir(d)
+		if err != nil {
+			continue // the folder is gone too
+		}
+		for _, name := range files {
+			fp := path.Join(d, name)
+			content, exists, err := o.read(fp)
+			if err != nil || !exists {
+				continue
+			}
+			for i, l := range splitLines(content) {
+				n := normalize(l)
+				if n == "" {
+					continue
+				}
+				toks := tokenRe.FindAllString(n, -1)
+				idx := len(lines)
+				lines = append(lines, folderLine{fp, i + 1, toks})
+				for _, t := range toks {
+					if identRe.MatchString(t) {
+						names[t] = true
+					}
+					if distinctive(t) {
+						byToken[t] = append(byToken[t], idx)
+					}
+				}
+			}
+		}
+	}
+	perFile := map[string]*UpstreamFile{}
+	for _, w := range want {
+		// Only lines that share a distinctive name are compared: two
+		// lines alike in punctuation and "dev" are not the same line.
+		cand := map[int]bool{}
+		for _, t := range w {
+			if distinctive(t) {
+				for _, i := range byToken[t] {
+					cand[i] = true
+				}
+			}
+		}
+		best, bestAt := 0.0, -1
+		for i := range cand {
+			if d := dice(w, lines[i].tokens); d > best || d == best && i < bestAt {
+				best, bestAt = d, i
+			}
+		}
+		if best < LineSimilarity {
+			continue
+		}
+		u.Found++
+		fl := lines[bestAt]
+		uf := perFile[fl.path]
+		if uf == nil {
+			uf = &UpstreamFile{Path: fl.path, First: fl.line}
+			perFile[fl.path] = uf
+		}
+		uf.Lines++
+		if fl.line < uf.First {
+			uf.First = fl.line
+		}
+	}
+	for _, uf := range perFile {
+		u.Files = append(u.Files, *uf)
+	}
+	sort.Slice(u.Files, func(i, j int) bool {
+		if u.Files[i].Lines != u.Files[j].Lines {
+			return u.Files[i].Lines > u.Files[j].Lines
+		}
+		return u.Files[i].Path < u.Files[j].Path
+	})
+	for _, n := range introducedNames(p) {
+		if names[n] {
+			u.NamesPresent = append(u.NamesPresent, n)
+		} else {
+			u.NamesMissing = append(u.NamesMissing, n)
+		}
+	}
+	return u, nil
+}

@@ -1,0 +1,91 @@
+// Package progress reports long steps (extract, build, boot): a live line
+// on a terminal, plain timestamped lines otherwise (CI logs).
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Reporter writes progress for one step at a time.
+type Reporter struct {
+	mu       sync.Mutex
+	w        io.Writer
+	tty      bool
+	stage    string
+	start    time.Time
+	lastLine time.Time
+	now      func() time.Time
+	// Every is how often plain mode prints an update line.
+	Every time.Duration
+}
+
+// New reports to w; a terminal gets a live line.
+func New(w io.Writer) *Reporter {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("CI") == "" {
+			tty = true
+		}
+	}
+	return &Reporter{w: w, tty: tty, now: time.Now, Every: 10 * time.Second}
+}
+
+// Discard reports nothing.
+func Discard() *Reporter { return &Reporter{w: io.Discard, now: time.Now, Every: time.Hour} }
+
+// Start begins a stage.
+func (r *Reporter) Start(stage string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stage, r.start, r.lastLine = stage, r.now(), r.now()
+	if !r.tty {
+		fmt.Fprintf(r.w, "%s %s: started\n", r.start.Format("15:04:05"), stage)
+	}
+}
+
+// Update shows the current state of the stage.
+func (r *Reporter) Update(format string, args ...any) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	msg := fmt.Sprintf(format, args...)
+	el := now.Sub(r.start).Truncate(time.Second)
+	if r.tty {
+		if len(msg) > 100 {
+			msg = msg[:100]
+		}
+		fmt.Fprintf(r.w, "\r\033[K%s [%s] %s", r.stage, el, msg)
+		return
+	}
+	if now.Sub(r.lastLine) >= r.Every {
+		r.lastLine = now
+		fmt.Fprintf(r.w, "%s %s: %s (%s)\n", now.Format("15:04:05"), r.stage, msg, el)
+	}
+}
+
+// Done ends the stage.
+func (r *Reporter) Done(format string, args ...any) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	el := now.Sub(r.start).Truncate(100 * time.Millisecond)
+	msg := fmt.Sprintf(format, args...)
+	if r.tty {
+		fmt.Fprintf(r.w, "\r\033[K%s: %s (%s)\n", r.stage, msg, el)
+		return
+	}
+	fmt.Fprintf(r.w, "%s %s: %s (%s)\n", now.Format("15:04:05"), r.stage, msg, el)
+}

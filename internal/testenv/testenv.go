@@ -1,0 +1,75 @@
+// Package testenv gives tests the repository root and the real, prepared
+// kernel trees. A test that needs a tree it cannot get skips on a
+// developer's machine but fails in CI (CI=true), so a test that could never
+// run there is not mistaken for one that passed.
+package testenv
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/progress"
+	"github.com/patchctl/patchctl/internal/tree"
+)
+
+// RepoRoot finds the folder holding series/kernels.yaml above the test.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "series", "kernels.yaml")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no series/kernels.yaml above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+var mu sync.Mutex
+
+// Cache is the user's patchctl cache, where trees are prepared once.
+func Cache() *tree.Cache {
+	return &tree.Cache{Dir: tree.DefaultCacheDir(), Progress: progress.New(os.Stderr)}
+}
+
+// Kernel returns the pinned kernel and its pristine tree, preparing it
+// (download, verify, extract: about a minute the first time) when needed.
+func Kernel(t testing.TB, name string) (*tree.Kernel, string) {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	lock, err := tree.LoadLock(filepath.Join(RepoRoot(t), "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := lock.Find(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Short() && !Cache().Prepared(k) {
+		t.Skipf("-short: kernel %s is not prepared", name)
+	}
+	dir, err := Cache().Prepare(context.Background(), k)
+	if err != nil {
+		Unavailable(t, "kernel "+name+": "+err.Error())
+	}
+	return k, dir
+}
+
+// Unavailable skips outside CI and fails in CI.
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("needed in CI but not available: %s", why)
+	}
+	t.Skip(why)
+}

@@ -1,0 +1,42 @@
+package tree_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/tree"
+)
+
+// BenchmarkPrepareWarm: prepare of a prepared tree (target ≤ 5 s; it is a
+// marker check).
+func BenchmarkPrepareWarm(b *testing.B) {
+	k, _ := testenv.Kernel(b, "6.12")
+	c := testenv.Cache()
+	for b.Loop() {
+		if _, err := c.Prepare(context.Background(), k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrepareCold: verify and extract 6.12 from the cached package
+// into an empty cache (the download itself is not timed).
+func BenchmarkPrepareCold(b *testing.B) {
+	k, _ := testenv.Kernel(b, "6.12")
+	shared := testenv.Cache()
+	for b.Loop() {
+		b.StopTimer()
+		c := &tree.Cache{Dir: b.TempDir()}
+		os.MkdirAll(filepath.Join(c.Dir, "debs"), 0o755)
+		if err := os.Link(shared.DebPath(k.Debian), c.DebPath(k.Debian)); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := c.Prepare(context.Background(), k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

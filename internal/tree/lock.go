@@ -1,0 +1,112 @@
+package tree
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"gopkg.in/yaml.v3"
+)
+
+// Lock pins the target kernels.
+type Lock struct {
+	Default string   `yaml:"default"`
+	Kernels []Kernel `yaml:"kernels"`
+}
+
+// Kernel is one pinned kernel source. Exactly one of Debian and Git is set.
+type Kernel struct {
+	Name   string        `yaml:"name"`
+	Debian *DebianSource `yaml:"debian,omitempty"`
+	Git    *GitSource    `yaml:"git,omitempty"`
+}
+
+// DebianSource is a linux-source package at an exact version.
+type DebianSource struct {
+	Package       string `yaml:"package"`
+	Version       string `yaml:"version"`
+	DebSHA256     string `yaml:"deb_sha256"`
+	Tarball       string `yaml:"tarball"` // path inside the package
+	TarballSHA256 string `yaml:"tarball_sha256"`
+}
+
+// GitSource is a repository at a tag or commit. When both are given the
+// tag must resolve to the commit.
+type GitSource struct {
+	URL    string `yaml:"url"`
+	Tag    string `yaml:"tag,omitempty"`
+	Commit string `yaml:"commit,omitempty"`
+}
+
+// Key identifies the exact source; a prepared tree records it.
+func (k *Kernel) Key() string {
+	switch {
+	case k.Debian != nil:
+		d := k.Debian
+		return fmt.Sprintf("debian %s=%s deb:%s tar:%s", d.Package, d.Version, d.DebSHA256, d.TarballSHA256)
+	case k.Git != nil:
+		return fmt.Sprintf("git %s tag:%s commit:%s", k.Git.URL, k.Git.Tag, k.Git.Commit)
+	}
+	return ""
+}
+
+// LoadLock reads and checks a lock file.
+func LoadLock(path string) (*Lock, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading kernel lock: %w: %w", err, errs.ErrInput)
+	}
+	var l Lock
+	if err := yaml.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", path, err, errs.ErrInput)
+	}
+	seen := map[string]bool{}
+	for i, k := range l.Kernels {
+		bad := func(msg string) error {
+			return fmt.Errorf("%s: kernel %d (%q): %s: %w", path, i+1, k.Name, msg, errs.ErrInput)
+		}
+		switch {
+		case k.Name == "":
+			return nil, bad("no name")
+		case seen[k.Name]:
+			return nil, bad("named twice")
+		case (k.Debian == nil) == (k.Git == nil):
+			return nil, bad("needs exactly one source, debian or git")
+		case k.Debian != nil && (k.Debian.Package == "" || k.Debian.Version == "" || len(k.Debian.DebSHA256) != 64 || len(k.Debian.TarballSHA256) != 64 || k.Debian.Tarball == ""):
+			return nil, bad("a debian source pins package, version, tarball, and the sha256 of the .deb and of the tarball")
+		case k.Git != nil && (k.Git.URL == "" || k.Git.Tag == "" && k.Git.Commit == ""):
+			return nil, bad("a git source needs a url and a tag or commit")
+		}
+		seen[k.Name] = true
+	}
+	if l.Default != "" && !seen[l.Default] {
+		return nil, fmt.Errorf("%s: default kernel %q is not in the lock: %w", path, l.Default, errs.ErrInput)
+	}
+	return &l, nil
+}
+
+// Names lists the pinned kernels in lock order.
+func (l *Lock) Names() []string {
+	var n []string
+	for _, k := range l.Kernels {
+		n = append(n, k.Name)
+	}
+	return n
+}
+
+// Find returns the kernel named name; "" means the default.
+func (l *Lock) Find(name string) (*Kernel, error) {
+	if name == "" {
+		name = l.Default
+	}
+	for i := range l.Kernels {
+		if l.Kernels[i].Name == name {
+			return &l.Kernels[i], nil
+		}
+	}
+	known := l.Names()
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown kernel %q; pinned kernels: %s: %w", name, strings.Join(known, ", "), errs.ErrInput)
+}

@@ -1,0 +1,299 @@
+package tree
+
+import (
+	"archive/tar"
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/progress"
+)
+
+// Cache holds downloaded packages, pristine trees and work trees.
+type Cache struct {
+	Dir      string
+	Progress *progress.Reporter
+	// AptGet is the apt-get program (tests put a fake one here).
+	AptGet string
+	// MinFree, when set, replaces the free-space estimate (tests).
+	MinFree uint64
+}
+
+// DefaultCacheDir is $PATCHCTL_CACHE, else patchctl under the user's cache
+// dir (~/.cache/patchctl).
+func DefaultCacheDir() string {
+	if d := os.Getenv("PATCHCTL_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "patchctl")
+}
+
+// PristineDir is where kernel k's pristine tree lives once prepared.
+func (c *Cache) PristineDir(k *Kernel) string { return filepath.Join(c.Dir, "trees", k.Name) }
+
+func (c *Cache) markerPath(k *Kernel) string {
+	return filepath.Join(c.Dir, "trees", k.Name+".prepared")
+}
+
+// Prepared reports whether k's pristine tree is complete and from k's source.
+func (c *Cache) Prepared(k *Kernel) bool {
+	b, err := os.ReadFile(c.markerPath(k))
+	if err != nil || strings.TrimSpace(string(b)) != k.Key() {
+		return false
+	}
+	_, err = os.Stat(c.PristineDir(k))
+	return err == nil
+}
+
+// Prepare makes k's pristine tree. A prepared tree is a no-op; a tree from
+// another source or left incomplete is removed first. The tree appears
+// under its final name only when complete and verified.
+func (c *Cache) Prepare(ctx context.Context, k *Kernel) (string, error) {
+	dir := c.PristineDir(k)
+	if c.Prepared(k) {
+		return dir, nil
+	}
+	unlock, err := lockFile(filepath.Join(c.Dir, "locks", "tree-"+k.Name))
+	if err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	defer unlock()
+	if c.Prepared(k) { // another process finished it while we waited
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	// Whatever is there is not this source's complete tree.
+	os.Remove(c.markerPath(k))
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("preparing %s: removing stale tree: %w", k.Name, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+k.Name+".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	defer os.RemoveAll(tmp)
+	var top string
+	switch {
+	case k.Debian != nil:
+		top, err = c.prepareDebian(ctx, k, tmp)
+	case k.Git != nil:
+		top, err = c.prepareGit(ctx, k, tmp)
+	}
+	if err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	if err := os.Rename(top, dir); err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	if err := os.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	return dir, nil
+}
+
+// DebPath is where the pinned package is kept.
+func (c *Cache) DebPath(d *DebianSource) string {
+	v := strings.ReplaceAll(d.Version, ":", "%3a")
+	return filepath.Join(c.Dir, "debs", d.Package+"_"+v+"_all.deb")
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fetchDeb downloads the pinned package with apt-get download (Debian's
+// ordinary client) unless a copy with the pinned sha256 is cached.
+func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
+	path := c.DebPath(d)
+	if sum, err := fileSHA256(path); err == nil && sum == d.DebSHA256 {
+		return path, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".download-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	apt := c.AptGet
+	if apt == "" {
+		apt = "apt-get"
+	}
+	spec := d.Package + "=" + d.Version
+	c.Progress.Start("download " + spec)
+	out, err := runIn(ctx, tmp, apt, "download", spec)
+	if err != nil && os.Geteuid() == 0 && notServed(out) {
+		// The package lists may be old or missing: refresh once.
+		runIn(ctx, tmp, apt, "update", "-qq")
+		out, err = runIn(ctx, tmp, apt, "download", spec)
+	}
+	if err != nil {
+		if notServed(out) {
+			return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version, deb_sha256 and tarball_sha256 in series/kernels.yaml to a served version (apt-cache policy %s lists them): %w",
+				spec, d.Package, errs.ErrInput)
+		}
+		return "", fmt.Errorf("apt-get download %s: %v: %s", spec, err, lastLines(out, 3))
+	}
+	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
+	if len(debs) != 1 {
+		return "", fmt.Errorf("apt-get download %s left %d .deb files, want 1", spec, len(debs))
+	}
+	sum, err := fileSHA256(debs[0])
+	if err != nil {
+		return "", err
+	}
+	if sum != d.DebSHA256 {
+		return "", fmt.Errorf("checksum mismatch for %s: got sha256 %s, the lock pins %s; refused and not kept: %w", spec, sum, d.DebSHA256, errs.ErrInput)
+	}
+	if err := os.Rename(debs[0], path); err != nil {
+		return "", err
+	}
+	c.Progress.Done("%s verified", filepath.Base(path))
+	return path, nil
+}
+
+func notServed(out string) bool {
+	return strings.Contains(out, "was not found") || strings.Contains(out, "Unable to locate package") || strings.Contains(out, "has no installation candidate")
+}
+
+func runIn(ctx context.Context, dir, prog string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, " / ")
+}
+
+// prepareDebian extracts the source tarball out of the package into tmp
+// in one pass (dpkg-deb | tar reader | tee sha256 | tar -xJ) and checks the
+// tarball's sha256. It returns the tree's top folder.
+func (c *Cache) prepareDebian(ctx context.Context, k *Kernel, tmp string) (string, error) {
+	d := k.Debian
+	deb, err := c.fetchDeb(ctx, d)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dpkg := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
+	outer, err := dpkg.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	var dpkgErr strings.Builder
+	dpkg.Stderr = &dpkgErr
+	if err := dpkg.Start(); err != nil {
+		return "", fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
+	}
+	defer dpkg.Wait()
+	tr := tar.NewReader(outer)
+	want := "./" + strings.TrimPrefix(d.Tarball, "/")
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return "", fmt.Errorf("%s has no %s: fix tarball in series/kernels.yaml: %w", filepath.Base(deb), d.Tarball, errs.ErrInput)
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", filepath.Base(deb), err)
+		}
+		if hdr.Name != want {
+			continue
+		}
+		if err := c.checkSpace(tmp, uint64(hdr.Size)*12); err != nil {
+			return "", err
+		}
+		return c.extract(ctx, k, tr, hdr.Size, tmp)
+	}
+}
+
+// checkSpace refuses to start an extraction that cannot fit.
+func (c *Cache) checkSpace(dir string, need uint64) error {
+	if c.MinFree > 0 {
+		need = c.MinFree
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return nil // cannot tell: try, and clean up if it fails
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < need {
+		return fmt.Errorf("no disk space: the tree needs about %d MB at %s, %d MB are free; free some or set PATCHCTL_CACHE to another disk", need>>20, dir, free>>20)
+	}
+	return nil
+}
+
+func (c *Cache) extract(ctx context.Context, k *Kernel, r io.Reader, size int64, tmp string) (string, error) {
+	h := sha256.New()
+	tarCmd := exec.CommandContext(ctx, "tar", "-xvJf", "-", "-C", tmp, "--no-same-owner", "--no-same-permissions")
+	tarCmd.Stdin = io.TeeReader(r, h)
+	list, err := tarCmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	var tarErr strings.Builder
+	tarCmd.Stderr = &tarErr
+	c.Progress.Start("extract " + k.Name)
+	if err := tarCmd.Start(); err != nil {
+		return "", fmt.Errorf("tar: %w (install tar and xz-utils)", err)
+	}
+	n := 0
+	sc := bufio.NewScanner(list)
+	for sc.Scan() {
+		n++
+		if n%2000 == 0 {
+			c.Progress.Update("%d files", n)
+		}
+	}
+	if err := tarCmd.Wait(); err != nil {
+		msg := lastLines(tarErr.String(), 3)
+		if strings.Contains(msg, "No space left") {
+			return "", fmt.Errorf("no disk space while extracting %s (nothing kept): %s", k.Name, msg)
+		}
+		return "", fmt.Errorf("extracting %s: %v: %s", k.Name, err, msg)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != k.Debian.TarballSHA256 {
+		return "", fmt.Errorf("checksum mismatch for %s in %s: got sha256 %s, the lock pins %s; refused and not kept: %w",
+			k.Debian.Tarball, k.Debian.Package, sum, k.Debian.TarballSHA256, errs.ErrInput)
+	}
+	c.Progress.Done("%d files, sha256 verified", n)
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return "", err
+	}
+	if len(ents) != 1 || !ents[0].IsDir() {
+		return "", errors.New("source tarball does not hold exactly one top folder")
+	}
+	return filepath.Join(tmp, ents[0].Name()), nil
+}

@@ -1,0 +1,228 @@
+package tree
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/errs"
+)
+
+// fakeDebian builds a linux-source-like .deb (dpkg-deb --build) holding a
+// small source tarball, and an apt-get stand-in that "downloads" it.
+type fakeDebian struct {
+	aptGet  string
+	debSum  string
+	tarSum  string
+	kernel  Kernel
+	logFile string
+}
+
+func sum(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func run(t *testing.T, dir, prog string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", prog, args, err, out)
+	}
+}
+
+func newFakeDebian(t *testing.T) *fakeDebian {
+	t.Helper()
+	for _, tool := range []string{"dpkg-deb", "tar", "xz"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	work := t.TempDir()
+	src := filepath.Join(work, "linux-source-9.9")
+	os.MkdirAll(filepath.Join(src, "drivers", "nvme", "host"), 0o755)
+	os.WriteFile(filepath.Join(src, "drivers", "nvme", "host", "rdma.c"), []byte("int x;\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "Makefile"), []byte("VERSION = 9\n"), 0o644)
+	// The Debian tarball's .gitignore hides everything from git.
+	os.WriteFile(filepath.Join(src, ".gitignore"), []byte("/*\n!/debian/\n"), 0o644)
+	pkg := filepath.Join(work, "pkg")
+	os.MkdirAll(filepath.Join(pkg, "DEBIAN"), 0o755)
+	os.MkdirAll(filepath.Join(pkg, "usr", "src"), 0o755)
+	os.WriteFile(filepath.Join(pkg, "DEBIAN", "control"), []byte("Package: linux-source-9.9\nVersion: 9.9.1-1\nArchitecture: all\nMaintainer: t <t@example.org>\nDescription: test\n"), 0o644)
+	tarball := filepath.Join(pkg, "usr", "src", "linux-source-9.9.tar.xz")
+	run(t, work, "tar", "-cJf", tarball, "linux-source-9.9")
+	deb := filepath.Join(work, "linux-source-9.9_9.9.1-1_all.deb")
+	run(t, work, "dpkg-deb", "--build", "-Zxz", pkg, deb)
+	f := &fakeDebian{debSum: sum(t, deb), tarSum: sum(t, tarball), logFile: filepath.Join(work, "apt.log")}
+	f.aptGet = filepath.Join(work, "apt-get")
+	script := fmt.Sprintf(`#!/bin/sh
+echo "$@" >> %q
+case "$1" in
+download)
+  if [ "$2" = "linux-source-9.9=9.9.1-1" ]; then cp %q .; exit 0; fi
+  echo "E: Version '${2#*=}' for '${2%%%%=*}' was not found" >&2; exit 100;;
+update) exit 0;;
+esac
+exit 1
+`, f.logFile, deb)
+	os.WriteFile(f.aptGet, []byte(script), 0o755)
+	f.kernel = Kernel{Name: "9.9", Debian: &DebianSource{Package: "linux-source-9.9", Version: "9.9.1-1",
+		DebSHA256: f.debSum, Tarball: "usr/src/linux-source-9.9.tar.xz", TarballSHA256: f.tarSum}}
+	return f
+}
+
+func TestPrepareDebian(t *testing.T) {
+	f := newFakeDebian(t)
+	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet}
+	dir, err := c.Prepare(context.Background(), &f.kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"drivers/nvme/host/rdma.c", "Makefile", ".gitignore"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s missing from the prepared tree: %v", p, err)
+		}
+	}
+	if !c.Prepared(&f.kernel) {
+		t.Fatal("not marked prepared")
+	}
+	// Second call: a no-op that does not download again.
+	before, _ := os.ReadFile(f.logFile)
+	if _, err := c.Prepare(context.Background(), &f.kernel); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(f.logFile)
+	if string(before) != string(after) {
+		t.Errorf("second prepare ran apt-get again: %q", after)
+	}
+	// Work trees see every file: the .gitignore "/*" hides nothing.
+	wt, err := c.WorkTree(&f.kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(wt.Dir, "drivers/nvme/host/rdma.c")); err != nil {
+		t.Errorf("work tree lacks a file: %v", err)
+	}
+}
+
+func TestPrepareRefusals(t *testing.T) {
+	f := newFakeDebian(t)
+	cases := []struct {
+		name  string
+		edit  func(k *Kernel, c *Cache)
+		says  []string
+		input bool
+	}{
+		{"deb checksum", func(k *Kernel, c *Cache) { k.Debian.DebSHA256 = strings.Repeat("0", 64) }, []string{"checksum mismatch", "refused"}, true},
+		{"tarball checksum", func(k *Kernel, c *Cache) { k.Debian.TarballSHA256 = strings.Repeat("1", 64) }, []string{"checksum mismatch", "linux-source-9.9.tar.xz"}, true},
+		{"not served", func(k *Kernel, c *Cache) { k.Debian.Version = "9.9.0-1" }, []string{"does not serve", "re-pin", "apt-cache policy linux-source-9.9"}, true},
+		{"no disk space", func(k *Kernel, c *Cache) { c.MinFree = 1 << 62 }, []string{"no disk space", "PATCHCTL_CACHE"}, false},
+		{"wrong tarball name", func(k *Kernel, c *Cache) { k.Debian.Tarball = "usr/src/linux-source-8.8.tar.xz" }, []string{"has no usr/src/linux-source-8.8.tar.xz"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			k := f.kernel
+			d := *k.Debian
+			k.Debian = &d
+			c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet}
+			tc.edit(&k, c)
+			_, err := c.Prepare(context.Background(), &k)
+			if err == nil {
+				t.Fatal("prepare succeeded")
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+			if tc.input && !errors.Is(err, errs.ErrInput) {
+				t.Errorf("error is not an input error: %v", err)
+			}
+			if c.Prepared(&k) {
+				t.Error("marked prepared after a failure")
+			}
+			// Nothing kept: no tree, no temp folders, no unverified .deb.
+			left, _ := filepath.Glob(filepath.Join(c.Dir, "trees", "*"))
+			if len(left) != 0 {
+				t.Errorf("left behind: %v", left)
+			}
+			debs, _ := filepath.Glob(filepath.Join(c.Dir, "debs", "*.deb"))
+			for _, d := range debs {
+				if sum(t, d) != f.debSum {
+					t.Errorf("kept an unverified package %s", d)
+				}
+			}
+		})
+	}
+}
+
+func TestLock(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "k.yaml")
+		os.WriteFile(p, []byte(s), 0o644)
+		return p
+	}
+	good := write(`default: "6.12"
+kernels:
+  - name: "6.12"
+    git: {url: /x, tag: v6.12}
+  - name: "6.1"
+    git: {url: /x, commit: 0123456789abcdef0123456789abcdef01234567}
+`)
+	l, err := LoadLock(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := l.Find(""); err != nil || k.Name != "6.12" {
+		t.Errorf("default: %v %v", k, err)
+	}
+	_, err = l.Find("5.4")
+	if err == nil || !strings.Contains(err.Error(), "pinned kernels: 6.1, 6.12") || !errors.Is(err, errs.ErrInput) {
+		t.Errorf("unknown kernel error %v", err)
+	}
+	for _, bad := range []string{
+		"kernels:\n  - name: a\n",
+		"kernels:\n  - name: a\n    debian: {package: p, version: 1}\n",
+		"default: b\nkernels:\n  - name: a\n    git: {url: /x, tag: t}\n",
+		"kernels:\n  - name: a\n    git: {url: /x, tag: t}\n  - name: a\n    git: {url: /x, tag: t}\n",
+	} {
+		if _, err := LoadLock(write(bad)); !errors.Is(err, errs.ErrInput) {
+			t.Errorf("lock %q: error %v, want an input error", bad, err)
+		}
+	}
+}
+
+// TestRealLock checks the project's own lock.
+func TestRealLock(t *testing.T) {
+	l, err := LoadLock(filepath.Join("..", "..", "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Default != "6.12" {
+		t.Errorf("default kernel %q, want 6.12", l.Default)
+	}
+	want := map[string]string{"6.12": "6.12.117-1~deb12u1", "6.1": "6.1.192-3"}
+	for n, v := range want {
+		k, err := l.Find(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Debian == nil || k.Debian.Version != v {
+			t.Errorf("%s is not pinned to Debian %s", n, v)
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package tree
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// metaDir holds a work tree's state, journal and backups.
+const metaDir = ".patchctl"
+
+// WorkTree is a hardlink farm of a pristine tree that patches change.
+type WorkTree struct {
+	Dir      string
+	Pristine string
+	// beforeRename, when set, runs before each file replacement (tests
+	// inject failures and kills with it).
+	beforeRename func(i int, path string) error
+	lockPath     string
+}
+
+// State is what a work tree holds beyond its pristine tree.
+type State struct {
+	PristineKey string   `json:"pristine_key"`
+	Applied     []string `json:"applied"` // patch sources, in order
+	Touched     []string `json:"touched"` // paths that differ from pristine
+}
+
+// Change is one file's new content. Pristine restores the pristine file
+// (by link); Delete removes the file; otherwise Content is written.
+type Change struct {
+	Path     string
+	Content  []byte
+	Mode     os.FileMode
+	Pristine bool
+	Delete   bool
+}
+
+// WorkTree returns the work tree for k, making it from the pristine tree
+// when it does not exist, and rolling back a change a kill interrupted.
+func (c *Cache) WorkTree(k *Kernel) (*WorkTree, error) {
+	if !c.Prepared(k) {
+		return nil, fmt.Errorf("kernel %s is not prepared: run 'patchctl tree prepare --kernel %s'", k.Name, k.Name)
+	}
+	w := &WorkTree{Dir: filepath.Join(c.Dir, "work", k.Name), Pristine: c.PristineDir(k),
+		lockPath: filepath.Join(c.Dir, "locks", "work-"+k.Name)}
+	unlock, err := lockFile(w.lockPath)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, err := w.State()
+	if err == nil && st.PristineKey == k.Key() {
+		return w, w.Recover()
+	}
+	// Missing, or made from another pristine tree: make it anew.
+	c.Progress.Start("work tree " + k.Name)
+	if err := os.RemoveAll(w.Dir); err != nil {
+		return nil, fmt.Errorf("removing old work tree: %w", err)
+	}
+	tmp := w.Dir + ".tmp"
+	os.RemoveAll(tmp)
+	n, err := linkFarm(w.Pristine, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("making work tree for %s: %w", k.Name, err)
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, metaDir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(tmp, metaDir, "state.json"), State{PristineKey: k.Key()}); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, w.Dir); err != nil {
+		return nil, err
+	}
+	c.Progress.Done("%d files linked", n)
+	return w, nil
+}
+
+// linkFarm recreates src's folders under dst and hardlinks its files.
+func linkFarm(src, dst string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == ".git" && d.IsDir() {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, target)
+		default:
+			n++
+			return os.Link(p, target)
+		}
+	})
+	return n, err
+}
+
+// State reads the work tree's state.
+func (w *WorkTree) State() (*State, error) {
+	var st State
+	b, err := os.ReadFile(filepath.Join(w.Dir, metaDir, "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	return &st, json.Unmarshal(b, &st)
+}
+
+// journal records how to undo a commit in progress.
+type journal struct {
+	Entries []journalEntry `json:"entries"`
+}
+
+type journalEntry struct {
+	Path   string `json:"path"`
+	Backup string `json:"backup,omitempty"` // "" when the file did not exist
+}
+
+func (w *WorkTree) meta(p ...string) string {
+	return filepath.Join(append([]string{w.Dir, metaDir}, p...)...)
+}
+
+// Commit makes changes and records st, all or nothing. The environment
+// variable PATCHCTL_FAIL_AFTER=N makes it fail after N files, to show by
+// hand that a failure leaves the work tree as it was: before anything
+// changes, every file to be replaced is hardlinked into a backup folder and
+// a journal is written; a failure rolls back at once, and a kill is rolled
+// back by the next Recover.
+func (w *WorkTree) Commit(changes []Change, st State) (err error) {
+	if w.lockPath != "" {
+		unlock, err := lockFile(w.lockPath)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	if err := w.Recover(); err != nil {
+		return err
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	backup := w.meta("backup")
+	os.RemoveAll(backup)
+	if err := os.MkdirAll(backup, 0o755); err != nil {
+		return err
+	}
+	var j journal
+	for i, c := range changes {
+		if err := checkRel(c.Path); err != nil {
+			return err
+		}
+		e := journalEntry{Path: c.Path}
+		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
+		if _, err := os.Lstat(p); err == nil {
+			e.Backup = fmt.Sprintf("%d", i)
+			if err := os.Link(p, filepath.Join(backup, e.Backup)); err != nil {
+				return fmt.Errorf("backing up %s: %w", c.Path, err)
+			}
+		}
+		j.Entries = append(j.Entries, e)
+	}
+	if err := writeJSON(w.meta("journal.json"), j); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			if rerr := w.rollback(); rerr != nil {
+				err = fmt.Errorf("%w; rolling back also failed: %v", err, rerr)
+			}
+		}
+	}()
+	failAfter := -1
+	if v := os.Getenv("PATCHCTL_FAIL_AFTER"); v != "" {
+		fmt.Sscanf(v, "%d", &failAfter)
+	}
+	for i, c := range changes {
+		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
+		if i == failAfter {
+			return fmt.Errorf("PATCHCTL_FAIL_AFTER=%d: failing on purpose before %s", failAfter, c.Path)
+		}
+		if w.beforeRename != nil {
+			if err := w.beforeRename(i, c.Path); err != nil {
+				return err
+			}
+		}
+		if err := w.replace(p, c); err != nil {
+			return fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+	}
+	if err := writeJSON(w.meta("state.json"), st); err != nil {
+		return err
+	}
+	if err := os.Remove(w.meta("journal.json")); err != nil {
+		return err
+	}
+	return os.RemoveAll(backup)
+}
+
+// replace puts c in place at p by rename, never writing into an existing
+// (possibly pristine-linked) file.
+func (w *WorkTree) replace(p string, c Change) error {
+	switch {
+	case c.Delete:
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	case c.Pristine:
+		src := filepath.Join(w.Pristine, filepath.FromSlash(c.Path))
+		if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+			// Created by a patch: not in pristine.
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			w.removeEmptyParents(c.Path)
+			return nil
+		}
+		tmp := p + ".patchctl-tmp"
+		os.Remove(tmp)
+		if err := os.Link(src, tmp); err != nil {
+			return err
+		}
+		return os.Rename(tmp, p)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	mode := c.Mode
+	if mode == 0 {
+		mode = 0o644
+	}
+	tmp := p + ".patchctl-tmp"
+	if err := os.WriteFile(tmp, c.Content, mode); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// Recover rolls back a commit that a kill interrupted, if any.
+func (w *WorkTree) Recover() error {
+	if _, err := os.Stat(w.meta("journal.json")); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return w.rollback()
+}
+
+func (w *WorkTree) rollback() error {
+	b, err := os.ReadFile(w.meta("journal.json"))
+	if err != nil {
+		return fmt.Errorf("reading journal: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("reading journal: %w", err)
+	}
+	for _, e := range j.Entries {
+		p := filepath.Join(w.Dir, filepath.FromSlash(e.Path))
+		os.Remove(p + ".patchctl-tmp")
+		if e.Backup == "" {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			w.removeEmptyParents(e.Path)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(w.meta("backup", e.Backup), p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Remove(w.meta("journal.json")); err != nil {
+		return err
+	}
+	return os.RemoveAll(w.meta("backup"))
+}
+
+// removeEmptyParents removes the folders above rel that are empty and that
+// the pristine tree does not have (a patch made them).
+func (w *WorkTree) removeEmptyParents(rel string) {
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		if _, err := os.Stat(filepath.Join(w.Pristine, filepath.FromSlash(d))); err == nil {
+			return
+		}
+		if os.Remove(filepath.Join(w.Dir, filepath.FromSlash(d))) != nil {
+			return // not empty
+		}
+	}
+}
+
+func checkRel(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") || strings.Contains("/"+p+"/", "/../") || strings.HasPrefix(p, metaDir+"/") {
+		return fmt.Errorf("refusing to write %q outside the work tree", p)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
