@@ -38,7 +38,18 @@ func IsApplied(d string) bool { return d == Applies || d == AppliesOffset || d =
 type Manifest struct {
 	Kernel  string  `yaml:"kernel"`
 	Patches []Entry `yaml:"patches"`
+	Boot    Boot    `yaml:"boot"`
 	path    string
+}
+
+// Boot says what the boot test sets up and expects on this kernel.
+type Boot struct {
+	// InlineDataSize is written to the nvmet port's param_inline_data_size
+	// (NVMe-oF in-capsule data), before the port is linked.
+	InlineDataSize int `yaml:"inline_data_size"`
+	// ExpectInline says, per variant, whether the host's command capsule
+	// SENDs must carry IB_SEND_INLINE (verbs inline) or must not.
+	ExpectInline map[string]bool `yaml:"expect_inline_capsules"`
 }
 
 // Entry is one patch of record and what is expected of it.

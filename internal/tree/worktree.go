@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,6 +155,7 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 	if err := w.Recover(); err != nil {
 		return err
 	}
+	changes = w.pending(changes)
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	backup := w.meta("backup")
 	os.RemoveAll(backup)
@@ -210,6 +212,36 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 		return err
 	}
 	return os.RemoveAll(backup)
+}
+
+// pending drops the changes that are already in place, so files keep
+// their modification times and incremental builds stay incremental.
+func (w *WorkTree) pending(changes []Change) []Change {
+	var out []Change
+	for _, c := range changes {
+		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
+		cur, err := os.Lstat(p)
+		exists := err == nil
+		switch {
+		case c.Delete:
+			if !exists {
+				continue
+			}
+		case c.Pristine:
+			src, err := os.Lstat(filepath.Join(w.Pristine, filepath.FromSlash(c.Path)))
+			if exists && err == nil && os.SameFile(cur, src) || !exists && err != nil {
+				continue
+			}
+		default:
+			if exists && cur.Mode().IsRegular() && cur.Size() == int64(len(c.Content)) {
+				if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, c.Content) {
+					continue
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // replace puts c in place at p by rename, never writing into an existing

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // hashTree hashes every path, mode and content under dir (the meta folder
@@ -169,5 +170,31 @@ func TestCommitKilled(t *testing.T) {
 	}
 	if got := hashTree(t, wt2.Dir); got != before {
 		t.Error("work tree not restored after the kill")
+	}
+}
+
+func TestCommitKeepsUnchangedFiles(t *testing.T) {
+	_, _, wt := fixtureWorkTree(t)
+	ch := []Change{{Path: "drivers/d0/f0.c", Content: []byte("changed 0\n")}}
+	if err := wt.Commit(ch, State{Touched: []string{"drivers/d0/f0.c"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(wt.Dir, "drivers/d0/f0.c")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(p, old, old)
+	if err := wt.Commit(ch, State{Touched: []string{"drivers/d0/f0.c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(p); !st.ModTime().Equal(old) {
+		t.Error("an unchanged file was rewritten (its mtime moved): builds would redo it")
+	}
+	// Resetting a file that is pristine already keeps the link.
+	q := filepath.Join(wt.Dir, "drivers/d1/f1.c")
+	before, _ := os.Stat(q)
+	if err := wt.Commit([]Change{{Path: "drivers/d1/f1.c", Pristine: true}}, State{}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(q); !os.SameFile(before, after) {
+		t.Error("a pristine file was replaced")
 	}
 }

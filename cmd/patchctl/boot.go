@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/ktap"
+	"github.com/patchctl/patchctl/internal/series"
+	"github.com/spf13/cobra"
+)
+
+// BootOptions are the inputs of `patchctl boot`.
+type BootOptions struct {
+	IO          *IOStreams
+	Global      *GlobalOptions
+	Kernel      string
+	Variant     string
+	Transport   string
+	Fragments   []string
+	Out         string
+	JSON        bool
+	Cmdline     string
+	BootTimeout time.Duration
+	TestTimeout time.Duration
+}
+
+func newBootCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &BootOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "boot [--kernel K] [--variant baseline|patched] [--transport rxe|siw|all] [--json]",
+		Short: "Boot the built kernel in QEMU and run the nvmet-rdma loopback tests",
+		Long: `Boot puts the guest agent (a static Go PID 1) in an initramfs and boots the
+kernel that patchctl build made, under KVM when /dev/kvm is usable and TCG
+otherwise, with no network beyond the VM. In the guest: a soft-RoCE (rxe)
+or soft-iWARP (siw) link, a memory-backed null_blk namespace exported by
+nvmet over RDMA with param_inline_data_size set, the host connected to it,
+O_DIRECT writes and reads from 512 B to 32 KiB with every byte compared,
+kprobe evidence of IB_SEND_INLINE on the host's command SENDs (expected per
+variant in series/<kernel>/manifest.yaml), a teardown that must leave
+nothing behind, and a dmesg gate. Results come back as KTAP.
+
+Exit status: 0 pass, 1 a test failed, 2 the harness could not run.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runBoot(c.Context(), opts) },
+	}
+	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Variant, "variant", build.Patched, "baseline or patched")
+	cmd.Flags().StringVar(&opts.Transport, "transport", "all", "rxe, siw or all")
+	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "the fragments the kernel was built with (default as build)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the console log and results (default: out/boot/<kernel>-<variant>)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.Cmdline, "cmdline", "", "append to the kernel command line")
+	cmd.Flags().DurationVar(&opts.BootTimeout, "boot-timeout", 0, "longest wait for the guest agent to start (default 90s)")
+	cmd.Flags().DurationVar(&opts.TestTimeout, "test-timeout", 0, "longest wait between two results (default 90s)")
+	return cmd
+}
+
+func transports(s string) ([]string, error) {
+	switch s {
+	case "all", "":
+		return []string{"rxe", "siw"}, nil
+	case "rxe", "siw":
+		return []string{s}, nil
+	}
+	return nil, fmt.Errorf("transport %q: want rxe, siw or all: %w", s, errs.ErrUsage)
+}
+
+func runBoot(ctx context.Context, opts *BootOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	trs, err := transports(opts.Transport)
+	if err != nil {
+		return err
+	}
+	lock, root, err := opts.Global.lock()
+	if err != nil {
+		return err
+	}
+	k, err := lock.Find(opts.Kernel)
+	if err != nil {
+		return err
+	}
+	m, err := series.Load(series.ManifestPath(root, k.Name))
+	if err != nil {
+		return err
+	}
+	cache := opts.Global.cache(opts.IO)
+	dir, err := build.Locate(root, cache, k, opts.Variant, opts.Fragments)
+	if err != nil {
+		return err
+	}
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join(root, "out", "boot", k.Name+"-"+opts.Variant)
+	}
+	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
+		BzImage: filepath.Join(dir, "arch/x86/boot/bzImage"), BuildDir: dir, OutDir: out, Transports: trs,
+		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
+		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Progress: cache.Progress})
+	if err != nil {
+		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printBoot(opts.IO.Out, res)
+	}
+	switch res.Verdict {
+	case "pass":
+		return nil
+	case "fail":
+		return fmt.Errorf("%s %s: %s: %w", k.Name, opts.Variant, res.Reason, errs.ErrFindings)
+	}
+	return fmt.Errorf("%s %s: the harness could not finish: %s (console: %s)", k.Name, opts.Variant, res.Reason, res.ConsoleLog)
+}
+
+func printBoot(w io.Writer, r *boot.Result) {
+	fmt.Fprintf(w, "qemu (%s): %s\n", r.Accel, strings.Join(r.Command, " "))
+	if r.KTAP != nil {
+		for _, t := range r.KTAP.Subtests {
+			printKTAP(w, t, "")
+		}
+	}
+	for _, s := range r.Splats {
+		fmt.Fprintf(w, "kernel splat %q at console line %d:\n    %s\n", s.Kind, s.Line, strings.Join(s.Excerpt, "\n    "))
+	}
+	if r.Verdict != "pass" && len(r.Tail) > 0 {
+		fmt.Fprintf(w, "console tail:\n    %s\n", strings.Join(r.Tail, "\n    "))
+	}
+	fmt.Fprintf(w, "%s %s: %s: %s (%.1fs, console %s)\n", r.Kernel, r.Variant, strings.ToUpper(r.Verdict), r.Reason, r.Duration, r.ConsoleLog)
+}
+
+func printKTAP(w io.Writer, t *ktap.Test, indent string) {
+	status := "ok"
+	switch {
+	case t.Skip:
+		status = "skip"
+	case !t.OK:
+		status = "FAIL"
+	}
+	fmt.Fprintf(w, "%s%-4s %s\n", indent, status, t.Name)
+	for _, d := range t.Diagnostics {
+		if strings.HasPrefix(d, "wr ") || !t.OK || strings.HasPrefix(d, "capsule sends") {
+			fmt.Fprintf(w, "%s       # %s\n", indent, d)
+		}
+	}
+	for _, s := range t.Subtests {
+		printKTAP(w, s, indent+"  ")
+	}
+}

@@ -1,0 +1,120 @@
+package boot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/kconfig"
+	"github.com/patchctl/patchctl/internal/layout"
+)
+
+// GuestConfig is the agent's /patchctl.json (qemu/agent.Config).
+type GuestConfig struct {
+	Transports     []string          `json:"transports"`
+	InlineDataSize int               `json:"inline_data_size"`
+	ExpectInline   bool              `json:"expect_inline"`
+	Sizes          []int             `json:"sizes"`
+	Iterations     int               `json:"iterations"`
+	Seed           int64             `json:"seed"`
+	Address        string            `json:"address"`
+	NQN            string            `json:"nqn"`
+	CapsuleSize    int               `json:"capsule_size"`
+	WR             map[string]int    `json:"wr"`
+	Opcodes        map[string]int    `json:"opcodes"`
+	Flags          map[string]int    `json:"flags"`
+	Probes         map[string]string `json:"probes"`
+	Stop           string            `json:"stop,omitempty"`
+}
+
+// postFunctions are the providers' post_send entry points the kprobe
+// watches.
+var postFunctions = map[string]string{"rxe": "rxe_post_send", "siw": "siw_post_send"}
+
+// required are the config symbols a boot test cannot run without.
+func required(transports []string) []string {
+	req := []string{"BLK_DEV_INITRD", "DEVTMPFS", "SERIAL_8250_CONSOLE", "CONFIGFS_FS", "VIRTIO_NET", "INFINIBAND",
+		"INFINIBAND_ADDR_TRANS", "NVME_RDMA", "NVME_TARGET_RDMA", "BLK_DEV_NULL_BLK", "KPROBE_EVENTS", "DEBUG_INFO"}
+	for _, t := range transports {
+		switch t {
+		case "rxe":
+			req = append(req, "RDMA_RXE")
+		case "siw":
+			req = append(req, "RDMA_SIW")
+		}
+	}
+	return req
+}
+
+// checkKernel refuses a kernel built without what the tests need, naming
+// the symbol.
+func checkKernel(buildDir string, transports []string) error {
+	cfg, err := kconfig.Load(filepath.Join(buildDir, ".config"))
+	if err != nil {
+		return fmt.Errorf("reading the build's .config: %w: %w", err, errs.ErrInput)
+	}
+	var missing []string
+	for _, s := range required(transports) {
+		if v := cfg.Value(s); v != "y" {
+			missing = append(missing, "CONFIG_"+s)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the kernel in %s was built without %v, which the boot test needs (build with the rdma-loopback fragment): %w", buildDir, missing, errs.ErrInput)
+	}
+	return nil
+}
+
+// wrLayout reads ib_send_wr's offsets and the verbs enum values from the
+// build's objects (DWARF), and sizeof(struct nvme_command).
+func wrLayout(buildDir string, g *GuestConfig) error {
+	var r *layout.Reader
+	var err error
+	for _, obj := range []string{"drivers/infiniband/sw/rxe/rxe_verbs.o", "drivers/infiniband/sw/siw/siw_verbs.o", "drivers/nvme/host/rdma.o"} {
+		if r, err = layout.Open(filepath.Join(buildDir, obj)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("no object with ib_send_wr's layout: %w: %w", err, errs.ErrInput)
+	}
+	wr, err := r.Struct("ib_send_wr")
+	if err != nil {
+		return err
+	}
+	sge, err := r.Struct("ib_sge")
+	if err != nil {
+		return err
+	}
+	g.WR = map[string]int{}
+	for _, m := range []string{"next", "sg_list", "num_sge", "opcode", "send_flags"} {
+		off, ok := wr.Members[m]
+		if !ok {
+			return fmt.Errorf("struct ib_send_wr has no member %s in this build", m)
+		}
+		g.WR[m] = int(off)
+	}
+	g.WR["sge_length"] = int(sge.Members["length"])
+	en, err := r.Enumerators("IB_WR_SEND", "IB_WR_REG_MR", "IB_WR_LOCAL_INV", "IB_WR_RDMA_WRITE", "IB_WR_RDMA_READ")
+	if err != nil {
+		return err
+	}
+	g.Opcodes = map[string]int{"SEND": int(en["IB_WR_SEND"]), "REG_MR": int(en["IB_WR_REG_MR"]), "LOCAL_INV": int(en["IB_WR_LOCAL_INV"]),
+		"RDMA_WRITE": int(en["IB_WR_RDMA_WRITE"]), "RDMA_READ": int(en["IB_WR_RDMA_READ"])}
+	fl, err := r.Enumerators("IB_SEND_INLINE", "IB_SEND_SIGNALED")
+	if err != nil {
+		return err
+	}
+	g.Flags = map[string]int{"INLINE": int(fl["IB_SEND_INLINE"]), "SIGNALED": int(fl["IB_SEND_SIGNALED"])}
+	g.CapsuleSize = 64
+	if hr, err := layout.Open(filepath.Join(buildDir, "drivers/nvme/host/rdma.o")); err == nil {
+		if s, err := hr.Struct("nvme_command"); err == nil && s.Size > 0 {
+			g.CapsuleSize = int(s.Size)
+		}
+	}
+	g.Probes = postFunctions
+	return nil
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

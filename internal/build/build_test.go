@@ -1,0 +1,175 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/tree"
+)
+
+// fakeMakefile behaves like kbuild for the targets patchctl uses, with
+// kbuild's quiet output lines.
+const fakeMakefile = `O ?= $(CURDIR)
+SRC := $(CURDIR)
+.PHONY: tinyconfig olddefconfig bzImage main.o
+tinyconfig:
+	@printf 'CONFIG_A=y\n# CONFIG_B is not set\n' > $(O)/.config
+olddefconfig:
+	@cd $(O) && if ! grep -q '^CONFIG_B=y' .config; then sed -i '/^CONFIG_NEEDS_B=/d' .config; fi
+$(O)/main.o: $(SRC)/main.c $(O)/.config
+	@echo "  CC      main.o"
+	@gcc -c $(SRC)/main.c -o $@ $$(grep -q '^CONFIG_BROKEN=y' $(O)/.config && echo -DBROKEN)
+$(O)/arch/x86/boot/bzImage: $(O)/main.o
+	@mkdir -p $(dir $@) $(O)/include/config
+	@echo "  LD      bzImage"
+	@cp $< $@; echo 9.9.0-fake > $(O)/include/config/kernel.release
+bzImage: $(O)/arch/x86/boot/bzImage
+main.o: $(O)/main.o
+`
+
+const fakeMain = "int main_fn(void)\n{\n\treturn 0;\n}\n#ifdef BROKEN\nint broken = ;\n#endif\n"
+
+// fakeKernel makes a git repository holding the fake tree and a project
+// root (kconfig/, series/, patches/) whose manifest patches main.c.
+func fakeKernel(t *testing.T) (Options, string) {
+	t.Helper()
+	for _, tool := range []string{"git", "gcc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "Makefile"), []byte(fakeMakefile), 0o644)
+	os.WriteFile(filepath.Join(src, "main.c"), []byte(fakeMain), 0o644)
+	os.WriteFile(filepath.Join(src, "Kconfig"), []byte("config A\n\tbool \"a\"\n\nconfig B\n\tbool \"b\"\n\nconfig NEEDS_B\n\tbool \"needs b\"\n\tdepends on B && A\n\thelp\n\t  depends on nothing here\n\nconfig BROKEN\n\tbool \"broken\"\n"), 0o644)
+	g := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), "HOME="+src, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	g("init", "-q")
+	g("add", "-A")
+	g("commit", "-qm", "fake kernel")
+	g("tag", "v9.9")
+
+	root := t.TempDir()
+	w := func(p, s string) {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(s), 0o644)
+	}
+	w("kconfig/base.config", "CONFIG_A=y\n")
+	w("kconfig/needs-b.config", "CONFIG_NEEDS_B=y\n")
+	w("kconfig/broken.config", "CONFIG_BROKEN=y\n")
+	w("patches/s/0001.patch", "From: J <j@example.org>\nSubject: [PATCH] main: return 1\n\n---\n"+
+		"diff --git a/main.c b/main.c\n--- a/main.c\n+++ b/main.c\n@@ -1,4 +1,4 @@\n int main_fn(void)\n {\n-\treturn 0;\n+\treturn 1;\n }\n")
+	w("series/9.9/manifest.yaml", "kernel: \"9.9\"\npatches:\n  - source: patches/s/0001.patch\n    expect: applies\n")
+	k := &tree.Kernel{Name: "9.9", Git: &tree.GitSource{URL: src, Tag: "v9.9"}}
+	return Options{Root: root, Cache: &tree.Cache{Dir: t.TempDir()}, Kernel: k, Fragments: []string{"base"}, Jobs: 2}, src
+}
+
+func TestBuildBaselineThenPatched(t *testing.T) {
+	o, _ := fakeKernel(t)
+	ctx := context.Background()
+	o.Variant = Baseline
+	md, err := Build(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.Status != "PASS" || md.KernelRelease != "9.9.0-fake" || md.Artifacts["bzImage"] == "" || md.UpToDate || md.Verified != 1 {
+		t.Errorf("baseline metadata %+v", md)
+	}
+	if _, err := os.Stat(filepath.Join(md.BuildDir, "metadata.json")); err != nil {
+		t.Error("no metadata.json")
+	}
+	again, err := Build(ctx, o)
+	if err != nil || !again.UpToDate {
+		t.Errorf("second baseline build not a no-op: %v %+v", err, again)
+	}
+
+	o.Variant = Patched
+	p, err := Build(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SeededFrom != md.BuildDir {
+		t.Errorf("patched build not seeded from the baseline: %q", p.SeededFrom)
+	}
+	if len(p.Applied) != 1 || len(p.CompileTested) != 1 || p.CompileTested[0] != "main.o" {
+		t.Errorf("applied %v compile-tested %v", p.Applied, p.CompileTested)
+	}
+	b, _ := os.ReadFile(filepath.Join(p.SourceDir, "main.c"))
+	if !strings.Contains(string(b), "return 1;") {
+		t.Error("patched build did not build the patched source")
+	}
+	if p2, err := Build(ctx, o); err != nil || !p2.UpToDate {
+		t.Errorf("second patched build not a no-op: %v %+v", err, p2)
+	}
+	// Back to baseline: the work tree is pristine again and the baseline
+	// build has nothing to redo.
+	o.Variant = Baseline
+	b3, err := Build(ctx, o)
+	if err != nil || !b3.UpToDate {
+		t.Errorf("baseline after patched: %v %+v", err, b3)
+	}
+	b, _ = os.ReadFile(filepath.Join(b3.SourceDir, "main.c"))
+	if strings.Contains(string(b), "return 1;") {
+		t.Error("baseline build left the series in the work tree")
+	}
+}
+
+func TestImpossibleSymbol(t *testing.T) {
+	o, _ := fakeKernel(t)
+	o.Fragments = []string{"base", "needs-b"}
+	o.Variant = Baseline
+	_, err := Build(context.Background(), o)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !errors.Is(err, errs.ErrInput) {
+		t.Fatalf("error %v, want a config error", err)
+	}
+	if len(ce.Misses) != 1 || !strings.Contains(ce.Error(), "CONFIG_NEEDS_B=y requested, got n: depends on B && A (B=n) [Kconfig:7]") {
+		t.Errorf("miss not explained: %v", ce)
+	}
+}
+
+func TestCompileErrorAndUnknownFragment(t *testing.T) {
+	o, _ := fakeKernel(t)
+	o.Fragments = []string{"base", "broken"}
+	o.Variant = Baseline
+	md, err := Build(context.Background(), o)
+	var ce *CompileError
+	if !errors.As(err, &ce) || !errors.Is(err, errs.ErrFindings) {
+		t.Fatalf("error %v, want a compile error", err)
+	}
+	if !strings.Contains(ce.Error(), "main.c:6:") || !strings.Contains(ce.Error(), "error:") || ce.Log != md.Log {
+		t.Errorf("compile error does not point at main.c:6 and the log: %v", ce)
+	}
+	if md.Status != "FAIL" || md.Errors == 0 {
+		t.Errorf("metadata %+v", md)
+	}
+	o.Fragments = []string{"nope"}
+	if _, err := Build(context.Background(), o); !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "fragments: base, broken, needs-b") {
+		t.Errorf("unknown fragment: %v", err)
+	}
+}
+
+func TestMissingHostTools(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	err := CheckHostTools()
+	if !errors.Is(err, errs.ErrInput) {
+		t.Fatalf("error %v", err)
+	}
+	for _, s := range []string{"gcc", "flex", "bison", "bc", "apt-get install build-essential flex bison bc"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q does not say %q", err, s)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+// Command agent is the guest's PID 1 for patchctl boot tests. It only
+// orchestrates: mounts (a table), the NIC and a soft-RoCE or soft-iWARP
+// link (netlink), a memory-backed null_blk namespace exported by nvmet over
+// RDMA (configfs), the host connected to it (/dev/nvme-fabrics), then the
+// tests, whose results it prints on the console as KTAP. It needs nothing
+// else in the initramfs: no shell, no nvme-cli, no iproute2.
+//
+// Its configuration is /patchctl.json, written by the host (internal/boot).
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Config is /patchctl.json.
+type Config struct {
+	Transports     []string          `json:"transports"`
+	InlineDataSize int               `json:"inline_data_size"`
+	ExpectInline   bool              `json:"expect_inline"`
+	Sizes          []int             `json:"sizes"`
+	Iterations     int               `json:"iterations"`
+	Seed           int64             `json:"seed"`
+	Address        string            `json:"address"` // CIDR for eth0
+	NQN            string            `json:"nqn"`
+	CapsuleSize    int               `json:"capsule_size"`
+	WR             map[string]int    `json:"wr"`      // ib_send_wr / ib_sge member offsets
+	Opcodes        map[string]int    `json:"opcodes"` // IB_WR_* values
+	Flags          map[string]int    `json:"flags"`   // IB_SEND_* values
+	Probes         map[string]string `json:"probes"`  // transport -> post function
+	Stop           string            `json:"stop,omitempty"`
+}
+
+// mounts is what the agent mounts, in order.
+var mounts = []struct {
+	source, target, fstype string
+	optional               bool
+}{
+	{"proc", "/proc", "proc", false},
+	{"sysfs", "/sys", "sysfs", false},
+	{"devtmpfs", "/dev", "devtmpfs", false},
+	{"tmpfs", "/tmp", "tmpfs", true},
+	{"configfs", "/sys/kernel/config", "configfs", false},
+	{"debugfs", "/sys/kernel/debug", "debugfs", true},
+	{"tracefs", "/sys/kernel/tracing", "tracefs", true},
+}
+
+func mountAll() error {
+	for _, m := range mounts {
+		os.MkdirAll(m.target, 0o755)
+		if err := unix.Mount(m.source, m.target, m.fstype, 0, ""); err != nil && err != unix.EBUSY {
+			if m.optional {
+				continue
+			}
+			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
+		}
+	}
+	return nil
+}
+
+func main() {
+	start := time.Now()
+	k := &ktap{out: os.Stdout}
+	if err := mountAll(); err != nil {
+		k.bail(err.Error())
+		halt()
+	}
+	b, err := os.ReadFile("/patchctl.json")
+	var cfg Config
+	if err == nil {
+		err = json.Unmarshal(b, &cfg)
+	}
+	if err != nil {
+		k.bail("reading /patchctl.json: " + err.Error())
+		halt()
+	}
+	fmt.Fprintf(os.Stdout, "patchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
+	if cfg.Stop == "before-tests" {
+		// Used by the host's hang test: never finish.
+		select {}
+	}
+	if err := setupNetwork(cfg.Address); err != nil {
+		k.bail("network: " + err.Error())
+		halt()
+	}
+	k.header("", len(cfg.Transports))
+	for i, tr := range cfg.Transports {
+		runTransport(k.sub(), i+1, tr, &cfg)
+	}
+	fmt.Fprintf(os.Stdout, "patchctl-agent: done after %s\n", time.Since(start).Round(time.Millisecond))
+	halt()
+}
+
+// halt ends the VM: QEMU runs with -no-reboot, so a restart exits it.
+func halt() {
+	unix.Sync()
+	time.Sleep(100 * time.Millisecond)
+	unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
+	select {}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const (
+	nvmetDir  = "/sys/kernel/config/nvmet"
+	nullBlk   = "/dev/nullb0"
+	portID    = "1"
+	trsvcid   = "4420"
+	fabricDev = "/dev/nvme-fabrics"
+)
+
+func writeFile(path, value string) error {
+	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+		return fmt.Errorf("writing %q to %s: %w", value, path, err)
+	}
+	return nil
+}
+
+// targetStep is one configfs action, in blktests' order.
+type targetStep struct {
+	what string
+	do   func() error
+}
+
+// setupTarget exports null_blk as namespace 1 of nqn on an RDMA port at
+// addr. param_inline_data_size is written before the subsystem is linked
+// to the port: once the port is enabled the attribute refuses writes.
+func setupTarget(nqn, addr string, inline int) ([]string, error) {
+	subsys := filepath.Join(nvmetDir, "subsystems", nqn)
+	port := filepath.Join(nvmetDir, "ports", portID)
+	var notes []string
+	steps := []targetStep{
+		{"wait for " + nullBlk, func() error { return waitFor(nullBlk, 5*time.Second) }},
+		{"subsystem", func() error { return os.Mkdir(subsys, 0o755) }},
+		{"allow any host", func() error { return writeFile(filepath.Join(subsys, "attr_allow_any_host"), "1") }},
+		{"namespace", func() error { return os.Mkdir(filepath.Join(subsys, "namespaces", "1"), 0o755) }},
+		{"device path", func() error { return writeFile(filepath.Join(subsys, "namespaces", "1", "device_path"), nullBlk) }},
+		{"enable namespace", func() error { return writeFile(filepath.Join(subsys, "namespaces", "1", "enable"), "1") }},
+		{"port", func() error { return os.Mkdir(port, 0o755) }},
+		{"trtype", func() error { return writeFile(filepath.Join(port, "addr_trtype"), "rdma") }},
+		{"adrfam", func() error { return writeFile(filepath.Join(port, "addr_adrfam"), "ipv4") }},
+		{"traddr", func() error { return writeFile(filepath.Join(port, "addr_traddr"), addr) }},
+		{"trsvcid", func() error { return writeFile(filepath.Join(port, "addr_trsvcid"), trsvcid) }},
+		{"inline data size", func() error {
+			p := filepath.Join(port, "param_inline_data_size")
+			if _, err := os.Stat(p); err != nil {
+				notes = append(notes, "this kernel has no param_inline_data_size: in-capsule size is the transport's default")
+				return nil
+			}
+			if inline <= 0 {
+				return nil
+			}
+			if err := writeFile(p, fmt.Sprint(inline)); err != nil {
+				return err
+			}
+			got, _ := os.ReadFile(p)
+			notes = append(notes, fmt.Sprintf("port param_inline_data_size=%s", strings.TrimSpace(string(got))))
+			return nil
+		}},
+		{"link subsystem to port", func() error {
+			return os.Symlink(subsys, filepath.Join(port, "subsystems", nqn))
+		}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			return notes, fmt.Errorf("nvmet %s: %w", s.what, err)
+		}
+	}
+	return notes, nil
+}
+
+// teardownTarget undoes setupTarget; it goes on past errors and reports
+// the first.
+func teardownTarget(nqn string) error {
+	subsys := filepath.Join(nvmetDir, "subsystems", nqn)
+	port := filepath.Join(nvmetDir, "ports", portID)
+	var first error
+	try := func(err error) {
+		if err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = err
+		}
+	}
+	try(os.Remove(filepath.Join(port, "subsystems", nqn)))
+	try(os.Remove(port))
+	if _, err := os.Stat(filepath.Join(subsys, "namespaces", "1")); err == nil {
+		try(writeFile(filepath.Join(subsys, "namespaces", "1", "enable"), "0"))
+		try(os.Remove(filepath.Join(subsys, "namespaces", "1")))
+	}
+	try(os.Remove(subsys))
+	return first
+}
+
+// connect asks the host driver for a controller through /dev/nvme-fabrics,
+// as nvme-cli does, and returns the namespace's block device.
+func connect(nqn, addr string) (ctrl, dev string, err error) {
+	f, err := os.OpenFile(fabricDev, os.O_RDWR, 0)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	opts := fmt.Sprintf("transport=rdma,traddr=%s,trsvcid=%s,nqn=%s", addr, trsvcid, nqn)
+	if _, err := f.Write([]byte(opts)); err != nil {
+		return "", "", fmt.Errorf("connect %s: %w", opts, err)
+	}
+	buf := make([]byte, 256)
+	n, err := f.Read(buf)
+	if err != nil {
+		return "", "", fmt.Errorf("reading the connect answer: %w", err)
+	}
+	var instance, cntlid int
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(buf[:n])), "instance=%d,cntlid=%d", &instance, &cntlid); err != nil {
+		return "", "", fmt.Errorf("connect answered %q", buf[:n])
+	}
+	ctrl = fmt.Sprintf("nvme%d", instance)
+	dev = fmt.Sprintf("/dev/nvme%dn1", instance)
+	return ctrl, dev, waitFor(dev, 10*time.Second)
+}
+
+func disconnect(ctrl string) error {
+	return writeFile(filepath.Join("/sys/class/nvme", ctrl, "delete_controller"), "1")
+}
+
+func waitFor(path string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not appear within %s", path, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// leftovers lists what a teardown left behind.
+func leftovers(transport string) []string {
+	var out []string
+	for _, d := range []string{filepath.Join(nvmetDir, "subsystems"), filepath.Join(nvmetDir, "ports"), "/sys/class/infiniband"} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			out = append(out, filepath.Join(d, e.Name()))
+		}
+	}
+	ents, _ := os.ReadDir("/sys/class/nvme")
+	for _, e := range ents {
+		out = append(out, "/sys/class/nvme/"+e.Name())
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// splats are the dmesg lines that fail a run.
+var splats = []string{"kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
+	"circular locking", "general protection fault", "suspicious RCU usage"}
+
+// runTransport runs every test over one transport as a KTAP subtest.
+func runTransport(k *ktap, n int, transport string, cfg *Config) {
+	parentOK := true
+	marker := fmt.Sprintf("patchctl: begin %s %d", transport, time.Now().UnixNano())
+	writeFile("/dev/kmsg", marker)
+	names := []string{"link", "target", "connect"}
+	for _, size := range cfg.Sizes {
+		names = append(names, "write_read_"+sizeName(size))
+	}
+	names = append(names, "inline_evidence", "teardown", "dmesg")
+	total := len(names)
+	k.header(transport, total)
+	fail := func(name string, err error) {
+		k.diag("%s: %v", name, err)
+		k.result(false, name, "")
+		parentOK = false
+	}
+	skipRest := func(from int, why string) {
+		for i := from; i <= total; i++ {
+			k.result(true, names[i-1], why)
+		}
+	}
+
+	// 1. link
+	if err := addRDMALink(transport); err != nil {
+		fail("link", err)
+		skipRest(2, "no RDMA link")
+		finishParent(k, n, transport, false)
+		return
+	}
+	k.result(true, "link", "")
+	addr := strings.Split(cfg.Address, "/")[0]
+	// 2. target
+	notes, err := setupTarget(cfg.NQN, addr, cfg.InlineDataSize)
+	for _, note := range notes {
+		k.diag("%s", note)
+	}
+	if err != nil {
+		fail("target", err)
+		teardownTarget(cfg.NQN)
+		delRDMALink(transport)
+		skipRest(3, "no target")
+		finishParent(k, n, transport, false)
+		return
+	}
+	k.result(true, "target", "")
+	probeErr := addProbe(cfg, transport)
+	if probeErr != nil {
+		k.diag("kprobe: %v", probeErr)
+	}
+	// 3. connect
+	ctrl, dev, err := connect(cfg.NQN, addr)
+	if err != nil {
+		fail("connect", err)
+		teardownTarget(cfg.NQN)
+		delRDMALink(transport)
+		skipRest(4, "not connected")
+		finishParent(k, n, transport, false)
+		return
+	}
+	k.diag("connected %s as %s", ctrl, dev)
+	k.result(true, "connect", "")
+	// 4.. data-verified I/O per size
+	rng := rand.New(rand.NewSource(cfg.Seed + int64(n)))
+	for _, size := range cfg.Sizes {
+		name := "write_read_" + sizeName(size)
+		start := time.Now()
+		if err := ioTest(dev, size, cfg.Iterations, rng); err != nil {
+			fail(name, err)
+			continue
+		}
+		k.diag("%s: %d blocks written and read back in %s", name, cfg.Iterations, time.Since(start).Round(time.Millisecond))
+		k.result(true, name, "")
+	}
+	// inline evidence
+	if probeErr != nil {
+		fail("inline_evidence", probeErr)
+	} else {
+		wrs, err := readEvidence(cfg, transport)
+		removeProbe(transport)
+		if err != nil {
+			fail("inline_evidence", err)
+		} else {
+			for _, s := range summary(cfg, wrs) {
+				k.diag("wr %s", s)
+			}
+			inline, byRef := capsuleSends(cfg, wrs)
+			k.diag("capsule sends without in-capsule data: %d inline, %d by reference; expected %s", inline, byRef, map[bool]string{true: "inline", false: "by reference"}[cfg.ExpectInline])
+			switch {
+			case inline+byRef == 0:
+				fail("inline_evidence", fmt.Errorf("no command capsule SEND was recorded"))
+			case cfg.ExpectInline && (inline == 0 || byRef > 0):
+				fail("inline_evidence", fmt.Errorf("expected every capsule SEND inline, %d were by reference", byRef))
+			case !cfg.ExpectInline && inline > 0:
+				fail("inline_evidence", fmt.Errorf("expected no inline capsule SEND, %d were inline", inline))
+			default:
+				k.result(true, "inline_evidence", "")
+			}
+		}
+	}
+	// teardown
+	var terr []string
+	if err := disconnect(ctrl); err != nil {
+		terr = append(terr, err.Error())
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := teardownTarget(cfg.NQN); err != nil {
+		terr = append(terr, err.Error())
+	}
+	if err := delRDMALink(transport); err != nil {
+		terr = append(terr, err.Error())
+	}
+	time.Sleep(200 * time.Millisecond)
+	if left := leftovers(transport); len(left) > 0 {
+		terr = append(terr, "left behind: "+strings.Join(left, ", "))
+	}
+	if len(terr) > 0 {
+		fail("teardown", fmt.Errorf("%s", strings.Join(terr, "; ")))
+	} else {
+		k.result(true, "teardown", "")
+	}
+	// dmesg gate
+	if bad := dmesgSplats(marker); len(bad) > 0 {
+		fail("dmesg", fmt.Errorf("%s", strings.Join(bad, "\n")))
+	} else {
+		k.result(true, "dmesg", "")
+	}
+	finishParent(k, n, transport, parentOK)
+}
+
+func finishParent(k *ktap, n int, transport string, ok bool) {
+	parent := &ktap{out: k.out, indent: k.indent[:len(k.indent)-4], n: n - 1}
+	parent.result(ok, transport, "")
+}
+
+// dmesgSplats returns the splat lines logged after marker.
+func dmesgSplats(marker string) []string {
+	buf := make([]byte, 1<<20)
+	n, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf)
+	if err != nil {
+		return []string{"reading dmesg: " + err.Error()}
+	}
+	log := buf[:n]
+	if i := bytes.Index(log, []byte(marker)); i >= 0 {
+		log = log[i:]
+	}
+	var bad []string
+	for _, l := range strings.Split(string(log), "\n") {
+		for _, s := range splats {
+			if strings.Contains(l, s) {
+				bad = append(bad, strings.TrimSpace(l))
+				break
+			}
+		}
+	}
+	if len(bad) > 20 {
+		bad = bad[:20]
+	}
+	return bad
+}
