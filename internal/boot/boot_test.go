@@ -157,6 +157,7 @@ func TestRunTimeouts(t *testing.T) {
 		name, script, phase string
 	}{
 		{"hang in boot", "Linux version 6.12\nRun /init as init process\nSLEEP", "boot"},
+		{"hang after firmware escapes", "\x1b[2JBooting from ROM..\x1b[?7lpatchctl-agent: started after 1ms\nSLEEP", "tests"},
 		{"hang in a test", "patchctl-agent: started after 1ms\nKTAP version 1\n1..1\n    KTAP version 1\n    1..3\n    ok 1 link\nSLEEP", "tests"},
 	}
 	for _, c := range cases {
@@ -170,7 +171,7 @@ func TestRunTimeouts(t *testing.T) {
 			if !res.TimedOut || res.Phase != c.phase || res.Verdict != "error" || !strings.Contains(res.Reason, "killed") {
 				t.Errorf("result %+v", res)
 			}
-			if len(res.Tail) == 0 || !strings.Contains(strings.Join(res.Tail, "\n"), strings.Split(c.script, "\n")[1]) {
+			if len(res.Tail) == 0 || !strings.Contains(strings.Join(res.Tail, "\n"), strings.Split(c.script, "\n")[0]) {
 				t.Errorf("console tail missing: %q", res.Tail)
 			}
 			if time.Since(start) > 30*time.Second {

@@ -78,14 +78,16 @@ type Result struct {
 var splatPatterns = []string{"Kernel panic", "kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
 	"circular locking", "general protection fault", "suspicious RCU usage", "Call Trace:"}
 
-// Accel picks KVM when /dev/kvm can be opened, TCG otherwise.
+// Accel picks KVM when it really runs guest code here, TCG otherwise.
+// PATCHCTL_ACCEL=tcg|kvm overrides the probe.
 func Accel() string {
-	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
-	if err != nil {
-		return "tcg"
+	if a := os.Getenv("PATCHCTL_ACCEL"); a == "tcg" || a == "kvm" {
+		return a
 	}
-	f.Close()
-	return "kvm"
+	if kvmRunsCode() {
+		return "kvm"
+	}
+	return "tcg"
 }
 
 func (o *Options) defaults() {
@@ -225,12 +227,12 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			mu.Lock()
 			lines = append(lines, l)
 			switch t := strings.TrimSpace(l); {
-			case strings.HasPrefix(l, "patchctl-agent: started"):
+			case strings.Contains(l, "patchctl-agent: started"): // firmware escapes may precede it
 				phase, last = "tests", time.Now()
 			case strings.HasPrefix(t, "ok ") || strings.HasPrefix(t, "not ok "):
 				last = time.Now()
 				o.Progress.Update("%s", t)
-			case strings.HasPrefix(l, "patchctl-agent: done"):
+			case strings.Contains(l, "patchctl-agent: done"):
 				phase = "shutdown"
 			}
 			mu.Unlock()

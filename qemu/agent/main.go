@@ -79,10 +79,21 @@ func main() {
 		k.bail("reading /patchctl.json: " + err.Error())
 		halt()
 	}
-	fmt.Fprintf(os.Stdout, "patchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
+	fmt.Fprintf(os.Stdout, "\npatchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
+	if cl, err := os.ReadFile("/proc/cmdline"); err == nil {
+		for _, f := range strings.Fields(string(cl)) {
+			if v, ok := strings.CutPrefix(f, "patchctl.stop="); ok {
+				cfg.Stop = v
+			}
+		}
+	}
 	if cfg.Stop == "before-tests" {
-		// Used by the host's hang test: never finish.
-		select {}
+		// patchctl.stop=before-tests on the kernel command line: a guest
+		// that stops in init, to see the host's timeout kill it. (A bare
+		// select{} would trip Go's deadlock detector and panic instead.)
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	if err := setupNetwork(cfg.Address); err != nil {
 		k.bail("network: " + err.Error())
@@ -101,5 +112,7 @@ func halt() {
 	unix.Sync()
 	time.Sleep(100 * time.Millisecond)
 	unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
-	select {}
+	for {
+		time.Sleep(time.Hour)
+	}
 }
