@@ -430,6 +430,10 @@ type makeResult struct {
 	firstErrors            []string
 }
 
+// alwaysRun are the quiet-mode steps kbuild prints on every run, even when
+// nothing is rebuilt: they are not work.
+var alwaysRun = map[string]bool{"GEN": true, "DESCEND": true, "CALL": true, "INSTALL": true, "SYNC": true, "CHK": true}
+
 var (
 	quietLine = regexp.MustCompile(`^\s+([A-Z0-9_]+)\s+(\S+)`) // "  CC      kernel/fork.o"
 	errorLine = regexp.MustCompile(`^(\S+?):(\d+):(\d+:)? (fatal )?error: `)
@@ -462,7 +466,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 			if m.log != nil {
 				fmt.Fprintln(m.log, line)
 			}
-			if q := quietLine.FindStringSubmatch(line); q != nil && q[1] != "SYNC" {
+			if q := quietLine.FindStringSubmatch(line); q != nil && !alwaysRun[q[1]] {
 				res.work++
 				m.progress.Update("%s %s", q[1], q[2])
 			}

@@ -1,0 +1,130 @@
+package boot_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"errors"
+	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+)
+
+var capsules = regexp.MustCompile(`capsule sends without in-capsule data: (\d+) inline, (\d+) by reference`)
+
+// evidence returns the inline and by-reference capsule counts of a
+// transport's inline_evidence test.
+func evidence(t *testing.T, r *boot.Result, transport string) (int, int) {
+	t.Helper()
+	tr := r.KTAP.Find(transport)
+	if tr == nil {
+		t.Fatalf("no %s results", transport)
+	}
+	ev := tr.Find("inline_evidence")
+	if ev == nil {
+		t.Fatalf("no inline_evidence for %s", transport)
+	}
+	for _, d := range ev.Diagnostics {
+		if m := capsules.FindStringSubmatch(d); m != nil {
+			a, _ := strconv.Atoi(m[1])
+			b, _ := strconv.Atoi(m[2])
+			return a, b
+		}
+	}
+	t.Fatalf("no capsule counts in %q", ev.Diagnostics)
+	return 0, 0
+}
+
+func realOptions(t *testing.T, md *build.Metadata, expect bool) boot.Options {
+	if _, err := os.Stat("/usr/bin/qemu-system-x86_64"); err != nil {
+		testenv.Unavailable(t, "qemu-system-x86_64 not installed")
+	}
+	return boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", Variant: md.Variant, BzImage: md.Artifacts["bzImage"],
+		BuildDir: md.BuildDir, OutDir: t.TempDir(), ExpectInline: expect, InlineDataSize: 16384}
+}
+
+// TestRealBoot boots the built 6.12 kernels: both variants pass every test
+// over rxe and siw, the patched one posts the command capsules inline and
+// the baseline does not.
+func TestRealBoot(t *testing.T) {
+	for _, c := range []struct {
+		variant string
+		inline  bool
+	}{{build.Baseline, false}, {build.Patched, true}} {
+		t.Run(c.variant, func(t *testing.T) {
+			md := kbuild.Build(t, "6.12", c.variant)
+			res, err := boot.Run(context.Background(), realOptions(t, md, c.inline))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != "pass" {
+				t.Fatalf("%s: %s %s\n%s", c.variant, res.Verdict, res.Reason, strings.Join(res.Tail, "\n"))
+			}
+			if got := res.KTAP.Count(); got.Pass < 24 || got.Fail != 0 {
+				t.Errorf("counts %+v", got)
+			}
+			for _, tr := range []string{"rxe", "siw"} {
+				in, ref := evidence(t, res, tr)
+				if c.inline && (in == 0 || ref != 0) || !c.inline && (in != 0 || ref == 0) {
+					t.Errorf("%s %s: %d inline, %d by reference", c.variant, tr, in, ref)
+				}
+			}
+		})
+	}
+}
+
+// TestRealHangIsKilled: a guest that stops in init is killed at the
+// timeout, with the console's tail in the result.
+func TestRealHangIsKilled(t *testing.T) {
+	md := kbuild.Build(t, "6.12", build.Patched)
+	o := realOptions(t, md, true)
+	o.Transports = []string{"rxe"}
+	o.Cmdline = "patchctl.stop=before-tests"
+	o.TestTimeout = 5 * time.Second
+	res, err := boot.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Verdict != "error" || res.Phase != "tests" || !strings.Contains(strings.Join(res.Tail, "\n"), "patchctl-agent: started") {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// TestRealKernelWithoutRxe: the same build's config without RDMA_RXE is
+// refused with the symbol named.
+func TestRealKernelWithoutRxe(t *testing.T) {
+	md := kbuild.Build(t, "6.12", build.Patched)
+	dir := t.TempDir()
+	cfg, _ := os.ReadFile(filepath.Join(md.BuildDir, ".config"))
+	os.WriteFile(filepath.Join(dir, ".config"), []byte(strings.Replace(string(cfg), "CONFIG_RDMA_RXE=y", "# CONFIG_RDMA_RXE is not set", 1)), 0o644)
+	o := realOptions(t, md, true)
+	o.BuildDir = dir
+	_, err := boot.Run(context.Background(), o)
+	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "CONFIG_RDMA_RXE") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// BenchmarkBootRxe / Siw: boot to verdict for the full suite of one
+// transport (target ≤ 15 s).
+func BenchmarkBootRxe(b *testing.B) { benchBoot(b, "rxe") }
+func BenchmarkBootSiw(b *testing.B) { benchBoot(b, "siw") }
+
+func benchBoot(b *testing.B, tr string) {
+	md := kbuild.Build(b, "6.12", build.Patched)
+	for b.Loop() {
+		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: "6.12", Variant: md.Variant,
+			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: true})
+		if err != nil || res.Verdict != "pass" {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}

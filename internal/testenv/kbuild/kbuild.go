@@ -1,0 +1,40 @@
+// Package kbuild gives tests real kernel builds through patchctl's build stage.
+package kbuild
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/testenv"
+)
+
+var mu sync.Mutex
+
+// Build builds (incrementally) kernel name's variant with the default
+// fragments, as patchctl build does. Missing host tools skip outside CI
+// and fail in CI.
+func Build(t testing.TB, name, variant string) *build.Metadata {
+	t.Helper()
+	if err := build.CheckHostTools(); err != nil {
+		testenv.Unavailable(t, err.Error())
+	}
+	k, _ := testenv.Kernel(t, name)
+	if testing.Short() {
+		t.Skip("-short: no kernel builds")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	c := testenv.Cache()
+	md, err := build.Build(context.Background(), build.Options{Root: testenv.RepoRoot(t), Cache: c, Kernel: k, Variant: variant, Progress: c.Progress})
+	if err != nil {
+		if errors.Is(err, errs.ErrInput) {
+			testenv.Unavailable(t, err.Error())
+		}
+		t.Fatalf("building %s %s: %v", name, variant, err)
+	}
+	return md
+}
