@@ -1,0 +1,171 @@
+package checks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Rule inline-sge-addr: with IB_SEND_INLINE the provider's CPU copies the
+// payload from sg_list[i].addr as a kernel virtual address. So on every
+// path that reaches a post of a work request whose send_flags carry
+// IB_SEND_INLINE, each of its num_sge SGEs must be shown to hold a
+// virtual address: a pointer converted to an integer ((uintptr_t)p, &x),
+// never what ib_dma_map_*, dma_map_*, sg_dma_address return, nor a field
+// or variable assigned from those anywhere, nor arithmetic on them (a cast
+// keeps the kind). What reaches the post counts, not the order of the
+// statements: a later reassignment wins, an assignment after the post does
+// not help. SGEs that num_sge can reach and no assignment on the path
+// re-points are findings too.
+//
+// The post is ib_post_send, a device's post_send op, or a call to a
+// function that posts its parameter. A request stored in an object that
+// outlives the function (a parameter's field) is checked where the
+// function sets IB_SEND_INLINE on it, at the function's exit; a post
+// elsewhere of a request that some function sets inline is checked for
+// the SGEs that the posting function itself assigns.
+//
+// Rule inline-on-registration: IB_SEND_INLINE on a REG_MR, REG_MR_INTEGRITY
+// or LOCAL_INV request is a finding wherever it reaches.
+
+var registrationOps = map[string]bool{"IB_WR_REG_MR": true, "IB_WR_REG_MR_INTEGRITY": true, "IB_WR_LOCAL_INV": true}
+
+// inlineSGE is rule 1's checkpoint handler for one function.
+type inlineSGE struct {
+	in       *interp
+	fnName   string
+	findings []Finding
+}
+
+func (r *inlineSGE) check(cp checkpoint) {
+	st := cp.state
+	var wrs []string
+	if cp.exit {
+		// Requests this function sets inline and that outlive it.
+		for w, fl := range st.flags {
+			if fl == flagOn && !r.in.locals[root(w)] {
+				wrs = append(wrs, w)
+			}
+		}
+	} else {
+		wrs = cp.wrs
+	}
+	line := r.in.f.line(cp.node)
+	where := "posted here"
+	if cp.exit {
+		line = r.exitLine(cp)
+		where = "leaves the function here (stored in an object that outlives it)"
+	}
+	for _, w := range wrs {
+		status := st.flags[w]
+		maybe := false
+		if status == flagUnset {
+			if _, ok := r.in.facts.inlineWRs[strings.TrimSuffix(fieldKey(w+".x"), ".x")]; !ok {
+				continue
+			}
+			maybe = true // set inline elsewhere
+		}
+		if status == flagOff {
+			continue
+		}
+		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
+		if l := st.flagLine[w]; l > 0 {
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: l, Message: "IB_SEND_INLINE set on this path"})
+		} else if maybe {
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.facts.inlineWRs[strings.TrimSuffix(fieldKey(w+".x"), ".x")] + ")"})
+		}
+		if op := st.opc[w]; registrationOps[op] {
+			r.add(RuleInlineReg, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), ev)
+		}
+		r.checkSGEs(w, st, maybe, line, ev)
+	}
+}
+
+func (r *inlineSGE) exitLine(cp checkpoint) int {
+	if cp.node.Kind() == "function_definition" {
+		return int(cp.node.EndPosition().Row) + 1
+	}
+	return r.in.f.line(cp.node)
+}
+
+func display(p string) string { return strings.TrimPrefix(p, "v:") }
+
+func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Evidence) {
+	list, ok := st.sgl[w]
+	if !ok {
+		list = "*" + w + ".sg_list"
+	}
+	n, bounded := r.numSGE(w, st)
+	limit := n
+	if !bounded {
+		limit = 1
+		for k := 1; k < 16; k++ {
+			if e, _ := sgePlace(list, k); st.addr[e+".addr"] != nil {
+				limit = k + 1
+			}
+		}
+	}
+	covered := 0
+	wildcard := false
+	for k := 0; k < limit; k++ {
+		exact, wild := sgePlace(list, k)
+		v := st.addr[exact+".addr"]
+		if v == nil {
+			v = st.addr[wild+".addr"]
+			wildcard = wildcard || v != nil
+		}
+		sge := fmt.Sprintf("SGE %d (%s.addr)", k, display(exact))
+		if v == nil {
+			if maybe {
+				continue
+			}
+			kind, why := r.in.facts.fieldKind(exact + ".addr")
+			switch kind {
+			case Virt:
+				covered++
+			case DMA:
+				r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s holds a DMA address (%s)", sge, display(w), why), ev)
+			default:
+				r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s is not shown to hold a kernel virtual address on this path: nothing on the path points it at one", sge, display(w)), ev)
+			}
+			continue
+		}
+		kind, leafv := v.resolve(st.facts)
+		e := append(append([]Evidence{}, ev...), Evidence{File: r.in.f.Rel, Line: leafv.line, Message: "address from " + leafv.why})
+		switch kind {
+		case Virt:
+			covered++
+		case DMA:
+			r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s holds a DMA address on this path: %s", sge, display(w), leafv.why), e)
+		default:
+			if !maybe {
+				r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s is not shown to hold a kernel virtual address on this path: %s", sge, display(w), leafv.why), e)
+			}
+		}
+	}
+	if !bounded && !wildcard && !maybe {
+		r.add(RuleInlineSGE, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.nsge[w], covered), ev)
+	}
+}
+
+// numSGE is the request's SGE count on this path, if the path bounds it.
+func (r *inlineSGE) numSGE(w string, st *state) (int, bool) {
+	e, ok := st.nsge[w]
+	if !ok {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(e); err == nil {
+		return n, true
+	}
+	if n, ok := st.nums[e]; ok {
+		return int(n), true
+	}
+	if n, ok := r.in.facts.constants[e]; ok {
+		return int(n), true
+	}
+	return 0, false
+}
+
+func (r *inlineSGE) add(rule string, line int, msg string, ev []Evidence) {
+	r.findings = append(r.findings, Finding{Rule: rule, Severity: SevError, File: r.in.f.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
+}

@@ -1,0 +1,213 @@
+package checks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/testenv"
+)
+
+// patchedFiles returns 6.12's files with the manifest's series applied.
+func patchedFiles(t *testing.T) (pristine string, patched map[string][]byte) {
+	t.Helper()
+	_, pristine = testenv.Kernel(t, "6.12")
+	plan, err := apply.LoadPlan(testenv.RepoRoot(t), "6.12", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := plan.Run(pristine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pristine, res.Files
+}
+
+// mutant is one way to get a rule wrong, and where it must be reported.
+type mutant struct {
+	name       string
+	file       string
+	edits      [][2]string // old -> new, each must occur once
+	rule       string      // "" = must stay clean
+	at         string      // the reported line holds this text
+	occurrence int         // which occurrence of at (0 = first after the edit site's function start)
+}
+
+const rdma = "drivers/nvme/host/rdma.c"
+
+var nvmeMutants = []mutant{
+	{name: "dma address on the inline path", file: rdma,
+		edits: [][2]string{{"sge->addr = (uintptr_t)qe->data;", "sge->addr = qe->dma;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "a cast keeps the DMA kind", file: rdma,
+		edits: [][2]string{{"sge->addr = (uintptr_t)qe->data;", "sge->addr = (u64)qe->dma;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "through a local variable", file: rdma,
+		edits: [][2]string{{"sge->addr = (uintptr_t)qe->data;", "u64 a = qe->dma + 0;\n\t\tsge->addr = a;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "a ternary with a DMA arm", file: rdma,
+		edits: [][2]string{{"sge->addr = (uintptr_t)qe->data;", "sge->addr = queue->pi_support ? (uintptr_t)qe->data : qe->dma;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "num_sge not bounded", file: rdma,
+		edits: [][2]string{{"if (num_sge == 1 && sge->length <= queue->max_inline_data) {", "if (sge->length <= queue->max_inline_data) {"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "flag set on every path, address re-pointed on one", file: rdma,
+		edits: [][2]string{{"wr.send_flags = IB_SEND_SIGNALED;", "wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "flag and address on different branches", file: rdma,
+		edits: [][2]string{{"\t\tsge->addr = (uintptr_t)qe->data;\n\t\twr.send_flags |= IB_SEND_INLINE;\n\t}", "\t\twr.send_flags |= IB_SEND_INLINE;\n\t} else {\n\t\tsge->addr = (uintptr_t)qe->data;\n\t}"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "reassigned after the virtual address", file: rdma,
+		edits: [][2]string{{"sge->addr = (uintptr_t)qe->data;", "sge->addr = (uintptr_t)qe->data;\n\t\tsge->addr = qe->dma;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "address set after the post", file: rdma,
+		edits: [][2]string{{"\t\tsge->addr = (uintptr_t)qe->data;\n", ""}, {"ret = ib_post_send(queue->qp, first, NULL);", "ret = ib_post_send(queue->qp, first, NULL);\n\tsge->addr = (uintptr_t)qe->data;"}},
+		rule:  RuleInlineSGE, at: "ret = ib_post_send(queue->qp, first, NULL);"},
+	{name: "statement order inside the branch does not matter", file: rdma,
+		edits: [][2]string{{"\t\tsge->addr = (uintptr_t)qe->data;\n\t\twr.send_flags |= IB_SEND_INLINE;", "\t\twr.send_flags |= IB_SEND_INLINE;\n\t\tsge->addr = (uintptr_t)qe->data;"}},
+		rule:  ""},
+	{name: "inline on the REG_MR request", file: rdma,
+		edits: [][2]string{{"\treq->reg_wr.wr.num_sge = 0;\n", "\treq->reg_wr.wr.num_sge = 0;\n\treq->reg_wr.wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;\n"}},
+		rule:  RuleInlineReg, at: "return 0;"},
+}
+
+var smcMutants = []mutant{
+	{name: "smc: virtual and DMA swapped in the ternary", file: "net/smc/smc_wr.c",
+		edits: [][2]string{{"lnk->wr_tx_sges[i].addr = send_inline ? (uintptr_t)(&lnk->wr_tx_bufs[i]) :\n\t\t\tlnk->wr_tx_dma_addr + i * SMC_WR_BUF_SIZE;",
+			"lnk->wr_tx_sges[i].addr = send_inline ? lnk->wr_tx_dma_addr + i * SMC_WR_BUF_SIZE :\n\t\t\t(uintptr_t)(&lnk->wr_tx_bufs[i]);"}},
+		rule: RuleInlineSGE, at: "static void smc_wr_init_sge(struct smc_link *lnk)"},
+	{name: "smc: inline flag on the wrong branch", file: "net/smc/smc_wr.c",
+		edits: [][2]string{{"\t\tif (send_inline)\n\t\t\tlnk->wr_tx_ibs[i].send_flags |= IB_SEND_INLINE;", "\t\tif (!send_inline)\n\t\t\tlnk->wr_tx_ibs[i].send_flags |= IB_SEND_INLINE;"}},
+		rule:  RuleInlineSGE, at: "static void smc_wr_init_sge(struct smc_link *lnk)"},
+	{name: "smc: inline on the registration request", file: "net/smc/smc_wr.c",
+		edits: [][2]string{{"\tlnk->wr_reg.wr.send_flags = IB_SEND_SIGNALED;", "\tlnk->wr_reg.wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;"}},
+		rule: RuleInlineReg, at: "static void smc_wr_init_sge(struct smc_link *lnk)"},
+	{name: "smc: DMA base on the inline branch", file: "net/smc/smc_tx.c",
+		edits: [][2]string{{"\t\t\tbase_addr = virt_addr;", "\t\t\tbase_addr = dma_addr;"}},
+		rule:  RuleInlineSGE, at: "rc = smc_tx_rdma_write(conn, dst_off, num_sges, wr);"},
+	{name: "smc: stale inline flag with DMA addresses", file: "net/smc/smc_tx.c",
+		edits: [][2]string{{"\t\t} else {\n\t\t\twr->wr.send_flags &= ~IB_SEND_INLINE;\n\t\t}", "\t\t}"}},
+		rule:  RuleInlineSGE, at: "rc = smc_tx_rdma_write(conn, dst_off, num_sges, wr);"},
+}
+
+// mutate writes a tree holding dir's files with the mutant's edits.
+func mutate(t *testing.T, files map[string][]byte, m mutant) (string, string) {
+	t.Helper()
+	tree := t.TempDir()
+	for rel, b := range files {
+		os.MkdirAll(filepath.Join(tree, filepath.Dir(rel)), 0o755)
+		os.WriteFile(filepath.Join(tree, rel), b, 0o644)
+	}
+	src := string(files[m.file])
+	for _, e := range m.edits {
+		if strings.Count(src, e[0]) != 1 {
+			t.Fatalf("%s: edit anchor found %d times: %q", m.name, strings.Count(src, e[0]), e[0])
+		}
+		src = strings.Replace(src, e[0], e[1], 1)
+	}
+	os.WriteFile(filepath.Join(tree, m.file), []byte(src), 0o644)
+	return tree, src
+}
+
+// lineOf returns the line of the n-th occurrence of text after the first
+// edit.
+func lineOf(src, editNew, text string, n int) int {
+	if strings.HasPrefix(text, "static ") {
+		// function-exit findings are reported at the closing brace
+		fn := strings.Index(src, text)
+		end := strings.Index(src[fn:], "\n}\n")
+		return strings.Count(src[:fn+end+2], "\n") + 1
+	}
+	start := strings.Index(src, editNew)
+	off := start
+	for i := 0; i <= n; i++ {
+		j := strings.Index(src[off:], text)
+		if j < 0 {
+			return -1
+		}
+		if i < n {
+			off += j + len(text)
+			continue
+		}
+		off += j
+	}
+	return strings.Count(src[:off], "\n") + 1
+}
+
+func runMutants(t *testing.T, files map[string][]byte, dir string, ms []mutant) {
+	for _, m := range ms {
+		t.Run(m.name, func(t *testing.T) {
+			tree, src := mutate(t, files, m)
+			rep, err := Run(Options{Tree: tree, Paths: []string{dir}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errs []Finding
+			for _, f := range rep.Findings {
+				if f.Severity == SevError {
+					errs = append(errs, f)
+				}
+			}
+			if m.rule == "" {
+				if len(errs) != 0 {
+					t.Fatalf("want no finding, got %v", errs)
+				}
+				return
+			}
+			want := lineOf(src, m.edits[0][1], m.at, m.occurrence)
+			for _, f := range errs {
+				if f.Rule == m.rule && f.File == m.file && f.Line == want {
+					return
+				}
+			}
+			t.Errorf("want %s at %s:%d (%q); got %v", m.rule, m.file, want, m.at, errs)
+		})
+	}
+}
+
+func TestNvmeRdmaMutants(t *testing.T) {
+	pristine, patched := patchedFiles(t)
+	b, ok := patched[rdma]
+	if !ok {
+		t.Fatal("the series does not change rdma.c")
+	}
+	files := map[string][]byte{rdma: b}
+	// The unmutated patched file is clean.
+	tree, _ := mutate(t, files, mutant{file: rdma})
+	rep, err := Run(Options{Tree: tree, Paths: []string{"drivers/nvme/host"}})
+	if err != nil || rep.Errors() != 0 {
+		t.Fatalf("patched rdma.c: %v %v", err, rep.Findings)
+	}
+	_ = pristine
+	runMutants(t, files, "drivers/nvme/host", nvmeMutants)
+}
+
+func TestSmcMutants(t *testing.T) {
+	_, pristine := testenv.Kernel(t, "6.12")
+	files := map[string][]byte{}
+	ents, _ := os.ReadDir(filepath.Join(pristine, "net/smc"))
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(pristine, "net/smc", e.Name()))
+		if err == nil {
+			files["net/smc/"+e.Name()] = b
+		}
+	}
+	runMutants(t, files, "net/smc", smcMutants)
+}
+
+// TestPristineTreesClean: the whole RDMA-using part of both pristine trees
+// and the patched 6.12 work tree (the seed applied) have no findings.
+func TestPristineTreesClean(t *testing.T) {
+	for _, k := range []string{"6.12", "6.1"} {
+		_, dir := testenv.Kernel(t, k)
+		rep, err := Run(Options{Tree: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Errors() != 0 || rep.Files < 50 || rep.Functions < 10 {
+			t.Errorf("%s: %d files, %d functions, findings %v", k, rep.Files, rep.Functions, rep.Findings)
+		}
+	}
+}

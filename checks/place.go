@@ -1,0 +1,185 @@
+package checks
+
+import (
+	"regexp"
+	"strings"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// A place names an lvalue canonically, so the same object reached two
+// ways has one name: p->f and p[0].f are "p.f", a constant index k is
+// "[k]" (0 is dropped), any other index is "[*]", and a local pointer that
+// aliases an object is replaced by the object's place. The object a
+// pointer-valued field points at is "*" + the field's place.
+
+// placeOf names the object an lvalue expression denotes ("" if unknown).
+// Plain local variables are "v:name".
+func placeOf(f *file, n *sitter.Node, alias map[string]string) string {
+	switch n.Kind() {
+	case "identifier":
+		return "v:" + f.text(n)
+	case "parenthesized_expression":
+		if c := named(n); len(c) == 1 {
+			return placeOf(f, c[0], alias)
+		}
+	case "field_expression":
+		arg := n.ChildByFieldName("argument")
+		field := f.text(n.ChildByFieldName("field"))
+		var base string
+		if f.text(n.ChildByFieldName("operator")) == "->" {
+			base = pointee(f, arg, alias)
+		} else {
+			base = objectPlace(f, arg, alias)
+		}
+		if base == "" {
+			return ""
+		}
+		return base + "." + field
+	case "subscript_expression":
+		arg := n.ChildByFieldName("argument")
+		base := arrayBase(f, arg, alias)
+		if base == "" {
+			return ""
+		}
+		return canon(base + indexOf(f, n.ChildByFieldName("index")))
+	case "pointer_expression":
+		if f.text(n.ChildByFieldName("operator")) == "*" {
+			return pointee(f, n.ChildByFieldName("argument"), alias)
+		}
+	}
+	return ""
+}
+
+// objectPlace is the place of a struct-valued expression (x in x.f).
+func objectPlace(f *file, n *sitter.Node, alias map[string]string) string {
+	if n.Kind() == "identifier" {
+		return f.text(n) // a struct variable: its own name is its place
+	}
+	return placeOf(f, n, alias)
+}
+
+// arrayBase is what a[i] indexes: the array object or the pointee.
+func arrayBase(f *file, n *sitter.Node, alias map[string]string) string {
+	switch n.Kind() {
+	case "identifier":
+		if a, ok := alias[f.text(n)]; ok {
+			return a
+		}
+		return f.text(n)
+	case "parenthesized_expression":
+		if c := named(n); len(c) == 1 {
+			return arrayBase(f, c[0], alias)
+		}
+	}
+	return placeOf(f, n, alias)
+}
+
+// pointee is the place of the object a pointer expression points at.
+func pointee(f *file, n *sitter.Node, alias map[string]string) string {
+	switch n.Kind() {
+	case "identifier":
+		if a, ok := alias[f.text(n)]; ok {
+			return a
+		}
+		return f.text(n)
+	case "parenthesized_expression":
+		if c := named(n); len(c) == 1 {
+			return pointee(f, c[0], alias)
+		}
+	case "cast_expression":
+		return pointee(f, n.ChildByFieldName("value"), alias)
+	case "pointer_expression":
+		if f.text(n.ChildByFieldName("operator")) == "&" {
+			return objectPlace(f, n.ChildByFieldName("argument"), alias)
+		}
+	case "field_expression", "subscript_expression":
+		p := placeOf(f, n, alias)
+		if p == "" {
+			return ""
+		}
+		return "*" + p
+	}
+	return ""
+}
+
+func indexOf(f *file, n *sitter.Node) string {
+	if n != nil && n.Kind() == "number_literal" {
+		return "[" + f.text(n) + "]"
+	}
+	return "[*]"
+}
+
+var zeroIndex = regexp.MustCompile(`\[0\]`)
+
+// canon drops [0]: p[0].f is p.f.
+func canon(p string) string { return zeroIndex.ReplaceAllString(p, "") }
+
+// splitMember splits "a.b.c" into "a.b" and "c".
+func splitMember(p string) (string, string) {
+	i := strings.LastIndexByte(p, '.')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// root is a place's base variable name.
+func root(p string) string {
+	p = strings.TrimLeft(p, "*")
+	p = strings.TrimPrefix(p, "v:")
+	if i := strings.IndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+var indexRe = regexp.MustCompile(`\[[^\]]*\]`)
+
+// fieldKey names a field across functions: the last two members of a
+// place, without its root variable and indexes ("lnk.wr_tx_sges[*].addr"
+// is "wr_tx_sges.addr", "qe.dma" is "dma").
+func fieldKey(p string) string {
+	p = indexRe.ReplaceAllString(strings.TrimLeft(p, "*"), "")
+	parts := strings.Split(p, ".")
+	if len(parts) <= 1 {
+		return ""
+	}
+	parts = parts[1:]
+	if len(parts) > 2 {
+		parts = parts[len(parts)-2:]
+	}
+	return strings.Join(parts, ".")
+}
+
+// sgePlace is the place of SGE k in the list that p points at, and the
+// wildcard place that covers every SGE of that list.
+func sgePlace(p string, k int) (exact, wild string) {
+	base, idx := p, 0
+	if m := regexp.MustCompile(`^(.*)\[(\d+|\*)\]$`).FindStringSubmatch(p); m != nil {
+		base = m[1]
+		if m[2] == "*" {
+			return p, p
+		}
+		for _, c := range m[2] {
+			idx = idx*10 + int(c-'0')
+		}
+	}
+	if i := idx + k; i == 0 {
+		exact = base
+	} else {
+		exact = base + "[" + itoa(i) + "]"
+	}
+	return exact, base + "[*]"
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	s := ""
+	for ; i > 0; i /= 10 {
+		s = string(rune('0'+i%10)) + s
+	}
+	return s
+}
