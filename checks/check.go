@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"time"
 
@@ -25,6 +26,7 @@ type Report struct {
 	Findings  []Finding     `json:"findings"`
 	Providers []ProviderRow `json:"providers"`
 	Layouts   []LayoutRow   `json:"layouts,omitempty"`
+	Inline    []string      `json:"inline_users"` // files that set IB_SEND_INLINE
 	Files     int           `json:"files_analysed"`
 	Functions int           `json:"functions_analysed"`
 	Duration  float64       `json:"duration_s"`
@@ -47,14 +49,36 @@ func Run(opts Options) (*Report, error) {
 	if len(opts.Paths) == 0 {
 		opts.Paths = DefaultPaths
 	}
+	// The provider table does not depend on the analysis: read it
+	// meanwhile.
+	type provResult struct {
+		rows []ProviderRow
+		err  error
+	}
+	provCh := make(chan provResult, 1)
+	go func() {
+		rows, err := providerTable(opts.Tree)
+		provCh <- provResult{rows, err}
+	}()
 	rels, err := listC(opts.Tree, opts.Paths)
 	if err != nil {
+		<-provCh
 		return nil, err
 	}
 	analysed, err := loadFiles(opts.Tree, rels, "IB_SEND_INLINE")
 	if err != nil {
+		<-provCh
 		return nil, err
 	}
+	// Providers only test the flag (send_flags & IB_SEND_INLINE); the
+	// files that set it are the ones to analyse, with their folders.
+	setters := analysed[:0]
+	for _, f := range analysed {
+		if setsInlineBytes.Match(f.Src) {
+			setters = append(setters, f)
+		}
+	}
+	analysed = setters
 	// Facts come from the analysed files and their neighbours that map
 	// DMA, post, or size inline data.
 	dirs := map[string]bool{}
@@ -87,7 +111,10 @@ func Run(opts Options) (*Report, error) {
 			byDir[path.Dir(f.Rel)].learn(f)
 		}
 	}
-	rep := &Report{Files: len(all)}
+	rep := &Report{Files: len(all), Inline: []string{}}
+	for _, f := range analysed {
+		rep.Inline = append(rep.Inline, f.Rel)
+	}
 	var sites []inlineSite
 	for _, f := range all {
 		facts := byDir[path.Dir(f.Rel)]
@@ -111,10 +138,11 @@ func Run(opts Options) (*Report, error) {
 	sizeFindings, layouts := checkInlineSize(opts, sites, byDir, all)
 	rep.Findings = append(rep.Findings, sizeFindings...)
 	rep.Layouts = layouts
-	rep.Providers, err = providerTable(opts.Tree)
-	if err != nil {
-		return nil, err
+	prov := <-provCh
+	if prov.err != nil {
+		return nil, prov.err
 	}
+	rep.Providers = prov.rows
 	if len(opts.Patches) > 0 {
 		cp, err := checkpatch(opts.Tree, opts.Patches)
 		if err != nil {
@@ -129,6 +157,10 @@ func Run(opts Options) (*Report, error) {
 	rep.Duration = time.Since(start).Seconds()
 	return rep, nil
 }
+
+// setsInlineBytes prefilters files that may set IB_SEND_INLINE: an
+// assignment or designated initializer of send_flags that names it.
+var setsInlineBytes = regexp.MustCompile(`send_flags\s*(\|=|=)[^;]*IB_SEND_INLINE`)
 
 // setsInlineOrPosts selects the functions worth interpreting: those that
 // set IB_SEND_INLINE on a request or post one (providers' post_send

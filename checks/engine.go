@@ -222,7 +222,7 @@ func (in *interp) exec(n *sitter.Node, states []*state) []*state {
 				branch = append(branch, st.clone())
 			}
 			for _, s := range named(c) {
-				if s == c.ChildByFieldName("value") {
+				if same(s, c.ChildByFieldName("value")) {
 					continue
 				}
 				branch = in.exec(s, branch)
@@ -306,7 +306,7 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 	f := in.f
 	typ := f.text(n.ChildByFieldName("type"))
 	for _, d := range named(n) {
-		if d == n.ChildByFieldName("type") {
+		if same(d, n.ChildByFieldName("type")) {
 			continue
 		}
 		name, ptr := declName(f, d)

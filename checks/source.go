@@ -220,3 +220,9 @@ func functions(f *file) []*sitter.Node {
 	})
 	return out
 }
+
+// same reports whether two nodes are the same node (go-tree-sitter hands
+// out a new Node value on every call, so pointers do not compare).
+func same(a, b *sitter.Node) bool {
+	return a != nil && b != nil && a.StartByte() == b.StartByte() && a.EndByte() == b.EndByte() && a.KindId() == b.KindId()
+}

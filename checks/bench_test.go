@@ -1,0 +1,17 @@
+package checks
+
+import (
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/testenv"
+)
+
+// BenchmarkWholeTree: every RDMA user of pristine 6.12 (target ≤ 2 s).
+func BenchmarkWholeTree(b *testing.B) {
+	_, dir := testenv.Kernel(b, "6.12")
+	for b.Loop() {
+		if _, err := Run(Options{Tree: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,425 @@
+package checks
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/patchctl/patchctl/internal/layout"
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// Rule inline-size: a QP gets the inline size it asks for in
+// cap.max_inline_data only if the device grants it, and the device writes
+// the granted size back into the caps (ib_create_qp, rdma_create_qp) or
+// reports it (ib_query_qp). So, for QPs whose sends are posted inline:
+//
+//   - the size requested must cover the largest payload posted inline
+//     (sizes are computed: sizeof(struct T) by a C layout calculation over
+//     the tree's headers, checked against the build's DWARF when a build
+//     exists);
+//   - the guard before IB_SEND_INLINE must compare with the granted size
+//     (a caps field read after QP creation or query, or a field assigned
+//     from one), not with the requested constant;
+//   - where creation can fail, the size recorded on the failing path must
+//     be 0, and a size read before the QP is created is the request, not
+//     the grant.
+
+var createFuncs = map[string]bool{"rdma_create_qp": true, "ib_create_qp": true, "ib_create_qp_kernel": true, "ib_query_qp": true}
+
+// ProviderRow is what one provider in the tree grants for a requested
+// inline size, read from its source.
+type ProviderRow struct {
+	Provider string   `json:"provider"`
+	Rejects  []string `json:"rejects_above,omitempty"` // limits a request may not exceed
+	Grants   []string `json:"grants,omitempty"`        // what it writes back into the caps
+}
+
+// LayoutRow is a struct size from the headers and, when a build exists,
+// from DWARF.
+type LayoutRow struct {
+	Struct  string `json:"struct"`
+	Headers int64  `json:"headers"`
+	DWARF   int64  `json:"dwarf,omitempty"`
+	Object  string `json:"object,omitempty"`
+}
+
+type sizeCheck struct {
+	opts     Options
+	facts    map[string]*Facts
+	layouts  map[string]*LayoutRow
+	findings []Finding
+}
+
+func checkInlineSize(opts Options, sites []inlineSite, facts map[string]*Facts, files []*file) ([]Finding, []LayoutRow) {
+	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}}
+	withSites := map[string]bool{}
+	for _, s := range sites {
+		withSites[s.f.Rel] = true
+		c.guard(s)
+	}
+	for _, f := range files {
+		if withSites[f.Rel] {
+			c.requests(f)
+		}
+	}
+	var rows []LayoutRow
+	for _, k := range sortedKeys(c.layouts) {
+		rows = append(rows, *c.layouts[k])
+	}
+	return c.findings, rows
+}
+
+func (c *sizeCheck) add(f *file, n *sitter.Node, fn string, sev, msg string, ev ...Evidence) {
+	c.findings = append(c.findings, Finding{Rule: RuleInlineSize, Severity: sev, File: f.Rel, Line: f.line(n), Function: fn, Message: msg, Evidence: ev})
+}
+
+// guard checks the comparison that decides an inline send.
+func (c *sizeCheck) guard(s inlineSite) {
+	f := s.f
+	facts := c.facts[path.Dir(f.Rel)]
+	var cmps []*sitter.Node
+	for p := s.node.Parent(); p != nil && !same(p, s.fn); p = p.Parent() {
+		if p.Kind() == "if_statement" {
+			cmps = append(cmps, comparisons(f, p.ChildByFieldName("condition"), s.fn)...)
+		}
+	}
+	name := functionName(f, s.fn)
+	if len(cmps) == 0 {
+		c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
+		return
+	}
+	var tried []string
+	for _, cmp := range cmps {
+		for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
+			if ok, _ := c.granted(f, s.fn, side, facts); ok {
+				return
+			}
+		}
+		tried = append(tried, strings.Join(strings.Fields(f.text(cmp)), " "))
+	}
+	c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
+}
+
+// comparisons lists the <, <=, >, >= in a condition, following boolean
+// locals to the comparison they were set from.
+func comparisons(f *file, cond *sitter.Node, fn *sitter.Node) []*sitter.Node {
+	var out []*sitter.Node
+	walk(cond, func(n *sitter.Node) bool {
+		switch n.Kind() {
+		case "binary_expression":
+			switch f.text(n.ChildByFieldName("operator")) {
+			case "<", "<=", ">", ">=":
+				out = append(out, n)
+			}
+		case "identifier":
+			if fn == nil {
+				break
+			}
+			if init := localInit(f, fn, f.text(n)); init != nil {
+				out = append(out, comparisons(f, init, fn)...)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// localInit is the initializer of a local variable declared in fn.
+func localInit(f *file, fn *sitter.Node, name string) *sitter.Node {
+	var init *sitter.Node
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "init_declarator" {
+			if d, _ := declName(f, n.ChildByFieldName("declarator")); d == name {
+				init = n.ChildByFieldName("value")
+			}
+		}
+		return init == nil
+	})
+	return init
+}
+
+// granted reports whether expr is the inline size a device granted: a
+// caps field of an attr that a create or query call filled before this
+// point, or a field assigned only from such.
+func (c *sizeCheck) granted(f *file, fn, expr *sitter.Node, facts *Facts) (bool, string) {
+	expr = stripParens(expr)
+	t := f.text(expr)
+	if strings.HasSuffix(t, "cap.max_inline_data") {
+		attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "cap.max_inline_data"), "."), "->")
+		if createdBefore(f, fn, attr, expr) {
+			return true, "filled by QP creation in this function"
+		}
+		if w, ok := facts.queried[fieldKey(placeOf(f, expr, nil))]; ok {
+			return true, "filled by ib_query_qp at " + w
+		}
+		return false, ""
+	}
+	if expr.Kind() != "field_expression" {
+		return false, ""
+	}
+	as := facts.granted[fieldKey(placeOf(f, expr, nil))]
+	if len(as) == 0 {
+		return false, ""
+	}
+	for _, a := range as {
+		ok := false
+		walk(a.rhs, func(n *sitter.Node) bool {
+			if n.Kind() == "field_expression" && strings.HasSuffix(a.file.text(n), "cap.max_inline_data") {
+				if g, _ := c.granted(a.file, a.fn, n, facts); g {
+					ok = true
+				}
+			}
+			return !ok
+		})
+		if !ok {
+			return false, ""
+		}
+		c.failurePath(a)
+	}
+	return true, "assigned from granted caps"
+}
+
+// createdBefore reports whether attr was passed to a QP create or query
+// call in fn before node.
+func createdBefore(f *file, fn *sitter.Node, attr string, node *sitter.Node) bool {
+	found := false
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && createFuncs[f.text(n.ChildByFieldName("function"))] {
+			for _, a := range named(n.ChildByFieldName("arguments")) {
+				if strings.TrimPrefix(strings.Join(strings.Fields(f.text(a)), ""), "&") == attr {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// failurePath checks what a granted-size field records when the create
+// call before it failed: it must be 0.
+func (c *sizeCheck) failurePath(a assign) {
+	f := a.file
+	// The variable holding the last create call's result before a.
+	var result string
+	walk(a.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "assignment_expression" && n.EndByte() <= a.node.StartByte() {
+			if r := stripParens(n.ChildByFieldName("right")); r.Kind() == "call_expression" && createFuncs[f.text(r.ChildByFieldName("function"))] {
+				result = f.text(n.ChildByFieldName("left"))
+			}
+		}
+		return true
+	})
+	if result == "" {
+		return
+	}
+	// Guarded by the result (if (!ret) ...)? Then the failing path does
+	// not record the request.
+	for p := a.node.Parent(); p != nil && !same(p, a.fn); p = p.Parent() {
+		if p.Kind() == "if_statement" && mentionsText(f, p.ChildByFieldName("condition"), result) {
+			return
+		}
+	}
+	rhs := stripParens(a.rhs)
+	if rhs.Kind() == "conditional_expression" && mentionsText(f, rhs.ChildByFieldName("condition"), result) {
+		cond := strings.Join(strings.Fields(f.text(stripParens(rhs.ChildByFieldName("condition")))), "")
+		failArm := rhs.ChildByFieldName("consequence")
+		if cond == "!"+result || cond == result+"==0" {
+			failArm = rhs.ChildByFieldName("alternative")
+		}
+		if v := strings.TrimSpace(f.text(failArm)); v == "0" {
+			return
+		}
+		c.add(f, a.node, functionName(f, a.fn), SevError, fmt.Sprintf("when QP creation fails (%s), %s records %s, not 0", result, f.text(a.lhs), f.text(failArm)))
+		return
+	}
+	c.add(f, a.node, functionName(f, a.fn), SevError, fmt.Sprintf("%s records the caps whether or not QP creation succeeded (%s): when it fails, they hold the request, and the recorded size must be 0", f.text(a.lhs), result))
+}
+
+func mentionsText(f *file, n *sitter.Node, name string) bool {
+	found := false
+	walk(n, func(c *sitter.Node) bool {
+		if (c.Kind() == "identifier" || c.Kind() == "field_expression") && f.text(c) == name {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// requests checks the size a QP asks for against the payloads posted
+// inline in the same file, and that a size read back is read after the
+// create call.
+func (c *sizeCheck) requests(f *file) {
+	// Payloads: constant lengths given to SGEs in this file.
+	type payload struct {
+		size int64
+		expr string
+		node *sitter.Node
+	}
+	var payloads []payload
+	var reqs []assign
+	for _, fn := range functions(f) {
+		walk(fn, func(n *sitter.Node) bool {
+			if n.Kind() != "assignment_expression" {
+				return true
+			}
+			lhs := n.ChildByFieldName("left")
+			lt := strings.Join(strings.Fields(f.text(lhs)), "")
+			switch {
+			case strings.HasSuffix(lt, "cap.max_inline_data"):
+				reqs = append(reqs, assign{f, fn, n, lhs, n.ChildByFieldName("right")})
+			case lhs.Kind() == "field_expression" && f.text(lhs.ChildByFieldName("field")) == "length" && strings.Contains(strings.ToLower(f.text(lhs.ChildByFieldName("argument"))), "sge"):
+				if sz, expr, ok := c.constSize(f, n.ChildByFieldName("right")); ok {
+					payloads = append(payloads, payload{sz, expr, n})
+				}
+			}
+			return true
+		})
+	}
+	var max payload
+	for _, p := range payloads {
+		if p.size > max.size {
+			max = p
+		}
+	}
+	for _, r := range reqs {
+		name := functionName(f, r.fn)
+		attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.Join(strings.Fields(f.text(r.lhs)), ""), "cap.max_inline_data"), "."), "->")
+		if !createdBefore(f, r.fn, attr, r.node) && !calledAfter(f, r.fn, attr, r.node) {
+			continue // not a QP's caps
+		}
+		sz, expr, ok := c.constSize(f, r.rhs)
+		if !ok || max.size == 0 {
+			continue
+		}
+		if sz < max.size {
+			c.add(f, r.node, name, SevError, fmt.Sprintf("requests %s = %d bytes of inline data, but %s = %d bytes is posted inline (line %d)", expr, sz, max.expr, max.size, f.line(max.node)),
+				Evidence{File: f.Rel, Line: f.line(max.node), Message: "inline payload " + max.expr})
+		}
+	}
+}
+
+// calledAfter reports whether attr is passed to a create call after node.
+func calledAfter(f *file, fn *sitter.Node, attr string, node *sitter.Node) bool {
+	found := false
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && n.StartByte() >= node.EndByte() && createFuncs[f.text(n.ChildByFieldName("function"))] {
+			for _, a := range named(n.ChildByFieldName("arguments")) {
+				if strings.TrimPrefix(strings.Join(strings.Fields(f.text(a)), ""), "&") == attr {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// constSize evaluates a size: a literal, a #define, or sizeof(struct T)
+// (from the headers, checked against DWARF when a build exists).
+func (c *sizeCheck) constSize(f *file, n *sitter.Node) (int64, string, bool) {
+	n = stripParens(n)
+	expr := strings.Join(strings.Fields(f.text(n)), " ")
+	switch n.Kind() {
+	case "number_literal":
+		var v int64
+		if _, err := fmt.Sscanf(f.text(n), "%v", &v); err == nil {
+			return v, expr, true
+		}
+	case "identifier":
+		if v, ok := c.facts[path.Dir(f.Rel)].constants[f.text(n)]; ok {
+			return v, expr, true
+		}
+	case "sizeof_expression":
+		t := n.ChildByFieldName("type")
+		if t == nil {
+			return 0, expr, false
+		}
+		typ := strings.Join(strings.Fields(f.text(t)), " ")
+		return c.sizeofType(f, n, typ)
+	}
+	return 0, expr, false
+}
+
+func (c *sizeCheck) sizeofType(f *file, at *sitter.Node, typ string) (int64, string, bool) {
+	expr := "sizeof(" + typ + ")"
+	if row, ok := c.layouts[typ]; ok {
+		return row.Headers, expr, true
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(typ, "struct "), "union ")
+	db, err := loadLayouts(c.opts.Tree, []string{path.Dir(f.Rel), "include/linux", "include/rdma", "include/uapi/linux"}, name)
+	if err != nil {
+		return 0, expr, false
+	}
+	size, _, err := db.sizeof(typ, 0)
+	if err != nil {
+		return 0, expr, false
+	}
+	row := &LayoutRow{Struct: typ, Headers: size}
+	c.layouts[typ] = row
+	if c.opts.BuildDir != "" {
+		obj := filepath.Join(c.opts.BuildDir, strings.TrimSuffix(f.Rel, ".c")+".o")
+		if r, err := layout.Open(obj); err == nil {
+			if st, err := r.Struct(name); err == nil {
+				row.DWARF, row.Object = st.Size, obj
+				if st.Size != size {
+					c.add(f, at, "", SevError, fmt.Sprintf("%s is %d bytes by the headers but %d bytes in the build's DWARF (%s): the layout calculation is wrong here", typ, size, st.Size, obj))
+				}
+			}
+		}
+	}
+	return size, expr, true
+}
+
+// providerTable reads, for each provider under drivers/infiniband/hw and
+// sw, the limits it puts on a requested inline size and what it writes
+// back as granted.
+func providerTable(tree string) ([]ProviderRow, error) {
+	var rows []ProviderRow
+	for _, kind := range []string{"hw", "sw"} {
+		ents, err := os.ReadDir(filepath.Join(tree, "drivers", "infiniband", kind))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			dir := path.Join("drivers/infiniband", kind, e.Name())
+			rels, _ := listC(tree, []string{dir})
+			files, err := loadFiles(tree, rels, "max_inline")
+			if err != nil {
+				return nil, err
+			}
+			row := ProviderRow{Provider: e.Name()}
+			for _, f := range files {
+				walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+					switch n.Kind() {
+					case "if_statement":
+						for _, cmp := range comparisons(f, n.ChildByFieldName("condition"), nil) {
+							l := f.text(cmp.ChildByFieldName("left"))
+							if strings.HasSuffix(l, "max_inline_data") && f.text(cmp.ChildByFieldName("operator")) == ">" {
+								row.Rejects = append(row.Rejects, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(cmp.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(cmp)))
+							}
+						}
+					case "assignment_expression":
+						l := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
+						if strings.HasSuffix(l, "cap.max_inline_data") && !strings.Contains(l, "props") {
+							row.Grants = append(row.Grants, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(n)))
+						}
+					}
+					return true
+				})
+			}
+			if len(row.Rejects)+len(row.Grants) > 0 {
+				rows = append(rows, row)
+			}
+		}
+	}
+	sortRows(rows)
+	return rows, nil
+}
