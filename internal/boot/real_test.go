@@ -55,6 +55,7 @@ func realOptions(t *testing.T, md *build.Metadata, expect bool) boot.Options {
 // over rxe and siw, the patched one posts the command capsules inline and
 // the baseline does not.
 func TestRealBoot(t *testing.T) {
+	kbuild.Exclusive(t, "6.12")
 	for _, c := range []struct {
 		variant string
 		inline  bool
@@ -84,6 +85,7 @@ func TestRealBoot(t *testing.T) {
 // TestRealHangIsKilled: a guest that stops in init is killed at the
 // timeout, with the console's tail in the result.
 func TestRealHangIsKilled(t *testing.T) {
+	kbuild.Exclusive(t, "6.12")
 	md := kbuild.Build(t, "6.12", build.Patched)
 	o := realOptions(t, md, true)
 	o.Transports = []string{"rxe"}
@@ -101,6 +103,7 @@ func TestRealHangIsKilled(t *testing.T) {
 // TestRealKernelWithoutRxe: the same build's config without RDMA_RXE is
 // refused with the symbol named.
 func TestRealKernelWithoutRxe(t *testing.T) {
+	kbuild.Exclusive(t, "6.12")
 	md := kbuild.Build(t, "6.12", build.Patched)
 	dir := t.TempDir()
 	cfg, _ := os.ReadFile(filepath.Join(md.BuildDir, ".config"))

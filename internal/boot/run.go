@@ -169,6 +169,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Boot a copy: a rebuild of the same folder while the VM starts cannot
+	// change the kernel under it.
+	img, err := os.ReadFile(o.BzImage)
+	if err != nil {
+		return nil, err
+	}
+	o.BzImage = filepath.Join(o.OutDir, "bzImage")
+	if err := os.WriteFile(o.BzImage, img, 0o644); err != nil {
+		return nil, err
+	}
 	initrd := filepath.Join(o.OutDir, "initramfs.cpio")
 	if err := Initramfs(initrd, agent, g); err != nil {
 		return nil, err

@@ -174,6 +174,13 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One build of a kernel at a time, across processes: both variants
+	// share the work tree.
+	unlock, err := tree.Exclusive(o.Cache.LockPath("build-" + o.Kernel.Name))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, Fragments: o.Fragments, Jobs: o.Jobs,
 		Source: o.Kernel.Key(), Artifacts: map[string]string{}}
 	src, touched, changed, applied, err := prepareSource(o, pristine)

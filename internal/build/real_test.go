@@ -19,6 +19,7 @@ import (
 // asks: bzImage and metadata, every requested symbol landed, the touched
 // drivers compile-tested, a second call a no-op.
 func TestRealBuild(t *testing.T) {
+	kbuild.Exclusive(t, "6.12")
 	base := kbuild.Build(t, "6.12", build.Baseline)
 	md := kbuild.Build(t, "6.12", build.Patched)
 	for _, m := range []*build.Metadata{base, md} {
@@ -48,6 +49,7 @@ func TestRealBuild(t *testing.T) {
 // TestRealImpossibleSymbol asks the real 6.12 Kconfig for tmpfs without
 // shmem: olddefconfig drops it and the build names why.
 func TestRealImpossibleSymbol(t *testing.T) {
+	kbuild.Exclusive(t, "6.12")
 	k, _ := testenv.Kernel(t, "6.12")
 	if err := build.CheckHostTools(); err != nil {
 		testenv.Unavailable(t, err.Error())

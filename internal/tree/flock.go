@@ -7,6 +7,12 @@ import (
 	"syscall"
 )
 
+// Exclusive takes an exclusive advisory lock on path (see lockFile).
+func Exclusive(path string) (func(), error) { return lockFile(path) }
+
+// LockPath is where the lock named name lives in the cache.
+func (c *Cache) LockPath(name string) string { return filepath.Join(c.Dir, "locks", name) }
+
 // lockFile takes an exclusive advisory lock on path (made if missing) and
 // returns its release. Two patchctl processes (or test binaries run in
 // parallel) preparing the same tree wait for each other.

@@ -121,7 +121,32 @@ func connect(nqn, addr string) (ctrl, dev string, err error) {
 	}
 	ctrl = fmt.Sprintf("nvme%d", instance)
 	dev = fmt.Sprintf("/dev/nvme%dn1", instance)
-	return ctrl, dev, waitFor(dev, 10*time.Second)
+	if err := waitFor(dev, 10*time.Second); err != nil {
+		return ctrl, dev, err
+	}
+	return ctrl, dev, waitReady(dev, 10*time.Second)
+}
+
+// waitReady waits until the namespace's disk can be opened and has a
+// size: devtmpfs creates the node before the namespace scan has made the
+// disk live, and an open in between fails with ENXIO.
+func waitReady(dev string, d time.Duration) error {
+	size := filepath.Join("/sys/block", filepath.Base(dev), "size")
+	deadline := time.Now().Add(d)
+	for {
+		b, err := os.ReadFile(size)
+		if err == nil && strings.TrimSpace(string(b)) != "0" {
+			f, err := os.OpenFile(dev, os.O_RDONLY, 0)
+			if err == nil {
+				f.Close()
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not become ready within %s (size %q, %v)", dev, d, strings.TrimSpace(string(b)), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func disconnect(ctrl string) error {

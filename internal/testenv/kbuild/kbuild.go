@@ -10,6 +10,7 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/tree"
 )
 
 var mu sync.Mutex
@@ -37,4 +38,16 @@ func Build(t testing.TB, name, variant string) *build.Metadata {
 		t.Fatalf("building %s %s: %v", name, variant, err)
 	}
 	return md
+}
+
+// Exclusive keeps other test processes from building kernel name until
+// the test ends (for tests that need several builds in a row to see the
+// same work tree).
+func Exclusive(t testing.TB, name string) {
+	t.Helper()
+	unlock, err := tree.Exclusive(testenv.Cache().LockPath("test-" + name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
 }
