@@ -13,16 +13,14 @@ deps:
 build:
 	$(GO) build -o $(BIN) ./cmd/patchctl
 
-# The main job on the default kernel: import the series of record, prepare
-# the pinned tree, apply with dispositions, check the regenerated patches.
+# The main job on the default kernel: the whole pipeline (tree, apply,
+# checks, builds, boots, compare) with reports in out/run.
 run: deps build
-	$(BIN) import --out out/import patches/*
-	$(BIN) tree prepare --kernel $(KERNEL)
-	$(BIN) apply --kernel $(KERNEL)
-	$(BIN) refresh --check --kernel $(KERNEL)
+	$(BIN) run --kernel $(KERNEL) --out out/run
 
-# Static checks and every test (the real kernel trees are prepared by the
-# tests themselves, cached under the user's cache dir).
+# Static checks and every test, the end-to-end run on both pinned kernels
+# included (trees, builds and tools are cached under the user's cache dir:
+# a fresh machine pays two cold kernel builds, about 20 minutes).
 test: deps vet
 	$(GO) test -count=1 -timeout 60m ./...
 
@@ -33,7 +31,9 @@ vet:
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzImport -fuzztime 60s ./internal/mailpatch
 
-# Figures: apply+refresh of all series, tree prepare warm and cold.
+# Figures (Go benchmarks): apply+refresh, tree prepare warm/cold, whole-tree
+# check, builds no-op/patched-after-baseline, boot per transport, run warm
+# after a patch edit. PATCHCTL_BENCH_COLD=1 adds the cold one-kernel run.
 bench: build
 	$(GO) test -run XXX -bench . -benchtime 3x ./...
 

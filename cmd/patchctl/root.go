@@ -71,7 +71,7 @@ Exit status: 0 ok, 1 findings or failed tests, 2 usage or input error.`,
 	})
 	g := &GlobalOptions{}
 	addGlobalFlags(root, g)
-	root.AddCommand(newImportCmd(io), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g))
+	root.AddCommand(newImportCmd(io), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newMatrixCmd(io, g))
 	return root
 }
 

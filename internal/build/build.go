@@ -117,11 +117,27 @@ func Locate(root string, c *tree.Cache, k *tree.Kernel, variant string, names []
 	if len(names) == 0 {
 		names = DefaultFragments
 	}
+	names = withKernelFragment(root, k.Name, names)
 	_, hash, err := fragments(root, names)
 	if err != nil {
 		return "", err
 	}
 	return Dir(c, k, variant, hash), nil
+}
+
+// withKernelFragment adds kconfig/kernel-<name>.config, when it exists:
+// what one kernel version needs beyond the shared fragments.
+func withKernelFragment(root, kernel string, names []string) []string {
+	n := "kernel-" + kernel
+	for _, x := range names {
+		if x == n {
+			return names
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "kconfig", n+".config")); err == nil {
+		return append(append([]string{}, names...), n)
+	}
+	return names
 }
 
 // fragments reads the named fragments from root/kconfig.
@@ -160,6 +176,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if len(o.Fragments) == 0 {
 		o.Fragments = DefaultFragments
 	}
+	o.Fragments = withKernelFragment(o.Root, o.Kernel.Name, o.Fragments)
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.NumCPU()
 	}

@@ -31,6 +31,7 @@ const (
 	Fail  = "FAIL"
 	Error = "ERROR"
 	Skip  = "SKIP"
+	Done  = "DONE"
 )
 
 // Options say what to run.
@@ -265,7 +266,7 @@ func runKernel(ctx context.Context, o Options, k *tree.Kernel, jobs int) *Kernel
 	}
 	s.InputHash = seriesHash.sum()
 	frags := (&hasher{}).add(k.Key())
-	for _, f := range build.DefaultFragments {
+	for _, f := range append(build.DefaultFragments, "kernel-"+k.Name) {
 		frags.file(filepath.Join(o.Root, "kconfig", f+".config"))
 	}
 

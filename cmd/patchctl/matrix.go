@@ -1,0 +1,44 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+)
+
+// MatrixOptions are the inputs of `patchctl matrix`.
+type MatrixOptions struct {
+	IO     *IOStreams
+	Global *GlobalOptions
+}
+
+type matrixEntry struct {
+	Kernel  string `json:"kernel"`
+	Source  string `json:"source"`
+	Default bool   `json:"default"`
+}
+
+func newMatrixCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &MatrixOptions{IO: io, Global: g}
+	return &cobra.Command{
+		Use:   "matrix",
+		Short: "Print the kernel matrix as JSON (a GitHub Actions strategy.matrix)",
+		Long: `Matrix prints {"include":[{"kernel":...,"source":...,"default":...}]} for the
+pinned kernels, the shape GitHub Actions' strategy.matrix takes with
+fromJSON(), so CI fans the kernels out as parallel jobs.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			lock, _, err := opts.Global.lock()
+			if err != nil {
+				return err
+			}
+			m := struct {
+				Include []matrixEntry `json:"include"`
+			}{}
+			for _, k := range lock.Kernels {
+				m.Include = append(m.Include, matrixEntry{Kernel: k.Name, Source: describe(&k), Default: k.Name == lock.Default})
+			}
+			return json.NewEncoder(opts.IO.Out).Encode(m)
+		},
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
+	"github.com/spf13/cobra"
+)
+
+// RunOptions are the inputs of `patchctl run`.
+type RunOptions struct {
+	IO         *IOStreams
+	Global     *GlobalOptions
+	Kernels    []string
+	Out        string
+	Transports string
+	JSON       bool
+}
+
+func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &RunOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "run [--kernel K...] [--out DIR] [--json]",
+		Short: "The whole pipeline over the kernel matrix, with reports CI systems read",
+		Long: `Run does, per kernel: prepare the tree, apply the series (dispositions must
+match the manifest, regenerated patches must match series/<kernel>/), the
+static checks, build baseline and patched, boot both over rxe and siw,
+compare (the patched kernel shows the inline path, the baseline does not),
+verdict. Stages whose inputs did not change since their last successful run
+(content hashes) are reused. Reports go to --out: summary.txt, junit.xml,
+kcidb.json (KCIDB v5.3), check-<kernel>.sarif, build metadata, console logs,
+result.json.
+
+Exit status: 0 every kernel passed, 1 a stage failed, 2 the harness could
+not run.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runRun(c.Context(), opts) },
+	}
+	cmd.Flags().StringSliceVar(&opts.Kernels, "kernel", nil, "kernels to run (default: every pinned kernel)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the reports (default: out/run)")
+	cmd.Flags().StringVar(&opts.Transports, "transport", "all", "rxe, siw or all")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	trs, err := transports(opts.Transports)
+	if err != nil {
+		return err
+	}
+	lock, root, err := opts.Global.lock()
+	if err != nil {
+		return err
+	}
+	for _, k := range opts.Kernels {
+		if _, err := lock.Find(k); err != nil {
+			return err
+		}
+	}
+	cache := opts.Global.cache(opts.IO)
+	res, err := pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress})
+	if err != nil {
+		return err
+	}
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join(root, "out", "run")
+	}
+	files, err := report.Write(out, res, versionString())
+	if err != nil {
+		return fmt.Errorf("writing reports: %w", err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		report.Summary(opts.IO.Out, res)
+		fmt.Fprintf(opts.IO.Out, "reports: %s (%d files)\n", out, len(files))
+	}
+	switch res.Verdict {
+	case pipeline.Pass:
+		return nil
+	case pipeline.Error:
+		return fmt.Errorf("the pipeline could not finish (see %s)", filepath.Join(out, "summary.txt"))
+	}
+	return fmt.Errorf("the pipeline failed (see %s): %w", filepath.Join(out, "summary.txt"), errs.ErrFindings)
+}

@@ -1,0 +1,183 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
+	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/tree"
+)
+
+func lock(t testing.TB, root string) *tree.Lock {
+	l, err := tree.LoadLock(filepath.Join(root, "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestRunBothKernels is the end-to-end run on every pinned kernel: tree,
+// apply, checks, both builds, both boots over rxe and siw, comparison,
+// and reports that CI systems read (checked: JUnit parses, KCIDB follows
+// v5.3, SARIF follows 2.1.0).
+func TestRunBothKernels(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	l := lock(t, root)
+	for _, k := range l.Names() {
+		testenv.Kernel(t, k)
+		kbuild.Exclusive(t, k)
+	}
+	if testing.Short() {
+		t.Skip("-short: no end-to-end run")
+	}
+	c := testenv.Cache()
+	res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Progress: c.Progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum strings.Builder
+	report.Summary(&sum, res)
+	if res.Verdict != pipeline.Pass {
+		t.Fatalf("verdict %s:\n%s", res.Verdict, sum.String())
+	}
+	for _, k := range res.Kernels {
+		for _, s := range k.Stages {
+			if s.Status != pipeline.Pass {
+				t.Errorf("%s %s: %s %s", k.Name, s.Name, s.Status, s.Detail)
+			}
+		}
+		if b := k.Boots["patched"]; b == nil || b.KTAP.Count().Pass < 24 {
+			t.Errorf("%s: patched boot %+v", k.Name, b)
+		}
+	}
+	t.Log("\n" + sum.String())
+
+	dir := t.TempDir()
+	if _, err := report.Write(dir, res, "test"); err != nil {
+		t.Fatal(err)
+	}
+	junit, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	var j struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(junit, &j); err != nil || j.Tests < 60 || j.Failures != 0 {
+		t.Errorf("junit: %v, %d tests, %d failures", err, j.Tests, j.Failures)
+	}
+	kc, _ := os.ReadFile(filepath.Join(dir, "kcidb.json"))
+	if errs := report.ValidateKCIDB(kc); len(errs) > 0 {
+		t.Errorf("KCIDB: %s", strings.Join(errs, "\n"))
+	}
+	for _, k := range res.Kernels {
+		if out := testenv.ValidateSARIF(t, filepath.Join(dir, "check-"+k.Name+".sarif")); out != "" {
+			t.Errorf("SARIF %s: %s", k.Name, out)
+		}
+	}
+	// A second run reuses every stage.
+	again, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: []string{"6.12"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range again.Kernels[0].Stages {
+		if !s.Reused && (strings.HasPrefix(s.Name, "build") || strings.HasPrefix(s.Name, "boot") || s.Name == "check") {
+			t.Errorf("second run redid %s", s.Name)
+		}
+	}
+}
+
+// editedRoot copies the repository's inputs and edits one line of seed
+// 000 (an added comment line), then regenerates series/6.12 as a user
+// would (patchctl refresh).
+func editedRoot(t testing.TB, src, dst string, variant int) {
+	for _, d := range []string{"patches", "series", "kconfig", "qemu"} {
+		copyTree(t, filepath.Join(src, d), filepath.Join(dst, d))
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, _ := os.ReadFile(filepath.Join(src, f))
+		os.WriteFile(filepath.Join(dst, f), b, 0o644)
+	}
+	p := filepath.Join(dst, "patches/nvme-rdma-inline-capsule/000_97dfe90d7f7f5563.txt")
+	b, _ := os.ReadFile(p)
+	s := strings.Replace(string(b), "+\t * host memory.  The CPU copies inline data from a kernel virtual",
+		"+\t * host memory.  The CPU copies inline data from a kernel virtual"+strings.Repeat(" ", variant%2), 1)
+	os.WriteFile(p, []byte(s), 0o644)
+	_, pristine := testenv.Kernel(t, "6.12")
+	plan, err := apply.LoadPlan(dst, "6.12", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := plan.Run(pristine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apply.Refresh(res).Write(plan.Manifest.Dir()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyTree(t testing.TB, src, dst string) {
+	filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+}
+
+// BenchmarkRunWarmAfterEdit: a run of 6.12 after a one-line change to a
+// patch (target ≤ 30 s): apply, check, the patched build (incremental) and
+// the patched boot are redone, the baseline is reused.
+func BenchmarkRunWarmAfterEdit(b *testing.B) {
+	src := testenv.RepoRoot(b)
+	c := testenv.Cache()
+	kbuild.Exclusive(b, "6.12")
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		root := b.TempDir()
+		editedRoot(b, src, root, i+1)
+		b.StartTimer()
+		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
+		if err != nil || res.Verdict != pipeline.Pass {
+			b.Fatalf("%v %+v", err, res)
+		}
+		for _, s := range res.Kernels[0].Stages {
+			if s.Name == "build-baseline" && !s.Reused {
+				b.Error("the baseline build was redone for a patch edit")
+			}
+		}
+	}
+}
+
+// BenchmarkRunCold: one kernel from an empty cache (downloads, cold
+// builds: about 10 minutes here). Only with PATCHCTL_BENCH_COLD=1.
+func BenchmarkRunCold(b *testing.B) {
+	if os.Getenv("PATCHCTL_BENCH_COLD") == "" {
+		b.Skip("set PATCHCTL_BENCH_COLD=1: a cold run takes about 10 minutes")
+	}
+	root := testenv.RepoRoot(b)
+	for b.Loop() {
+		b.StopTimer()
+		c := &tree.Cache{Dir: b.TempDir()}
+		b.StartTimer()
+		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
+		if err != nil || res.Verdict != pipeline.Pass {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}
