@@ -57,30 +57,15 @@ type applyReport struct {
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	lock, root, err := opts.Global.lock()
+	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
 		return err
 	}
-	k, err := lock.Find(opts.Kernel)
+	plan, res, err := t.applied(ctx, opts.Series)
 	if err != nil {
 		return err
 	}
-	cache := opts.Global.cache(opts.IO)
-	pristine, err := cache.Prepare(ctx, k)
-	if err != nil {
-		return err
-	}
-	plan, err := apply.LoadPlan(root, k.Name, opts.Series)
-	if err != nil {
-		return err
-	}
-	res, err := plan.Run(pristine)
-	if err != nil {
-		return err
-	}
+	k, cache, root := t.k, t.cache, t.root
 	rep := applyReport{Kernel: k.Name, Source: describe(k), Patches: res.Results, Changed: res.Touched()}
 	mismatches := res.Mismatches()
 	if len(mismatches) == 0 && !opts.DryRun {

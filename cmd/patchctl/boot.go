@@ -81,19 +81,16 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
-	lock, root, err := opts.Global.lock()
+	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
 		return err
 	}
-	k, err := lock.Find(opts.Kernel)
-	if err != nil {
-		return err
-	}
+	k, root := t.k, t.root
 	m, err := series.Load(series.ManifestPath(root, k.Name))
 	if err != nil {
 		return err
 	}
-	cache := opts.Global.cache(opts.IO)
+	cache := t.cache
 	dir, err := build.Locate(root, cache, k, opts.Variant, opts.Fragments)
 	if err != nil {
 		return err

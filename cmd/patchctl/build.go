@@ -47,16 +47,12 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	lock, root, err := opts.Global.lock()
+	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
 		return err
 	}
-	k, err := lock.Find(opts.Kernel)
-	if err != nil {
-		return err
-	}
-	cache := opts.Global.cache(opts.IO)
-	md, err := build.Build(ctx, build.Options{Root: root, Cache: cache, Kernel: k, Variant: opts.Variant,
+	k, cache := t.k, t.cache
+	md, err := build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Variant: opts.Variant,
 		Fragments: opts.Fragments, Jobs: opts.Jobs, Progress: cache.Progress})
 	if md != nil && opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)

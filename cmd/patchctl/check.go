@@ -67,27 +67,15 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	co := checks.Options{Tree: opts.Tree, Paths: opts.Paths}
 	if opts.Tree == "" {
-		lock, root, err := opts.Global.lock()
+		t, err := opts.Global.target(opts.IO, opts.Kernel)
 		if err != nil {
 			return err
 		}
-		k, err := lock.Find(opts.Kernel)
+		plan, res, err := t.applied(ctx, "")
 		if err != nil {
 			return err
 		}
-		cache := opts.Global.cache(opts.IO)
-		pristine, err := cache.Prepare(ctx, k)
-		if err != nil {
-			return err
-		}
-		plan, err := apply.LoadPlan(root, k.Name, "")
-		if err != nil {
-			return err
-		}
-		res, err := plan.Run(pristine)
-		if err != nil {
-			return err
-		}
+		k, cache, root := t.k, t.cache, t.root
 		if mm := res.Mismatches(); len(mm) > 0 {
 			return fmt.Errorf("%s: %s is %s, the manifest expects %s (see patchctl apply): %w", k.Name, mm[0].Source, mm[0].Disposition, mm[0].Expected, errs.ErrFindings)
 		}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/progress"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -57,4 +59,43 @@ func (g *GlobalOptions) cache(io *IOStreams) *tree.Cache {
 		dir = tree.DefaultCacheDir()
 	}
 	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut)}
+}
+
+// target is a pinned kernel with what the verbs need around it.
+type target struct {
+	root  string
+	lock  *tree.Lock
+	k     *tree.Kernel
+	cache *tree.Cache
+}
+
+// target resolves a kernel name ("" is the lock's default).
+func (g *GlobalOptions) target(io *IOStreams, kernel string) (*target, error) {
+	lock, root, err := g.lock()
+	if err != nil {
+		return nil, err
+	}
+	k, err := lock.Find(kernel)
+	if err != nil {
+		return nil, err
+	}
+	return &target{root: root, lock: lock, k: k, cache: g.cache(io)}, nil
+}
+
+// applied prepares the pristine tree and applies the manifest's series
+// (or one series) to it in memory.
+func (t *target) applied(ctx context.Context, seriesName string) (*apply.Plan, *apply.SeriesResult, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	pristine, err := t.cache.Prepare(ctx, t.k)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := apply.LoadPlan(t.root, t.k.Name, seriesName)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := plan.Run(pristine)
+	return plan, res, err
 }

@@ -37,29 +37,15 @@ git am applies them to the pristine tree with no offset and no fuzz.
 }
 
 func runRefresh(ctx context.Context, opts *RefreshOptions) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	lock, root, err := opts.Global.lock()
+	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
 		return err
 	}
-	k, err := lock.Find(opts.Kernel)
+	plan, res, err := t.applied(ctx, "")
 	if err != nil {
 		return err
 	}
-	pristine, err := opts.Global.cache(opts.IO).Prepare(ctx, k)
-	if err != nil {
-		return err
-	}
-	plan, err := apply.LoadPlan(root, k.Name, "")
-	if err != nil {
-		return err
-	}
-	res, err := plan.Run(pristine)
-	if err != nil {
-		return err
-	}
+	k := t.k
 	ref := apply.Refresh(res)
 	dir := plan.Manifest.Dir()
 	diffs := ref.Diff(dir)

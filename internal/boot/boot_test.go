@@ -102,7 +102,13 @@ func TestRunPass(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	cmd := strings.Join(res.Command, " ")
-	for _, want := range []string{"-no-reboot", "-nographic", "restrict=on", "console=ttyS0", "panic=-1", "null_blk.memory_backed=1", "-kernel " + o.BzImage} {
+	// The VM boots a private copy of the image (a rebuild cannot swap it).
+	copied := filepath.Join(o.OutDir, "bzImage")
+	orig, _ := os.ReadFile(o.BzImage)
+	if got, _ := os.ReadFile(copied); string(got) != string(orig) {
+		t.Error("the booted image is not a copy of the build's")
+	}
+	for _, want := range []string{"-no-reboot", "-nographic", "restrict=on", "console=ttyS0", "panic=-1", "null_blk.memory_backed=1", "-kernel " + copied} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("command line lacks %q: %s", want, cmd)
 		}

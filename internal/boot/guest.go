@@ -6,27 +6,13 @@ import (
 	"path/filepath"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/layout"
 )
 
-// GuestConfig is the agent's /patchctl.json (qemu/agent.Config).
-type GuestConfig struct {
-	Transports     []string          `json:"transports"`
-	InlineDataSize int               `json:"inline_data_size"`
-	ExpectInline   bool              `json:"expect_inline"`
-	Sizes          []int             `json:"sizes"`
-	Iterations     int               `json:"iterations"`
-	Seed           int64             `json:"seed"`
-	Address        string            `json:"address"`
-	NQN            string            `json:"nqn"`
-	CapsuleSize    int               `json:"capsule_size"`
-	WR             map[string]int    `json:"wr"`
-	Opcodes        map[string]int    `json:"opcodes"`
-	Flags          map[string]int    `json:"flags"`
-	Probes         map[string]string `json:"probes"`
-	Stop           string            `json:"stop,omitempty"`
-}
+// GuestConfig is the agent's configuration.
+type GuestConfig = guestconf.Config
 
 // postFunctions are the providers' post_send entry points the kprobe
 // watches.

@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+
+	"github.com/patchctl/patchctl/internal/guestconf"
 
 	"github.com/u-root/u-root/pkg/cpio"
 )
@@ -37,7 +40,7 @@ func Initramfs(path string, agent []byte, cfg any) error {
 		cpio.Directory("sys", 0o755),
 		cpio.Directory("tmp", 0o1777),
 		cpio.StaticFile("init", string(agent), 0o755),
-		cpio.StaticFile("patchctl.json", string(conf), 0o644),
+		cpio.StaticFile(strings.TrimPrefix(guestconf.Path, "/"), string(conf), 0o644),
 	}
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)

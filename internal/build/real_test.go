@@ -99,3 +99,21 @@ func BenchmarkBuildPatchedAfterBaseline(b *testing.B) {
 		kbuild.Build(b, "6.12", build.Patched)
 	}
 }
+
+// BenchmarkBuildCold: 6.12 baseline from an empty build folder, without
+// ccache (target ≤ 8 min). Only with PATCHCTL_BENCH_COLD=1.
+func BenchmarkBuildCold(b *testing.B) {
+	if os.Getenv("PATCHCTL_BENCH_COLD") == "" {
+		b.Skip("set PATCHCTL_BENCH_COLD=1: a cold build takes about 8 minutes")
+	}
+	b.Setenv("PATCHCTL_NO_CCACHE", "1")
+	k, _ := testenv.Kernel(b, "6.12")
+	for b.Loop() {
+		b.StopTimer()
+		c := testenv.Cache()
+		dir, _ := build.Locate(testenv.RepoRoot(b), c, k, build.Baseline, nil)
+		os.RemoveAll(dir)
+		b.StartTimer()
+		kbuild.Build(b, "6.12", build.Baseline)
+	}
+}

@@ -15,26 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"golang.org/x/sys/unix"
 )
 
-// Config is /patchctl.json.
-type Config struct {
-	Transports     []string          `json:"transports"`
-	InlineDataSize int               `json:"inline_data_size"`
-	ExpectInline   bool              `json:"expect_inline"`
-	Sizes          []int             `json:"sizes"`
-	Iterations     int               `json:"iterations"`
-	Seed           int64             `json:"seed"`
-	Address        string            `json:"address"` // CIDR for eth0
-	NQN            string            `json:"nqn"`
-	CapsuleSize    int               `json:"capsule_size"`
-	WR             map[string]int    `json:"wr"`      // ib_send_wr / ib_sge member offsets
-	Opcodes        map[string]int    `json:"opcodes"` // IB_WR_* values
-	Flags          map[string]int    `json:"flags"`   // IB_SEND_* values
-	Probes         map[string]string `json:"probes"`  // transport -> post function
-	Stop           string            `json:"stop,omitempty"`
-}
+// Config is the host's configuration (internal/guestconf).
+type Config = guestconf.Config
 
 // mounts is what the agent mounts, in order.
 var mounts = []struct {
@@ -70,7 +56,7 @@ func main() {
 		k.bail(err.Error())
 		halt()
 	}
-	b, err := os.ReadFile("/patchctl.json")
+	b, err := os.ReadFile(guestconf.Path)
 	var cfg Config
 	if err == nil {
 		err = json.Unmarshal(b, &cfg)

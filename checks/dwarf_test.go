@@ -1,0 +1,31 @@
+package checks_test
+
+import (
+	"testing"
+
+	"github.com/patchctl/patchctl/checks"
+	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+)
+
+// TestSizeofHeadersAgreeWithDWARF: sizeof(struct nvme_command) from the
+// layout calculation over 6.12's headers equals the one in the patched
+// build's DWARF (the build is made when missing; outside CI a machine
+// without the build tools skips and says why).
+func TestSizeofHeadersAgreeWithDWARF(t *testing.T) {
+	kbuild.Exclusive(t, "6.12")
+	md := kbuild.Build(t, "6.12", build.Patched)
+	rep, err := checks.Run(checks.Options{Tree: md.SourceDir, Paths: []string{"drivers/nvme/host"}, BuildDir: md.BuildDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range rep.Layouts {
+		if l.Struct == "struct nvme_command" {
+			if l.Headers != 64 || l.DWARF != l.Headers {
+				t.Errorf("headers %d, DWARF %d (%s)", l.Headers, l.DWARF, l.Object)
+			}
+			return
+		}
+	}
+	t.Fatalf("no layout of struct nvme_command computed: %+v", rep.Layouts)
+}
