@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -79,9 +78,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		rep.WorkTree, rep.Written = wt.Dir, true
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(opts.IO.Out, rep); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -107,9 +106,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(opts.IO.Out, res); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/patchctl/patchctl/internal/build"
@@ -55,9 +54,7 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 	md, err := build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Variant: opts.Variant,
 		Fragments: opts.Fragments, Jobs: opts.Jobs, Progress: cache.Progress})
 	if md != nil && opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(md); jerr != nil {
+		if jerr := writeJSON(opts.IO.Out, md); jerr != nil {
 			return jerr
 		}
 	} else if md != nil && err == nil {

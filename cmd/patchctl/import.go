@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/patchctl/patchctl/internal/mailpatch"
@@ -55,10 +54,7 @@ func runImport(opts *ImportOptions) error {
 	}
 	rep := res.Report(outputs)
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rep)
+		return writeJSON(opts.IO.Out, rep)
 	}
 	w := opts.IO.Out
 	for _, p := range rep.Patches {

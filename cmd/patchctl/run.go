@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 
@@ -79,9 +78,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return fmt.Errorf("writing reports: %w", err)
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(opts.IO.Out, res); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -119,9 +118,7 @@ func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
 		out = append(out, preparedTree{k.Name, describe(k), dir, time.Since(start).Seconds()})
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(opts.IO.Out, out)
 	}
 	for _, p := range out {
 		fmt.Fprintf(opts.IO.Out, "%s: %s ready at %s (%.1fs)\n", p.Kernel, p.Source, p.Dir, p.Seconds)
