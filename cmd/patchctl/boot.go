@@ -90,7 +90,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		return err
 	}
 	cache := t.cache
-	dir, err := build.Locate(root, cache, k, opts.Variant, opts.Fragments)
+	dir, err := build.Locate(root, cache, k, opts.Fragments)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		out = filepath.Join(root, "out", "boot", k.Name+"-"+opts.Variant)
 	}
 	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
-		BzImage: filepath.Join(dir, "arch/x86/boot/bzImage"), BuildDir: dir, OutDir: out, Transports: trs,
+		BzImage: filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), BuildDir: dir, OutDir: out, Transports: trs,
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
 		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Progress: cache.Progress})
 	if err != nil {

@@ -28,9 +28,9 @@ func newBuildCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 olddefconfig and checks that every requested symbol landed (naming the unmet
 dependency of each that did not), then builds bzImage out of tree in a
 folder per kernel, variant and configuration, kept between runs (ccache when
-installed). The patched variant starts from a copy of the baseline's build
-and redoes only what the series touched. Every C file the manifest's patches
-touch is compiled too. Metadata goes to <build dir>/metadata.json.`,
+installed). Both variants share the folder, so switching variant redoes only
+what the series changes; each variant's artifacts are kept apart. Every C file the manifest's patches
+touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.json.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBuild(c.Context(), opts) },
 	}

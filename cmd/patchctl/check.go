@@ -88,7 +88,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 		co.Tree = wt.Dir
 		co.Patches, _ = filepath.Glob(filepath.Join(plan.Manifest.Dir(), "*.patch"))
-		if dir, err := build.Locate(root, cache, k, build.Patched, nil); err == nil {
+		if dir, err := build.Locate(root, cache, k, nil); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 				co.BuildDir = dir
 			}

@@ -60,14 +60,14 @@ type Metadata struct {
 	Jobs          int               `json:"jobs"`
 	Duration      float64           `json:"duration_s"`
 	UpToDate      bool              `json:"up_to_date"` // make had nothing to do
-	SeededFrom    string            `json:"seeded_from,omitempty"`
 	Warnings      int               `json:"warnings"`
 	Errors        int               `json:"errors"`
 	Status        string            `json:"status"` // PASS or FAIL
 	Applied       []string          `json:"applied,omitempty"`
 	Verified      int               `json:"symbols_verified"`
 	CompileTested []string          `json:"compile_tested"`
-	BuildDir      string            `json:"build_dir"`
+	BuildDir      string            `json:"build_dir"` // objects (DWARF) of the last variant built
+	VariantDir    string            `json:"variant_dir"`
 	SourceDir     string            `json:"source_dir"`
 	Log           string            `json:"log"`
 	Artifacts     map[string]string `json:"artifacts"`
@@ -107,13 +107,20 @@ func (e *CompileError) Error() string {
 
 func (e *CompileError) Unwrap() error { return errs.ErrFindings }
 
-// Dir is the build folder of a kernel, variant and configuration.
-func Dir(c *tree.Cache, k *tree.Kernel, variant, hash string) string {
-	return filepath.Join(c.Dir, "build", k.Name, variant+"-"+hash[:12])
+// Dir is the build folder of a kernel and configuration, shared by both
+// variants: the source path and the folder never change, so switching
+// variant recompiles only what the series changes (kbuild and tools such
+// as 6.1's objtool record absolute paths: a copied folder rebuilds all).
+func Dir(c *tree.Cache, k *tree.Kernel, hash string) string {
+	return filepath.Join(c.Dir, "build", k.Name, hash[:12])
 }
 
-// Locate returns the build folder that Build would use, without building.
-func Locate(root string, c *tree.Cache, k *tree.Kernel, variant string, names []string) (string, error) {
+// VariantDir holds a variant's snapshot of the artifacts and metadata.
+func VariantDir(dir, variant string) string { return filepath.Join(dir, "variants", variant) }
+
+// Locate returns the build folder that Build would use, without building
+// (a variant's artifacts are in VariantDir of it).
+func Locate(root string, c *tree.Cache, k *tree.Kernel, names []string) (string, error) {
 	if len(names) == 0 {
 		names = DefaultFragments
 	}
@@ -122,7 +129,7 @@ func Locate(root string, c *tree.Cache, k *tree.Kernel, variant string, names []
 	if err != nil {
 		return "", err
 	}
-	return Dir(c, k, variant, hash), nil
+	return Dir(c, k, hash), nil
 }
 
 // withKernelFragment adds kconfig/kernel-<name>.config, when it exists:
@@ -205,16 +212,12 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return nil, err
 	}
 	md.SourceDir, md.Applied = src.Dir, applied
-	dir := Dir(o.Cache, o.Kernel, o.Variant, hash)
-	md.BuildDir, md.Log = dir, filepath.Join(dir, "build.log")
-	if o.Variant == Patched {
-		seed, err := seedFromBaseline(o, hash, dir, src.Dir, changed)
-		if err != nil {
-			return nil, err
-		}
-		md.SeededFrom = seed
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir := Dir(o.Cache, o.Kernel, hash)
+	migrate(o.Cache, o.Kernel, hash, dir)
+	md.BuildDir, md.VariantDir = dir, VariantDir(dir, o.Variant)
+	md.Log = filepath.Join(md.VariantDir, "build.log")
+	_ = changed
+	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
 		return nil, err
 	}
 	m := &maker{src: src.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress}
@@ -260,10 +263,16 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		md.KernelRelease = strings.TrimSpace(string(b))
 	}
 	md.Compiler = compilerVersion()
-	for name, rel := range map[string]string{"bzImage": "arch/x86/boot/bzImage", "System.map": "System.map", "vmlinux": "vmlinux", "config": ".config"} {
-		if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
-			md.Artifacts[name] = filepath.Join(dir, rel)
+	// Snapshot the variant's artifacts: the folder's own are the next
+	// variant's once it builds.
+	for name, rel := range map[string]string{"bzImage": "arch/x86/boot/bzImage", "System.map": "System.map", "config": ".config"} {
+		dst := filepath.Join(md.VariantDir, filepath.Base(rel))
+		if err := copyFile(filepath.Join(dir, rel), dst); err == nil {
+			md.Artifacts[name] = dst
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
+		md.Artifacts["vmlinux"] = filepath.Join(dir, "vmlinux")
 	}
 	if md.UpToDate {
 		o.Progress.Done("up to date")
@@ -279,8 +288,8 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 	if err != nil {
 		md.Status = "FAIL"
 	}
-	if b, jerr := json.MarshalIndent(md, "", "  "); jerr == nil && md.BuildDir != "" {
-		os.WriteFile(filepath.Join(md.BuildDir, "metadata.json"), append(b, '\n'), 0o644)
+	if b, jerr := json.MarshalIndent(md, "", "  "); jerr == nil && md.VariantDir != "" {
+		os.WriteFile(filepath.Join(md.VariantDir, "metadata.json"), append(b, '\n'), 0o644)
 	}
 	return md, err
 }
@@ -331,36 +340,29 @@ func prepareSource(o Options, pristine string) (wt *tree.WorkTree, touched, chan
 	return wt, touched, res.Touched(), applied, nil
 }
 
-// seedFromBaseline starts a patched build folder as a copy of the
-// baseline's with the same configuration, and marks the files the series
-// changed as new (they are the work tree's own files, never links into the
-// pristine tree), so make redoes exactly what they affect.
-func seedFromBaseline(o Options, hash, dir, src string, changed []string) (string, error) {
-	if _, err := os.Stat(filepath.Join(dir, ".config")); err == nil {
-		return "", nil
+// migrate renames a build folder of the former layout (one per variant)
+// to the shared one, and drops the other variant's folder.
+func migrate(c *tree.Cache, k *tree.Kernel, hash, dir string) {
+	old := filepath.Join(c.Dir, "build", k.Name, "baseline-"+hash[:12])
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		if _, err := os.Stat(old); err == nil {
+			os.Rename(old, dir)
+		}
 	}
-	base := Dir(o.Cache, o.Kernel, Baseline, hash)
-	if _, err := os.Stat(filepath.Join(base, "arch", "x86", "boot", "bzImage")); err != nil {
-		return "", nil // no finished baseline: build from scratch
-	}
-	tmp := dir + ".seed"
-	os.RemoveAll(tmp)
-	o.Progress.Start("seed " + filepath.Base(dir))
-	out, err := exec.Command("cp", "-a", "--reflink=auto", base, tmp).CombinedOutput()
+	os.RemoveAll(old)
+	os.RemoveAll(filepath.Join(c.Dir, "build", k.Name, "patched-"+hash[:12]))
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
 	if err != nil {
-		os.RemoveAll(tmp)
-		return "", fmt.Errorf("copying the baseline build: %v: %s", err, out)
+		return err
 	}
-	os.Remove(filepath.Join(tmp, "metadata.json"))
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
 	}
-	now := time.Now()
-	for _, p := range changed {
-		os.Chtimes(filepath.Join(src, p), now, now)
-	}
-	o.Progress.Done("from %s", base)
-	return base, nil
+	return os.Rename(tmp, dst)
 }
 
 // configure makes the folder's .config when the fragments changed:

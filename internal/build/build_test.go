@@ -87,7 +87,7 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 	if md.Status != "PASS" || md.KernelRelease != "9.9.0-fake" || md.Artifacts["bzImage"] == "" || md.UpToDate || md.Verified != 1 {
 		t.Errorf("baseline metadata %+v", md)
 	}
-	if _, err := os.Stat(filepath.Join(md.BuildDir, "metadata.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(md.VariantDir, "metadata.json")); err != nil {
 		t.Error("no metadata.json")
 	}
 	again, err := Build(ctx, o)
@@ -100,8 +100,14 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SeededFrom != md.BuildDir {
-		t.Errorf("patched build not seeded from the baseline: %q", p.SeededFrom)
+	// One folder for both variants; each keeps its own artifacts.
+	if p.BuildDir != md.BuildDir || p.Artifacts["bzImage"] == md.Artifacts["bzImage"] {
+		t.Errorf("folders %s %s, images %s %s", md.BuildDir, p.BuildDir, md.Artifacts["bzImage"], p.Artifacts["bzImage"])
+	}
+	bi, _ := os.ReadFile(md.Artifacts["bzImage"])
+	pi, _ := os.ReadFile(p.Artifacts["bzImage"])
+	if len(bi) == 0 || string(bi) == string(pi) {
+		t.Error("the baseline and patched images are the same: the snapshot was overwritten")
 	}
 	if len(p.Applied) != 1 || len(p.CompileTested) != 1 || p.CompileTested[0] != "main.o" {
 		t.Errorf("applied %v compile-tested %v", p.Applied, p.CompileTested)

@@ -3,11 +3,13 @@
 // olddefconfig, built out of tree (O=) in a folder per kernel, variant and
 // configuration that is kept between runs.
 //
-// Both variants build from the same work tree path, so their build
-// folders are interchangeable: baseline builds from the work tree reset to
-// pristine, patched from the work tree with the series. A patched build
-// that has no folder yet starts from a copy of the baseline's, and make
-// redoes only what the series touched. Objects of files the series
+// Both variants build in one folder per kernel and configuration, from
+// the same work tree path: baseline from the work tree reset to pristine,
+// patched from the work tree with the series. Switching variant recompiles
+// only what the series changes; each variant's artifacts are snapshotted
+// under variants/<variant>/. (A copied build folder would not do: kbuild
+// and tools such as 6.1's objtool record absolute paths, so a copy
+// rebuilds everything.) Objects of files the series
 // touches are built explicitly (compile-test), so a patch to a driver the
 // boot does not run is still compiled.
 package build

@@ -293,9 +293,6 @@ func runKernel(ctx context.Context, o Options, k *tree.Kernel, jobs int) *Kernel
 			return false
 		}
 		s.Detail = fmt.Sprintf("%s in %.0fs", m.KernelRelease, m.Duration)
-		if m.SeededFrom != "" {
-			s.Detail += " (started from the baseline build)"
-		}
 		sc.put(s.Name, s.InputHash, m)
 		return true
 	}
@@ -321,7 +318,7 @@ func runKernel(ctx context.Context, o Options, k *tree.Kernel, jobs int) *Kernel
 		s.Reused = true
 	} else {
 		co := checks.Options{Tree: wt.Dir, Patches: kr.Patches}
-		if dir, err := build.Locate(o.Root, o.Cache, k, build.Patched, nil); err == nil && fileExists(filepath.Join(dir, "vmlinux")) {
+		if dir, err := build.Locate(o.Root, o.Cache, k, nil); err == nil && fileExists(filepath.Join(dir, "vmlinux")) {
 			co.BuildDir = dir
 		}
 		r, err := checks.Run(co)
