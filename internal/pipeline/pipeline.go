@@ -276,7 +276,9 @@ func runKernel(ctx context.Context, o Options, k *tree.Kernel, jobs int) *Kernel
 		s, t := stage("build-"+variant), time.Now()
 		s.InputHash = builds[variant]
 		var md build.Metadata
-		if sc.get(s.Name, s.InputHash, &md) && fileExists(md.Artifacts["bzImage"]) {
+		// Reuse only a build whose artifacts are its variant's snapshot
+		// and still there.
+		if sc.get(s.Name, s.InputHash, &md) && md.VariantDir != "" && strings.HasPrefix(md.Artifacts["bzImage"], md.VariantDir) && fileExists(md.Artifacts["bzImage"]) {
 			s.Reused, s.Detail = true, md.KernelRelease+" (reused)"
 			kr.Builds[variant] = &md
 			timed(s, t)
