@@ -220,6 +220,24 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
 		return nil, err
 	}
+	// make compares times, and the reset to pristine brings back files
+	// older than the objects built from the series: when the folder's
+	// objects come from another state of the touched files, give those
+	// files a new inode and time so make recompiles exactly them.
+	state, err := sourceState(src.Dir, touched)
+	if err != nil {
+		return nil, err
+	}
+	stateFile := filepath.Join(dir, ".patchctl-source-state")
+	if old, _ := os.ReadFile(stateFile); string(old) != state {
+		if err := freshen(src.Dir, touched); err != nil {
+			return nil, err
+		}
+	}
+	os.Remove(stateFile) // rewritten only after a successful build
+	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
+		return nil, err
+	}
 	m := &maker{src: src.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress}
 	m.ccache = os.Getenv("PATCHCTL_NO_CCACHE") == ""
 	if _, err := exec.LookPath("ccache"); err != nil {
@@ -273,6 +291,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 		md.Artifacts["vmlinux"] = filepath.Join(dir, "vmlinux")
+	}
+	if err := os.WriteFile(stateFile, []byte(state), 0o644); err != nil {
+		return finish(md, start, err)
 	}
 	if md.UpToDate {
 		o.Progress.Done("up to date")
@@ -338,6 +359,47 @@ func prepareSource(o Options, pristine string) (wt *tree.WorkTree, touched, chan
 		}
 	}
 	return wt, touched, res.Touched(), applied, nil
+}
+
+// sourceState hashes the touched files as the work tree has them.
+func sourceState(src string, touched []string) (string, error) {
+	h := sha256.New()
+	for _, p := range touched {
+		b, err := os.ReadFile(filepath.Join(src, p))
+		if err != nil && !os.IsNotExist(err) {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// freshen replaces each file by a copy of itself: a new inode (never a
+// link into the pristine tree) with the time of now.
+func freshen(src string, touched []string) error {
+	for _, p := range touched {
+		full := filepath.Join(src, p)
+		b, err := os.ReadFile(full)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(full)
+		if err != nil {
+			return err
+		}
+		tmp := full + ".patchctl-tmp"
+		if err := os.WriteFile(tmp, b, st.Mode().Perm()); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, full); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrate renames a build folder of the former layout (one per variant)

@@ -119,12 +119,19 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 	if p2, err := Build(ctx, o); err != nil || !p2.UpToDate {
 		t.Errorf("second patched build not a no-op: %v %+v", err, p2)
 	}
-	// Back to baseline: the work tree is pristine again and the baseline
-	// build has nothing to redo.
+	// Back to baseline: the work tree is pristine again (its main.c is
+	// older than the patched object), and the image must be the
+	// baseline's again, byte for byte.
 	o.Variant = Baseline
 	b3, err := Build(ctx, o)
-	if err != nil || !b3.UpToDate {
-		t.Errorf("baseline after patched: %v %+v", err, b3)
+	if err != nil || b3.UpToDate {
+		t.Fatalf("baseline after patched was not rebuilt: %v %+v", err, b3)
+	}
+	if again, _ := os.ReadFile(b3.Artifacts["bzImage"]); string(again) != string(bi) {
+		t.Error("the baseline image after a patched build is not the baseline's: it kept patched code")
+	}
+	if b4, err := Build(ctx, o); err != nil || !b4.UpToDate {
+		t.Errorf("a second baseline build was not a no-op: %v", err)
 	}
 	b, _ = os.ReadFile(filepath.Join(b3.SourceDir, "main.c"))
 	if strings.Contains(string(b), "return 1;") {
