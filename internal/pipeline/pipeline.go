@@ -176,15 +176,17 @@ type hasher struct{ h []string }
 
 func (x *hasher) add(parts ...string) *hasher { x.h = append(x.h, parts...); return x }
 
+// file adds files by name and content (not by their folder: the same
+// inputs in another checkout hash the same).
 func (x *hasher) file(paths ...string) *hasher {
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			x.h = append(x.h, p+":missing")
+			x.h = append(x.h, filepath.Base(p)+":missing")
 			continue
 		}
 		s := sha256.Sum256(b)
-		x.h = append(x.h, p+":"+hex.EncodeToString(s[:]))
+		x.h = append(x.h, filepath.Base(p)+":"+hex.EncodeToString(s[:]))
 	}
 	return x
 }
