@@ -13,7 +13,11 @@ import (
 // then the evidence), the provider table and the layouts.
 func (r *Report) WriteText(w io.Writer) {
 	for _, f := range r.Findings {
-		fmt.Fprintf(w, "%s:%d: %s: %s: %s\n", f.File, f.Line, f.Severity, f.Rule, f.Message)
+		sev := ""
+		if f.Severity != SevError {
+			sev = " [" + f.Severity + "]"
+		}
+		fmt.Fprintf(w, "%s:%d: %s: %s%s\n", f.File, f.Line, f.Rule, f.Message, sev)
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s:%d: %s\n", e.File, e.Line, e.Message)
 		}

@@ -32,7 +32,7 @@ func TestTextAndJSON(t *testing.T) {
 	var b bytes.Buffer
 	rep.WriteText(&b)
 	first := strings.SplitN(b.String(), "\n", 2)[0]
-	if !strings.HasPrefix(first, "drivers/nvme/host/rdma.c:") || !strings.Contains(first, ": error: inline-sge-addr: ") {
+	if !strings.HasPrefix(first, "drivers/nvme/host/rdma.c:") || !strings.Contains(first, ": inline-sge-addr: SGE 0") {
 		t.Errorf("text output is not compiler-like: %q", first)
 	}
 	if !strings.Contains(b.String(), "IB_SEND_INLINE set on this path") || !strings.Contains(b.String(), "address from qe->dma") {

@@ -7,7 +7,12 @@
 set -euo pipefail
 
 pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
-      cpio ccache xz-utils qemu-system-x86 dpkg-dev)
+      cpio ccache xz-utils qemu-system-x86 dpkg-dev patch perl)
+# Node.js and npm run the SARIF schema check in the tests; a machine that
+# has its own node keeps it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  pkgs+=(nodejs npm)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
