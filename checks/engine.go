@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -541,14 +540,4 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 		}
 	}
 	return st
-}
-
-// sortedLines is for stable evidence.
-func sortedLines(m map[string]int) []int {
-	var out []int
-	for _, v := range m {
-		out = append(out, v)
-	}
-	sort.Ints(out)
-	return out
 }

@@ -207,7 +207,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	defer unlock()
 	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, Fragments: o.Fragments, Jobs: o.Jobs,
 		Source: o.Kernel.Key(), Artifacts: map[string]string{}}
-	src, touched, changed, applied, err := prepareSource(o, pristine)
+	src, touched, applied, err := prepareSource(o, pristine)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,6 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	migrate(o.Cache, o.Kernel, hash, dir)
 	md.BuildDir, md.VariantDir = dir, VariantDir(dir, o.Variant)
 	md.Log = filepath.Join(md.VariantDir, "build.log")
-	_ = changed
 	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -317,16 +316,16 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 
 // prepareSource puts the work tree into the variant's state: pristine for
 // baseline, the manifest's series for patched. It returns the paths the
-// manifest's patches touch (all of them, applied or not), the paths the
-// series changed in the work tree, and the patches applied.
-func prepareSource(o Options, pristine string) (wt *tree.WorkTree, touched, changed, applied []string, err error) {
+// manifest's patches touch (all of them, applied or not) and the patches
+// applied.
+func prepareSource(o Options, pristine string) (wt *tree.WorkTree, touched, applied []string, err error) {
 	wt, err = o.Cache.WorkTree(o.Kernel)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	plan, err := apply.LoadPlan(o.Root, o.Kernel.Name, "")
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	seen := map[string]bool{}
 	for _, p := range plan.Patches {
@@ -343,22 +342,22 @@ func prepareSource(o Options, pristine string) (wt *tree.WorkTree, touched, chan
 	res := &apply.SeriesResult{Files: map[string][]byte{}}
 	if o.Variant == Patched {
 		if res, err = plan.Run(pristine); err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, err
 		}
 		if mm := res.Mismatches(); len(mm) > 0 {
-			return nil, nil, nil, nil, fmt.Errorf("%s: %s is %s, the manifest expects %s (see patchctl apply --kernel %s): %w",
+			return nil, nil, nil, fmt.Errorf("%s: %s is %s, the manifest expects %s (see patchctl apply --kernel %s): %w",
 				o.Kernel.Name, mm[0].Source, mm[0].Disposition, mm[0].Expected, o.Kernel.Name, errs.ErrFindings)
 		}
 	}
 	if err := apply.Commit(wt, res); err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("putting the %s work tree into the %s state: %w", o.Kernel.Name, o.Variant, err)
+		return nil, nil, nil, fmt.Errorf("putting the %s work tree into the %s state: %w", o.Kernel.Name, o.Variant, err)
 	}
 	for _, r := range res.Results {
 		if series.IsApplied(r.Disposition) {
 			applied = append(applied, r.Source)
 		}
 	}
-	return wt, touched, res.Touched(), applied, nil
+	return wt, touched, applied, nil
 }
 
 // sourceState hashes the touched files as the work tree has them.
