@@ -59,18 +59,11 @@ func objectPlace(f *file, n *sitter.Node, alias map[string]string) string {
 	return placeOf(f, n, alias)
 }
 
-// arrayBase is what a[i] indexes: the array object or the pointee.
+// arrayBase is what a[i] indexes: for a variable, what it points at (an
+// array variable is its own place); for a field, the field's place.
 func arrayBase(f *file, n *sitter.Node, alias map[string]string) string {
-	switch n.Kind() {
-	case "identifier":
-		if a, ok := alias[f.text(n)]; ok {
-			return a
-		}
-		return f.text(n)
-	case "parenthesized_expression":
-		if c := named(n); len(c) == 1 {
-			return arrayBase(f, c[0], alias)
-		}
+	if k := stripParens(n); k != nil && k.Kind() == "identifier" {
+		return pointee(f, k, alias)
 	}
 	return placeOf(f, n, alias)
 }

@@ -31,17 +31,24 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		k.result(false, name, "")
 		parentOK = false
 	}
-	skipRest := func(from int, why string) {
-		for i := from; i <= total; i++ {
+	// abort ends the transport after a failed setup step: undo what was
+	// set up, mark the remaining tests skipped, fail the parent.
+	abort := func(step int, name string, err error, why string, undo ...func()) {
+		fail(name, err)
+		for _, u := range undo {
+			u()
+		}
+		for i := step + 1; i <= total; i++ {
 			k.result(true, names[i-1], why)
 		}
+		finishParent(k, n, transport, false)
 	}
+	undoTarget := func() { teardownTarget(cfg.NQN) }
+	undoLink := func() { delRDMALink(transport) }
 
 	// 1. link
 	if err := addRDMALink(transport); err != nil {
-		fail("link", err)
-		skipRest(2, "no RDMA link")
-		finishParent(k, n, transport, false)
+		abort(1, "link", err, "no RDMA link")
 		return
 	}
 	k.result(true, "link", "")
@@ -52,11 +59,7 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		k.diag("%s", note)
 	}
 	if err != nil {
-		fail("target", err)
-		teardownTarget(cfg.NQN)
-		delRDMALink(transport)
-		skipRest(3, "no target")
-		finishParent(k, n, transport, false)
+		abort(2, "target", err, "no target", undoTarget, undoLink)
 		return
 	}
 	k.result(true, "target", "")
@@ -67,11 +70,7 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 	// 3. connect
 	ctrl, dev, err := connect(cfg.NQN, addr)
 	if err != nil {
-		fail("connect", err)
-		teardownTarget(cfg.NQN)
-		delRDMALink(transport)
-		skipRest(4, "not connected")
-		finishParent(k, n, transport, false)
+		abort(3, "connect", err, "not connected", undoTarget, undoLink)
 		return
 	}
 	k.diag("connected %s as %s", ctrl, dev)
