@@ -2,13 +2,16 @@ package checks
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/patchctl/patchctl/internal/run"
 )
 
 // Rule checkpatch: the tree's own scripts/checkpatch.pl on each generated
@@ -26,11 +29,11 @@ func checkpatch(tree string, patches []string) ([]Finding, error) {
 	var out []Finding
 	for _, p := range patches {
 		abs, _ := filepath.Abs(p)
-		cmd := exec.Command("perl", script, "--terse", "--show-types", "--no-summary", "--color=never", abs)
-		cmd.Dir = tree
-		b, err := cmd.Output()
-		var ee *exec.ExitError
-		if err != nil && !(errorsAs(err, &ee) && ee.ExitCode() == 1) {
+		cmd := &run.Cmd{Name: "perl", Args: []string{script, "--terse", "--show-types", "--no-summary", "--color=never", abs}, Dir: tree}
+		b, err := cmd.Output(context.Background())
+		// checkpatch exits 1 when it found something.
+		var re *run.Error
+		if err != nil && !(errors.As(err, &re) && re.ExitCode == 1) {
 			return nil, fmt.Errorf("checkpatch.pl on %s: %w", p, err)
 		}
 		sc := bufio.NewScanner(strings.NewReader(string(b)))
@@ -45,12 +48,4 @@ func checkpatch(tree string, patches []string) ([]Finding, error) {
 		}
 	}
 	return out, nil
-}
-
-func errorsAs(err error, target **exec.ExitError) bool {
-	e, ok := err.(*exec.ExitError)
-	if ok {
-		*target = e
-	}
-	return ok
 }

@@ -60,20 +60,23 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, res, err := t.applied(ctx, opts.Series)
+	out, err := t.applied(ctx, opts.Series)
 	if err != nil {
 		return err
 	}
+	plan, res := out.Plan, out.Result
 	k, cache, root := t.k, t.cache, t.root
 	rep := applyReport{Kernel: k.Name, Source: describe(k), Patches: res.Results, Changed: res.Touched()}
 	mismatches := res.Mismatches()
 	if len(mismatches) == 0 && !opts.DryRun {
-		wt, err := cache.WorkTree(k)
+		wt, release, err := cache.HoldWorkTree(ctx, k)
 		if err != nil {
 			return err
 		}
-		if err := apply.Commit(wt, res); err != nil {
-			return fmt.Errorf("writing the series to the %s work tree (left as it was): %w", k.Name, err)
+		err = apply.Checkout(wt, out, apply.Patched)
+		release()
+		if err != nil {
+			return err
 		}
 		rep.WorkTree, rep.Written = wt.Dir, true
 	}

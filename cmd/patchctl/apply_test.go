@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/tree"
 )
 
 func TestApplyRealKernel(t *testing.T) {
@@ -53,15 +55,15 @@ func TestApplyRealKernel(t *testing.T) {
 	if err := os.Rename(patched+".t", patched); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATCHCTL_FAIL_AFTER", "0")
+	tree.TestHookBeforeRename = func(i int, p string) error { return fmt.Errorf("failing on purpose before %s", p) }
 	code, _, errOut = run(t, "--root", root, "apply", "--kernel", "6.12")
-	if code != 2 || !strings.Contains(errOut, "left as it was") {
+	tree.TestHookBeforeRename = nil
+	if code != 3 || !strings.Contains(errOut, "left as it was") {
 		t.Fatalf("forced failure: exit %d %s", code, errOut)
 	}
 	if b, _ := os.ReadFile(patched); string(b) != "/* changed by hand */\n" {
 		t.Error("a failed apply changed the work tree")
 	}
-	t.Setenv("PATCHCTL_FAIL_AFTER", "")
 	if code, _, errOut := run(t, "--root", root, "apply", "--kernel", "6.12"); code != 0 {
 		t.Fatalf("apply after the forced failure: %d %s", code, errOut)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/spf13/cobra"
@@ -29,6 +30,7 @@ type BootOptions struct {
 	Cmdline     string
 	BootTimeout time.Duration
 	TestTimeout time.Duration
+	Accel       string
 }
 
 func newBootCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -46,7 +48,8 @@ kprobe evidence of IB_SEND_INLINE on the host's command SENDs (expected per
 variant in series/<kernel>/manifest.yaml), a teardown that must leave
 nothing behind, and a dmesg gate. Results come back as KTAP.
 
-Exit status: 0 pass, 1 a test failed, 2 the harness could not run.`,
+Exit status: 0 pass, 1 a test failed (a crashed kernel included), 2 usage
+or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBoot(c.Context(), opts) },
 	}
@@ -59,6 +62,7 @@ Exit status: 0 pass, 1 a test failed, 2 the harness could not run.`,
 	cmd.Flags().StringVar(&opts.Cmdline, "cmdline", "", "append to the kernel command line")
 	cmd.Flags().DurationVar(&opts.BootTimeout, "boot-timeout", 0, "longest wait for the guest agent to start (default 90s)")
 	cmd.Flags().DurationVar(&opts.TestTimeout, "test-timeout", 0, "longest wait between two results (default 90s)")
+	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	return cmd
 }
 
@@ -79,6 +83,13 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	trs, err := transports(opts.Transport)
 	if err != nil {
 		return err
+	}
+	accel, err := boot.ParseAccel(opts.Accel)
+	if err != nil {
+		return err
+	}
+	if opts.BootTimeout < 0 || opts.TestTimeout < 0 {
+		return fmt.Errorf("timeouts must be positive: %w", errs.ErrUsage)
 	}
 	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
@@ -101,7 +112,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
 		BzImage: filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), BuildDir: dir, OutDir: out, Transports: trs,
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
-		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Progress: cache.Progress})
+		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress})
 	if err != nil {
 		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
 	}
@@ -118,7 +129,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	case "fail":
 		return fmt.Errorf("%s %s: %s: %w", k.Name, opts.Variant, res.Reason, errs.ErrFindings)
 	}
-	return fmt.Errorf("%s %s: the harness could not finish: %s (console: %s)", k.Name, opts.Variant, res.Reason, res.ConsoleLog)
+	return fmt.Errorf("%s %s: the harness could not finish: %s (console: %s): %w", k.Name, opts.Variant, res.Reason, res.ConsoleLog, errs.ErrEnv)
 }
 
 func printBoot(w io.Writer, r *boot.Result) {
@@ -147,7 +158,11 @@ func printKTAP(w io.Writer, t *ktap.Test, indent string) {
 	}
 	fmt.Fprintf(w, "%s%-4s %s\n", indent, status, t.Name)
 	for _, d := range t.Diagnostics {
-		if strings.HasPrefix(d, "wr ") || !t.OK || strings.HasPrefix(d, "capsule sends") {
+		if e, ok := guestconf.ParseEvidence(d); ok {
+			fmt.Fprintf(w, "%s       # capsule SENDs without in-capsule data: %d inline, %d by reference\n", indent, e.Inline, e.ByRef)
+			continue
+		}
+		if strings.HasPrefix(d, "wr ") || !t.OK {
 			fmt.Fprintf(w, "%s       # %s\n", indent, d)
 		}
 	}

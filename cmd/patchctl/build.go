@@ -17,6 +17,7 @@ type BuildOptions struct {
 	Fragments []string
 	Jobs      int
 	JSON      bool
+	NoCcache  bool
 }
 
 func newBuildCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -39,6 +40,7 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments in order (default base,rdma-loopback,compile-test)")
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "parallel jobs (default: cores)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the build metadata as JSON")
+	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	return cmd
 }
 
@@ -51,8 +53,12 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 		return err
 	}
 	k, cache := t.k, t.cache
-	md, err := build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Variant: opts.Variant,
-		Fragments: opts.Fragments, Jobs: opts.Jobs, Progress: cache.Progress})
+	out, err := t.applied(ctx, "")
+	if err != nil {
+		return err
+	}
+	md, err := build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Apply: out, Variant: opts.Variant,
+		Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache, Progress: cache.Progress})
 	if md != nil && opts.JSON {
 		if jerr := writeJSON(opts.IO.Out, md); jerr != nil {
 			return jerr

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/patchctl/patchctl/checks"
-	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/spf13/cobra"
@@ -65,41 +64,35 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.Tree != "" && opts.Kernel != "" {
 		return fmt.Errorf("--tree and --kernel exclude each other: %w", errs.ErrUsage)
 	}
-	co := checks.Options{Tree: opts.Tree, Paths: opts.Paths}
+	var rep *checks.Report
 	if opts.Tree == "" {
 		t, err := opts.Global.target(opts.IO, opts.Kernel)
 		if err != nil {
 			return err
 		}
-		plan, res, err := t.applied(ctx, "")
+		out, err := t.applied(ctx, "")
 		if err != nil {
 			return err
 		}
-		k, cache, root := t.k, t.cache, t.root
-		if mm := res.Mismatches(); len(mm) > 0 {
-			return fmt.Errorf("%s: %s is %s, the manifest expects %s (see patchctl apply): %w", k.Name, mm[0].Source, mm[0].Disposition, mm[0].Expected, errs.ErrFindings)
-		}
-		wt, err := cache.WorkTree(k)
-		if err != nil {
-			return err
-		}
-		if err := apply.Commit(wt, res); err != nil {
-			return err
-		}
-		co.Tree = wt.Dir
-		co.Patches, _ = filepath.Glob(filepath.Join(plan.Manifest.Dir(), "*.patch"))
-		if dir, err := build.Locate(root, cache, k, nil); err == nil {
+		in := checks.StageIn{Cache: t.cache, Apply: out, Paths: opts.Paths}
+		if dir, err := build.Locate(t.root, t.cache, t.k, nil); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
-				co.BuildDir = dir
+				in.BuildDir = dir
 			}
 		}
-	} else if st, err := os.Stat(opts.Tree); err != nil || !st.IsDir() {
-		return fmt.Errorf("--tree %s is not a folder: %w", opts.Tree, errs.ErrInput)
+		if rep, err = checks.RunStage(ctx, in); err != nil {
+			return err
+		}
+	} else {
+		if st, err := os.Stat(opts.Tree); err != nil || !st.IsDir() {
+			return fmt.Errorf("--tree %s is not a folder: %w", opts.Tree, errs.ErrInput)
+		}
+		var err error
+		if rep, err = checks.Run(checks.Options{Tree: opts.Tree, Paths: opts.Paths}); err != nil {
+			return fmt.Errorf("checking %s: %w", opts.Tree, err)
+		}
 	}
-	rep, err := checks.Run(co)
-	if err != nil {
-		return fmt.Errorf("checking %s: %w", co.Tree, err)
-	}
+	var err error
 	switch opts.Format {
 	case "json":
 		err = rep.WriteJSON(opts.IO.Out)

@@ -82,20 +82,15 @@ func (g *GlobalOptions) target(io *IOStreams, kernel string) (*target, error) {
 	return &target{root: root, lock: lock, k: k, cache: g.cache(io)}, nil
 }
 
-// applied prepares the pristine tree and applies the manifest's series
-// (or one series) to it in memory.
-func (t *target) applied(ctx context.Context, seriesName string) (*apply.Plan, *apply.SeriesResult, error) {
+// applied prepares the pristine tree and runs the apply stage on it (the
+// manifest's series, or one series, in memory).
+func (t *target) applied(ctx context.Context, seriesName string) (*apply.Out, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	pristine, err := t.cache.Prepare(ctx, t.k)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	plan, err := apply.LoadPlan(t.root, t.k.Name, seriesName)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := plan.Run(pristine)
-	return plan, res, err
+	return apply.Run(ctx, apply.In{Root: t.root, Kernel: t.k, Pristine: pristine, Series: seriesName})
 }

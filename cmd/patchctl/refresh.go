@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/spf13/cobra"
 )
@@ -41,13 +40,13 @@ func runRefresh(ctx context.Context, opts *RefreshOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, res, err := t.applied(ctx, "")
+	out, err := t.applied(ctx, "")
 	if err != nil {
 		return err
 	}
 	k := t.k
-	ref := apply.Refresh(res)
-	dir := plan.Manifest.Dir()
+	ref := out.Refreshed
+	dir := out.Plan.Manifest.Dir()
 	diffs := ref.Diff(dir)
 	if opts.Check {
 		if len(diffs) > 0 {

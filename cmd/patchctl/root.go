@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"strings"
+	"syscall"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	runner "github.com/patchctl/patchctl/internal/run"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +65,9 @@ func newRootCmd(io *IOStreams) *cobra.Command {
 applies them to pinned kernel trees, checks them statically, builds the
 kernels and boots them in QEMU with soft-RoCE to run nvmet-rdma tests.
 
-Exit status: 0 ok, 1 findings or failed tests, 2 usage or input error.`,
+Exit status: 0 ok, 1 findings or failed tests, 2 usage or input error,
+3 the environment cannot run this (a missing tool, no space, no network,
+an interrupt, a harness fault).`,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -79,9 +87,30 @@ Exit status: 0 ok, 1 findings or failed tests, 2 usage or input error.`,
 // execute runs the command line and maps the result to an exit status. It
 // is the one place where errors become exit codes (see internal/errs).
 func execute(args []string, io *IOStreams) int {
+	return executeContext(context.Background(), args, io)
+}
+
+// executeContext runs the command line under ctx, which SIGINT and
+// SIGTERM cancel: the stages stop, their children are killed (process
+// groups), their locks released and their trees rolled back, and only
+// then patchctl exits. A second signal kills the children at once.
+func executeContext(ctx context.Context, args []string, io *IOStreams) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the next signal is the default: death; children follow by Pdeathsig
+	}()
+	defer runner.KillAll()
 	root := newRootCmd(io)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		err = fmt.Errorf("%w: %v", errs.ErrUsage, err)
+	}
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("interrupted: %w: %w", err, errs.ErrEnv)
+	}
 	if err != nil {
 		fmt.Fprintf(io.ErrOut, "patchctl: %v\n", err)
 	}

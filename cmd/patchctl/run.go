@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
@@ -19,6 +20,8 @@ type RunOptions struct {
 	Out        string
 	Transports string
 	JSON       bool
+	Accel      string
+	NoCcache   bool
 }
 
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -35,8 +38,8 @@ verdict. Stages whose inputs did not change since their last successful run
 kcidb.json (KCIDB v5.3), check-<kernel>.sarif, build metadata, console logs,
 result.json.
 
-Exit status: 0 every kernel passed, 1 a stage failed, 2 the harness could
-not run.`,
+Exit status: 0 every kernel passed, 1 a stage failed, 2 usage or input
+error, 3 the harness could not run.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runRun(c.Context(), opts) },
 	}
@@ -44,6 +47,8 @@ not run.`,
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the reports (default: out/run)")
 	cmd.Flags().StringVar(&opts.Transports, "transport", "all", "rxe, siw or all")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
+	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	return cmd
 }
 
@@ -52,6 +57,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		ctx = context.Background()
 	}
 	trs, err := transports(opts.Transports)
+	if err != nil {
+		return err
+	}
+	accel, err := boot.ParseAccel(opts.Accel)
 	if err != nil {
 		return err
 	}
@@ -65,7 +74,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 	}
 	cache := opts.Global.cache(opts.IO)
-	res, err := pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress})
+	res, err := pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
+		Accel: accel, NoCcache: opts.NoCcache})
 	if err != nil {
 		return err
 	}
@@ -89,7 +99,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	case pipeline.Pass:
 		return nil
 	case pipeline.Error:
-		return fmt.Errorf("the pipeline could not finish (see %s)", filepath.Join(out, "summary.txt"))
+		return fmt.Errorf("the pipeline could not finish (see %s): %w", filepath.Join(out, "summary.txt"), errs.ErrEnv)
 	}
 	return fmt.Errorf("the pipeline failed (see %s): %w", filepath.Join(out, "summary.txt"), errs.ErrFindings)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/u-root/u-root/pkg/cpio"
 )
@@ -46,7 +47,7 @@ int f(enum ib_send_flags x) { return x == IB_SEND_INLINE; }
 
 var fullConfig = func() string {
 	var b strings.Builder
-	for _, s := range required([]string{"rxe", "siw"}) {
+	for _, s := range guestconf.RequiredConfig([]string{"rxe", "siw"}) {
 		b.WriteString("CONFIG_" + s + "=y\n")
 	}
 	return b.String()
@@ -80,7 +81,7 @@ KTAP version 1
     # Subtest: rxe
     1..2
     ok 1 link
-    # capsule sends without in-capsule data: 40 inline, 0 by reference; expected inline
+    # patchctl-evidence: {"transport":"rxe","inline":40,"by_reference":0,"wrs":[{"opcode":"SEND","flags":10,"num_sge":1,"len0":64,"count":40}]}
     ok 2 inline_evidence
 ok 1 rxe
 patchctl-agent: done after 2s`
@@ -100,6 +101,9 @@ func TestRunPass(t *testing.T) {
 	}
 	if res.Verdict != "pass" || res.TimedOut || res.KTAP.Find("rxe") == nil {
 		t.Fatalf("result %+v", res)
+	}
+	if len(res.Evidence) != 1 || res.Evidence[0].Transport != "rxe" || res.Evidence[0].Inline != 40 || res.Evidence[0].WRs[0].Opcode != "SEND" {
+		t.Errorf("typed evidence %+v", res.Evidence)
 	}
 	cmd := strings.Join(res.Command, " ")
 	// The VM boots a private copy of the image (a rebuild cannot swap it).
@@ -209,7 +213,9 @@ func TestRunSplatsAndFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != "error" || len(res.Splats) != 1 || res.Splats[0].Kind != "Kernel panic" {
+	// A kernel that panics failed its test: exit 1, with the excerpt,
+	// not "the harness could not run".
+	if res.Verdict != "fail" || len(res.Splats) != 1 || res.Splats[0].Kind != "Kernel panic" || !strings.Contains(res.Reason, "Attempted to kill init") {
 		t.Errorf("panic: %+v", res)
 	}
 }
@@ -222,7 +228,80 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("kernel without rxe: %v", err)
 	}
 	o = opts(t, filepath.Join(t.TempDir(), "no-qemu"))
-	if _, err := Run(context.Background(), o); !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "qemu-system-x86") {
+	if _, err := Run(context.Background(), o); !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), "qemu-system-x86") {
 		t.Errorf("missing qemu: %v", err)
+	}
+}
+
+// copyRepo copies the Go sources the agent builds from (go.mod, go.sum,
+// internal/, qemu/) into a new folder.
+func copyRepo(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	for _, top := range []string{"go.mod", "go.sum", "internal", "qemu"} {
+		filepath.Walk(filepath.Join(src, top), func(p string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			if info.IsDir() {
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		})
+	}
+	return dst
+}
+
+// TestKeyCoversAgentAndImage: the boot's key is stable for the same
+// inputs and changes with the agent's code (its own package or the
+// guest configuration it imports), the kernel image, and the options.
+func TestKeyCoversAgentAndImage(t *testing.T) {
+	o := opts(t, fakeQEMU(t, passingRun))
+	ctx := context.Background()
+	key := func(o Options) string {
+		t.Helper()
+		p, err := Prepare(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Key()
+	}
+	k1 := key(o)
+	if k2 := key(o); k1 != k2 {
+		t.Fatal("the same inputs give two keys: the agent build is not reproducible")
+	}
+	edits := map[string]func(o *Options){
+		"agent": func(o *Options) {
+			o.Root = copyRepo(t, o.Root)
+			p := filepath.Join(o.Root, "qemu/agent/main.go")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), "patchctl-agent: done after", "patchctl-agent: finished after", 1)), 0o644)
+		},
+		"guestconf": func(o *Options) {
+			o.Root = copyRepo(t, o.Root)
+			p := filepath.Join(o.Root, "internal/guestconf/results.go")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), `"Call Trace:"}`, `"Call Trace:", "UBSAN:"}`, 1)), 0o644)
+		},
+		"image": func(o *Options) {
+			p := filepath.Join(t.TempDir(), "bzImage")
+			os.WriteFile(p, []byte("another kernel"), 0o644)
+			o.BzImage = p
+		},
+		"inline size": func(o *Options) { o.InlineDataSize = 4096 },
+		"transports":  func(o *Options) { o.Transports = []string{"rxe", "siw"} },
+		"accel":       func(o *Options) { o.Accel = "kvm" },
+	}
+	for name, edit := range edits {
+		e := o
+		edit(&e)
+		if key(e) == k1 {
+			t.Errorf("editing the %s does not change the boot's key", name)
+		}
 	}
 }

@@ -18,21 +18,6 @@ type GuestConfig = guestconf.Config
 // watches.
 var postFunctions = map[string]string{"rxe": "rxe_post_send", "siw": "siw_post_send"}
 
-// required are the config symbols a boot test cannot run without.
-func required(transports []string) []string {
-	req := []string{"BLK_DEV_INITRD", "DEVTMPFS", "SERIAL_8250_CONSOLE", "CONFIGFS_FS", "VIRTIO_NET", "INFINIBAND",
-		"INFINIBAND_ADDR_TRANS", "NVME_RDMA", "NVME_TARGET_RDMA", "BLK_DEV_NULL_BLK", "KPROBE_EVENTS", "DEBUG_INFO"}
-	for _, t := range transports {
-		switch t {
-		case "rxe":
-			req = append(req, "RDMA_RXE")
-		case "siw":
-			req = append(req, "RDMA_SIW")
-		}
-	}
-	return req
-}
-
 // checkKernel refuses a kernel built without what the tests need, naming
 // the symbol.
 func checkKernel(buildDir string, transports []string) error {
@@ -41,7 +26,7 @@ func checkKernel(buildDir string, transports []string) error {
 		return fmt.Errorf("reading the build's .config: %w: %w", err, errs.ErrInput)
 	}
 	var missing []string
-	for _, s := range required(transports) {
+	for _, s := range guestconf.RequiredConfig(transports) {
 		if v := cfg.Value(s); v != "y" {
 			missing = append(missing, "CONFIG_"+s)
 		}

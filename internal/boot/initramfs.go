@@ -4,25 +4,38 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
+	"github.com/patchctl/patchctl/internal/run"
 
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
-// BuildAgent compiles qemu/agent as a static Linux binary.
-func BuildAgent(ctx context.Context, root, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./qemu/agent")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the guest agent: %v\n%s", err, b)
+// BuildAgent compiles qemu/agent as a static Linux binary and returns it
+// (go's build cache makes a rebuild of unchanged sources quick; the
+// flags make the binary a function of its sources).
+func BuildAgent(ctx context.Context, root string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "patchctl-agent-")
+	if err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
 	}
-	return nil
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "agent")
+	cmd := &run.Cmd{Name: "go", Args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out, "./qemu/agent"},
+		Dir: root, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"}}
+	if err := cmd.Run(ctx); err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
+	}
+	return b, nil
 }
 
 // Initramfs writes a newc cpio archive holding the agent as /init, its
@@ -42,22 +55,15 @@ func Initramfs(path string, agent []byte, cfg any) error {
 		cpio.StaticFile("init", string(agent), 0o755),
 		cpio.StaticFile(strings.TrimPrefix(guestconf.Path, "/"), string(conf), 0o644),
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	err = fsutil.Write(path, 0o644, func(f io.Writer) error {
+		w := cpio.Newc.Writer(f)
+		if err := cpio.WriteRecordsAndDirs(w, records); err != nil {
+			return err
+		}
+		return cpio.WriteTrailer(w)
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("writing the initramfs: %w", err)
 	}
-	w := cpio.Newc.Writer(f)
-	if err := cpio.WriteRecordsAndDirs(w, records); err == nil {
-		err = cpio.WriteTrailer(w)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", filepath.Base(path), err)
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }

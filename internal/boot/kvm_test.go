@@ -19,8 +19,12 @@ func TestAccelProbeIsBounded(t *testing.T) {
 		t.Error("the KVM probe is not bounded")
 	}
 	t.Logf("accel here: %s", a)
-	t.Setenv("PATCHCTL_ACCEL", "tcg")
-	if Accel() != "tcg" {
-		t.Error("PATCHCTL_ACCEL=tcg not honoured")
+	for in, want := range map[string]string{"": "", "auto": "", "tcg": "tcg", "kvm": "kvm"} {
+		if got, err := ParseAccel(in); err != nil || got != want {
+			t.Errorf("ParseAccel(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseAccel("hvf"); err == nil {
+		t.Error("an unknown accelerator was accepted")
 	}
 }

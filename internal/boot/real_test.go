@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,28 +16,16 @@ import (
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 )
 
-var capsules = regexp.MustCompile(`capsule sends without in-capsule data: (\d+) inline, (\d+) by reference`)
-
 // evidence returns the inline and by-reference capsule counts of a
-// transport's inline_evidence test.
+// transport, as the agent reported them.
 func evidence(t *testing.T, r *boot.Result, transport string) (int, int) {
 	t.Helper()
-	tr := r.KTAP.Find(transport)
-	if tr == nil {
-		t.Fatalf("no %s results", transport)
-	}
-	ev := tr.Find("inline_evidence")
-	if ev == nil {
-		t.Fatalf("no inline_evidence for %s", transport)
-	}
-	for _, d := range ev.Diagnostics {
-		if m := capsules.FindStringSubmatch(d); m != nil {
-			a, _ := strconv.Atoi(m[1])
-			b, _ := strconv.Atoi(m[2])
-			return a, b
+	for _, e := range r.Evidence {
+		if e.Transport == transport {
+			return e.Inline, e.ByRef
 		}
 	}
-	t.Fatalf("no capsule counts in %q", ev.Diagnostics)
+	t.Fatalf("no %s evidence in %+v", transport, r.Evidence)
 	return 0, 0
 }
 

@@ -3,20 +3,24 @@ package boot
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/progress"
+	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/stage"
 )
 
 // Options say what to boot and test.
@@ -43,7 +47,10 @@ type Options struct {
 	TotalTimeout time.Duration
 	Cmdline      string // appended to the kernel command line
 	Stop         string // agent fault injection ("before-tests")
-	Progress     *progress.Reporter
+	// Accel is kvm or tcg; "" or "auto" probes (KVM when it really runs
+	// guest code here).
+	Accel    string
+	Progress *progress.Reporter
 }
 
 // DefaultSizes cover writes below, at and above the 16 KiB in-capsule size.
@@ -72,22 +79,28 @@ type Result struct {
 	Reason       string     `json:"reason,omitempty"`
 	Duration     float64    `json:"duration_s"`
 	ExpectInline bool       `json:"expect_inline"`
+	// Evidence is the inline evidence per transport, as the agent
+	// reported it (typed, see guestconf.Evidence).
+	Evidence []*guestconf.Evidence `json:"evidence,omitempty"`
 }
 
-// splatPatterns are the console lines that fail a boot.
-var splatPatterns = []string{"Kernel panic", "kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
-	"circular locking", "general protection fault", "suspicious RCU usage", "Call Trace:"}
-
 // Accel picks KVM when it really runs guest code here, TCG otherwise.
-// PATCHCTL_ACCEL=tcg|kvm overrides the probe.
 func Accel() string {
-	if a := os.Getenv("PATCHCTL_ACCEL"); a == "tcg" || a == "kvm" {
-		return a
-	}
 	if kvmRunsCode() {
 		return "kvm"
 	}
 	return "tcg"
+}
+
+// ParseAccel checks an --accel value: auto, kvm or tcg.
+func ParseAccel(s string) (string, error) {
+	switch s {
+	case "", "auto":
+		return "", nil
+	case "kvm", "tcg":
+		return s, nil
+	}
+	return "", fmt.Errorf("accel %q: want auto, kvm or tcg: %w", s, errs.ErrUsage)
 }
 
 func (o *Options) defaults() {
@@ -138,16 +151,31 @@ func Command(o *Options, accel, initrd string) []string {
 	return args
 }
 
-// Run boots the kernel and runs the tests. An error means the harness
-// could not run (exit 2); a failed test is a Result with verdict "fail".
-func Run(ctx context.Context, o Options) (*Result, error) {
+// Prepared is a boot ready to run: the guest agent built, its
+// configuration read from the build, the key that names all of it.
+type Prepared struct {
+	o     Options
+	guest GuestConfig
+	agent []byte
+	accel string
+	key   string
+}
+
+// Key names everything the boot's result depends on: the kernel image and
+// the build's layout (through the guest configuration), the agent binary,
+// the host's code (judging, configuration), QEMU's settings and the
+// accelerator.
+func (p *Prepared) Key() string { return p.key }
+
+// Prepare checks what a boot needs and builds the guest agent. Its errors
+// mean the harness could not run.
+func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	o.defaults()
-	start := time.Now()
-	if _, err := exec.LookPath(o.QEMU); err != nil {
-		return nil, fmt.Errorf("%s not found: install qemu-system-x86 (or run make deps): %w", o.QEMU, errs.ErrInput)
+	if _, err := run.LookPath(o.QEMU); err != nil {
+		return nil, fmt.Errorf("%s not found: install qemu-system-x86 (or run make deps): %w", o.QEMU, errs.ErrEnv)
 	}
 	if !fileExists(o.BzImage) {
-		return nil, fmt.Errorf("no kernel image at %s: run patchctl build first: %w", o.BzImage, errs.ErrInput)
+		return nil, fmt.Errorf("no kernel image at %s: run patchctl build --kernel %s --variant %s first: %w", o.BzImage, o.Kernel, o.Variant, errs.ErrInput)
 	}
 	if err := checkKernel(o.BuildDir, o.Transports); err != nil {
 		return nil, err
@@ -158,43 +186,68 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := wrLayout(o.BuildDir, &g); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return nil, err
-	}
-	agentBin := filepath.Join(o.OutDir, "agent")
-	if err := BuildAgent(ctx, o.Root, agentBin); err != nil {
-		return nil, err
-	}
-	agent, err := os.ReadFile(agentBin)
+	agent, err := BuildAgent(ctx, o.Root)
 	if err != nil {
 		return nil, err
+	}
+	p := &Prepared{o: o, guest: g, agent: agent, accel: o.Accel}
+	if p.accel == "" {
+		p.accel = Accel()
+	}
+	p.key, err = stage.NewKey("boot").Code().Bytes("agent", agent).JSON("guest", g).File(o.BzImage).
+		Add("qemu", o.QEMU, o.Memory, strconv.Itoa(o.CPUs), o.Cmdline, p.accel).
+		Add("timeouts", o.BootTimeout.String(), o.TestTimeout.String(), o.TotalTimeout.String()).Sum()
+	if err != nil {
+		return nil, fmt.Errorf("boot key: %w", err)
+	}
+	return p, nil
+}
+
+// Run boots the kernel and runs the tests. An error means the harness
+// could not run (exit 3); a failed test is a Result with verdict "fail".
+func Run(ctx context.Context, o Options) (*Result, error) {
+	p, err := Prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, o.OutDir)
+}
+
+// Run boots into outDir: the image's private copy, the initramfs, the
+// console log and result.json.
+func (p *Prepared) Run(ctx context.Context, outDir string) (*Result, error) {
+	o := p.o
+	o.OutDir = outDir
+	start := time.Now()
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("boot output: %w", err)
 	}
 	// Boot a copy: a rebuild of the same folder while the VM starts cannot
 	// change the kernel under it.
-	img, err := os.ReadFile(o.BzImage)
-	if err != nil {
-		return nil, err
+	img := filepath.Join(o.OutDir, "bzImage")
+	if err := fsutil.CopyFile(o.BzImage, img); err != nil {
+		return nil, fmt.Errorf("copying the kernel image: %w", err)
 	}
-	o.BzImage = filepath.Join(o.OutDir, "bzImage")
-	if err := os.WriteFile(o.BzImage, img, 0o644); err != nil {
-		return nil, err
-	}
+	o.BzImage = img
 	initrd := filepath.Join(o.OutDir, "initramfs.cpio")
-	if err := Initramfs(initrd, agent, g); err != nil {
+	if err := Initramfs(initrd, p.agent, p.guest); err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: o.Kernel, Variant: o.Variant, Accel: Accel(), ConsoleLog: filepath.Join(o.OutDir, "console.log"), ExpectInline: o.ExpectInline}
+	res := &Result{Kernel: o.Kernel, Variant: o.Variant, Accel: p.accel, ConsoleLog: filepath.Join(o.OutDir, "console.log"), ExpectInline: o.ExpectInline}
 	res.Command = Command(&o, res.Accel, initrd)
 	if err := runQEMU(ctx, &o, res); err != nil {
 		return nil, err
 	}
 	res.Duration = time.Since(start).Seconds()
 	judge(res, &o)
-	if b, err := json.MarshalIndent(res, "", "  "); err == nil {
-		os.WriteFile(filepath.Join(o.OutDir, "result.json"), append(b, '\n'), 0o644)
+	if err := fsutil.WriteJSON(ResultPath(o.OutDir), res); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
+
+// ResultPath is where Run writes the result in outDir.
+func ResultPath(outDir string) string { return filepath.Join(outDir, "result.json") }
 
 // runQEMU runs the VM, tees the console to the log, and kills the VM when
 // a phase takes too long.
@@ -204,21 +257,14 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 		return err
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "# %s\n", shellQuote(res.Command))
+	fmt.Fprintf(logf, "# %s\n", run.Quote(res.Command))
 	ctx, cancel := context.WithTimeout(ctx, o.TotalTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, res.Command[0], res.Command[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Stdin = nil
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Stderr = cmd.Stdout
+	pr, pw := io.Pipe()
+	cmd := &run.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdout: pw, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second}
 	o.Progress.Start(fmt.Sprintf("boot %s %s (%s)", o.Kernel, o.Variant, res.Accel))
-	if err := cmd.Start(); err != nil {
+	proc, err := cmd.Start(ctx)
+	if err != nil {
 		return fmt.Errorf("starting qemu: %w", err)
 	}
 
@@ -229,7 +275,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sc := bufio.NewScanner(out)
+		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			l := strings.TrimRight(sc.Text(), "\r")
@@ -249,7 +295,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 		}
 	}()
 	waitErr := make(chan error, 1)
-	go func() { <-done; waitErr <- cmd.Wait() }()
+	go func() { err := proc.Wait(); pw.Close(); <-done; waitErr <- err }()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	started := time.Now()
@@ -267,9 +313,9 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			}
 			res.KTAP = ktap.Parse(text)
 			res.Splats = findSplats(lines)
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) && !res.TimedOut {
-				return fmt.Errorf("qemu: %w", err)
+			var re *run.Error
+			if err != nil && !errors.As(err, &re) && !res.TimedOut {
+				return fmt.Errorf("qemu: %w: %w", err, errs.ErrEnv)
 			}
 			o.Progress.Done("qemu exited after %s in phase %s", time.Since(started).Round(time.Second), res.Phase)
 			return nil
@@ -291,7 +337,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			if !res.TimedOut && time.Since(since) > limit {
 				res.TimedOut = true
 				res.Reason = fmt.Sprintf("no progress in phase %s for %s: the VM was killed", phase, limit)
-				cmd.Cancel()
+				proc.Kill()
 			}
 			mu.Unlock()
 		}
@@ -309,22 +355,26 @@ func tail(lines []string, n int) []string {
 func findSplats(lines []string) []Splat {
 	var out []Splat
 	for i := 0; i < len(lines); i++ {
-		for _, p := range splatPatterns {
-			if !strings.Contains(lines[i], p) {
-				continue
-			}
+		if p := guestconf.SplatIn(lines[i]); p != "" {
 			from, to := max(i-3, 0), min(i+12, len(lines))
 			out = append(out, Splat{Kind: p, Line: i + 2, Excerpt: append([]string(nil), lines[from:to]...)})
 			i = to - 1 // one report, one splat
-			break
 		}
 	}
 	return out
 }
 
-// judge sets the verdict from the KTAP results, splats and timeouts.
+// judge sets the verdict from the KTAP results, splats and timeouts. A
+// kernel that crashed (a splat, and the results cut short or missing) is a
+// failed test of the kernel under test, not a harness fault.
 func judge(res *Result, o *Options) {
+	res.Evidence = collectEvidence(res.KTAP)
+	crashed := len(res.Splats) > 0 && (res.KTAP == nil || !res.KTAP.Complete() || res.TimedOut)
 	switch {
+	case crashed:
+		s := res.Splats[0]
+		res.Verdict = "fail"
+		res.Reason = fmt.Sprintf("the kernel crashed: %q at console line %d, before the tests finished: %s", s.Kind, s.Line, strings.Join(s.Excerpt, " | "))
 	case res.TimedOut:
 		res.Verdict = "error"
 	case res.KTAP == nil:
@@ -351,6 +401,23 @@ func judge(res *Result, o *Options) {
 	}
 }
 
+// collectEvidence finds the agent's typed evidence lines in the results.
+func collectEvidence(t *ktap.Test) []*guestconf.Evidence {
+	if t == nil {
+		return nil
+	}
+	var out []*guestconf.Evidence
+	for _, d := range t.Diagnostics {
+		if e, ok := guestconf.ParseEvidence(d); ok {
+			out = append(out, e)
+		}
+	}
+	for _, s := range t.Subtests {
+		out = append(out, collectEvidence(s)...)
+	}
+	return out
+}
+
 func walkFailed(t *ktap.Test, prefix string, out *[]string) {
 	for _, s := range t.Subtests {
 		name := strings.TrimPrefix(prefix+"."+s.Name, ".")
@@ -360,15 +427,4 @@ func walkFailed(t *ktap.Test, prefix string, out *[]string) {
 			*out = append(*out, name)
 		}
 	}
-}
-
-func shellQuote(args []string) string {
-	var q []string
-	for _, a := range args {
-		if strings.ContainsAny(a, " \"'$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		q = append(q, a)
-	}
-	return strings.Join(q, " ")
 }

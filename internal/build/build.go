@@ -9,41 +9,46 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
 // Variants.
 const (
-	Baseline = "baseline" // the pristine tree
-	Patched  = "patched"  // the tree with the manifest's series
+	Baseline = apply.Baseline // the pristine tree
+	Patched  = apply.Patched  // the tree with the manifest's series
 )
 
 // DefaultFragments are built when none are named.
 var DefaultFragments = []string{"base", "rdma-loopback", "compile-test"}
 
-// Options say what to build.
+// Options say what to build: a build is a function of the work tree's
+// state (the apply stage's output and a variant) and the configuration
+// (the fragments).
 type Options struct {
-	Root      string // repository: kconfig/ and series/
+	Root      string // repository: kconfig/
 	Cache     *tree.Cache
 	Kernel    *tree.Kernel
+	Apply     *apply.Out // the apply stage's output
 	Variant   string
 	Fragments []string
 	Jobs      int
+	NoCcache  bool // build without ccache even when it is installed
 	Progress  *progress.Reporter
 }
 
@@ -71,6 +76,10 @@ type Metadata struct {
 	SourceDir     string            `json:"source_dir"`
 	Log           string            `json:"log"`
 	Artifacts     map[string]string `json:"artifacts"`
+	// SHA256 holds each artifact's hash as the build made it.
+	SHA256 map[string]string `json:"sha256"`
+	// State names the sources the build compiled (apply.Out.State).
+	State string `json:"source_state"`
 }
 
 // configState is what a build folder records about its configuration.
@@ -171,14 +180,16 @@ func fragments(root string, names []string) ([]*kconfig.Config, string, error) {
 	return out, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Build configures (when the configuration changed) and builds.
-func Build(ctx context.Context, o Options) (*Metadata, error) {
-	start := time.Now()
+// normalize fills in the defaults and checks the options.
+func (o *Options) normalize() error {
 	if o.Variant == "" {
 		o.Variant = Patched
 	}
 	if o.Variant != Baseline && o.Variant != Patched {
-		return nil, fmt.Errorf("variant %q: want baseline or patched: %w", o.Variant, errs.ErrUsage)
+		return fmt.Errorf("variant %q: want baseline or patched: %w", o.Variant, errs.ErrUsage)
+	}
+	if o.Apply == nil {
+		return fmt.Errorf("build of %s: no apply stage output", o.Kernel.Name)
 	}
 	if len(o.Fragments) == 0 {
 		o.Fragments = DefaultFragments
@@ -186,6 +197,33 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	o.Fragments = withKernelFragment(o.Root, o.Kernel.Name, o.Fragments)
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.NumCPU()
+	}
+	return nil
+}
+
+// Key names everything a build's output depends on: the sources (the
+// pristine tree and the variant's state of the touched files), the
+// fragments' content, the compiler, and patchctl's own code.
+func Key(o Options) (string, error) {
+	if err := o.normalize(); err != nil {
+		return "", err
+	}
+	_, hash, err := fragments(o.Root, o.Fragments)
+	if err != nil {
+		return "", err
+	}
+	return stage.NewKey("build").Code().Add("kernel", o.Kernel.Key()).Add("variant", o.Variant).
+		Add("state", o.Apply.State(o.Variant)).Add("config", hash).Add("compiler", compilerVersion()).Sum()
+}
+
+// Build configures (when the configuration changed) and builds. The
+// kernel's work lock is held from setting the work tree's state through
+// make to the snapshot of the artifacts: no other process can change the
+// sources under the build.
+func Build(ctx context.Context, o Options) (*Metadata, error) {
+	start := time.Now()
+	if err := o.normalize(); err != nil {
+		return nil, err
 	}
 	if err := CheckHostTools(); err != nil {
 		return nil, err
@@ -198,48 +236,38 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One build of a kernel at a time, across processes: both variants
-	// share the work tree.
-	unlock, err := tree.Exclusive(o.Cache.LockPath("build-" + o.Kernel.Name))
+	wt, release, err := o.Cache.HoldWorkTree(ctx, o.Kernel)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer release()
 	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, Fragments: o.Fragments, Jobs: o.Jobs,
-		Source: o.Kernel.Key(), Artifacts: map[string]string{}}
-	src, touched, applied, err := prepareSource(o, pristine)
-	if err != nil {
+		Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: o.Apply.State(o.Variant)}
+	if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
 		return nil, err
 	}
-	md.SourceDir, md.Applied = src.Dir, applied
+	if o.Variant == Patched {
+		md.Applied = o.Apply.Applied()
+	}
+	md.SourceDir = wt.Dir
 	dir := Dir(o.Cache, o.Kernel, hash)
-	migrate(o.Cache, o.Kernel, hash, dir)
 	md.BuildDir, md.VariantDir = dir, VariantDir(dir, o.Variant)
 	md.Log = filepath.Join(md.VariantDir, "build.log")
 	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
 		return nil, err
 	}
-	// make compares times, and the reset to pristine brings back files
-	// older than the objects built from the series: when the folder's
-	// objects come from another state of the touched files, give those
-	// files a new inode and time so make recompiles exactly them.
-	state, err := sourceState(src.Dir, touched)
+	st0, err := wt.State()
 	if err != nil {
 		return nil, err
 	}
-	stateFile := filepath.Join(dir, ".patchctl-source-state")
-	if old, _ := os.ReadFile(stateFile); string(old) != state {
-		if err := freshen(src.Dir, touched); err != nil {
-			return nil, err
-		}
-	}
-	os.Remove(stateFile) // rewritten only after a successful build
-	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
+	touched := o.Apply.Touched()
+	rec, err := syncSources(wt.Dir, dir, append(append([]string{}, touched...), st0.Touched...))
+	if err != nil {
 		return nil, err
 	}
-	m := &maker{src: src.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress}
-	m.ccache = os.Getenv("PATCHCTL_NO_CCACHE") == ""
-	if _, err := exec.LookPath("ccache"); err != nil {
+	m := &maker{src: wt.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress}
+	m.ccache = !o.NoCcache
+	if _, err := run.LookPath("ccache"); err != nil {
 		m.ccache = false
 	}
 	md.Ccache = m.ccache
@@ -264,7 +292,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	work := res.work
 	// Compile-test every C file the manifest's patches touch that the
 	// tree has, whether or not the boot config needs it.
-	targets := compileTargets(src.Dir, touched)
+	targets := compileTargets(wt.Dir, touched)
 	if len(targets) > 0 {
 		res, err := m.make(ctx, targets...)
 		md.Warnings += res.warnings
@@ -284,14 +312,23 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// variant's once it builds.
 	for name, rel := range map[string]string{"bzImage": "arch/x86/boot/bzImage", "System.map": "System.map", "config": ".config"} {
 		dst := filepath.Join(md.VariantDir, filepath.Base(rel))
-		if err := copyFile(filepath.Join(dir, rel), dst); err == nil {
-			md.Artifacts[name] = dst
+		if err := fsutil.CopyFile(filepath.Join(dir, rel), dst); err != nil {
+			if name == "bzImage" {
+				return finish(md, start, fmt.Errorf("snapshot of %s: %w", name, err))
+			}
+			continue
 		}
+		sum, err := fsutil.HashFile(dst)
+		if err != nil {
+			return finish(md, start, err)
+		}
+		md.Artifacts[name], md.SHA256[name] = dst, sum
 	}
 	if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 		md.Artifacts["vmlinux"] = filepath.Join(dir, "vmlinux")
 	}
-	if err := os.WriteFile(stateFile, []byte(state), 0o644); err != nil {
+	rec.Complete = true
+	if err := writeRecord(dir, rec); err != nil {
 		return finish(md, start, err)
 	}
 	if md.UpToDate {
@@ -308,122 +345,98 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 	if err != nil {
 		md.Status = "FAIL"
 	}
-	if b, jerr := json.MarshalIndent(md, "", "  "); jerr == nil && md.VariantDir != "" {
-		os.WriteFile(filepath.Join(md.VariantDir, "metadata.json"), append(b, '\n'), 0o644)
+	if werr := fsutil.WriteJSON(filepath.Join(md.VariantDir, "metadata.json"), md); werr != nil && err == nil {
+		err = werr
 	}
 	return md, err
 }
 
-// prepareSource puts the work tree into the variant's state: pristine for
-// baseline, the manifest's series for patched. It returns the paths the
-// manifest's patches touch (all of them, applied or not) and the patches
-// applied.
-func prepareSource(o Options, pristine string) (wt *tree.WorkTree, touched, applied []string, err error) {
-	wt, err = o.Cache.WorkTree(o.Kernel)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	plan, err := apply.LoadPlan(o.Root, o.Kernel.Name, "")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	seen := map[string]bool{}
-	for _, p := range plan.Patches {
-		for _, f := range p.Files {
-			for _, n := range []string{f.OldName, f.NewName} {
-				if n != "" && !seen[n] {
-					seen[n] = true
-					touched = append(touched, n)
-				}
-			}
-		}
-	}
-	sort.Strings(touched)
-	res := &apply.SeriesResult{Files: map[string][]byte{}}
-	if o.Variant == Patched {
-		if res, err = plan.Run(pristine); err != nil {
-			return nil, nil, nil, err
-		}
-		if mm := res.Mismatches(); len(mm) > 0 {
-			return nil, nil, nil, fmt.Errorf("%s: %s is %s, the manifest expects %s (see patchctl apply --kernel %s): %w",
-				o.Kernel.Name, mm[0].Source, mm[0].Disposition, mm[0].Expected, o.Kernel.Name, errs.ErrFindings)
-		}
-	}
-	if err := apply.Commit(wt, res); err != nil {
-		return nil, nil, nil, fmt.Errorf("putting the %s work tree into the %s state: %w", o.Kernel.Name, o.Variant, err)
-	}
-	for _, r := range res.Results {
-		if series.IsApplied(r.Disposition) {
-			applied = append(applied, r.Source)
-		}
-	}
-	return wt, touched, applied, nil
+// sources is what a build folder records of the files its objects were
+// compiled from: each path that ever differed from pristine in a build
+// of this folder, with the hash of its content then.
+type sources struct {
+	// Complete is false while a build runs: after a kill, nothing is
+	// known of what make left, and every recorded file is redone.
+	Complete bool              `json:"complete"`
+	Files    map[string]string `json:"files"` // path -> sha256 ("" absent)
 }
 
-// sourceState hashes the touched files as the work tree has them.
-func sourceState(src string, touched []string) (string, error) {
-	h := sha256.New()
-	for _, p := range touched {
+func sourcesPath(dir string) string { return filepath.Join(dir, ".patchctl-sources.json") }
+
+func writeRecord(dir string, rec *sources) error { return fsutil.WriteJSON(sourcesPath(dir), rec) }
+
+// syncSources makes make see every change of content since the folder's
+// last build: make compares times, and a reset to pristine brings back
+// files older than the objects built from a series. Each recorded or
+// named file whose content differs from the record gets a new inode and
+// time, so make recompiles exactly those. The record, marked incomplete,
+// is written before make runs.
+func syncSources(src, dir string, paths []string) (*sources, error) {
+	var old sources
+	b, err := os.ReadFile(sourcesPath(dir))
+	fresh := errors.Is(err, fs.ErrNotExist)
+	if err == nil {
+		if jerr := json.Unmarshal(b, &old); jerr != nil {
+			old = sources{}
+		}
+	} else if !fresh {
+		return nil, fmt.Errorf("reading the build's source record: %w", err)
+	}
+	all := map[string]bool{}
+	for _, p := range paths {
+		all[p] = true
+	}
+	for p := range old.Files {
+		all[p] = true
+	}
+	cur := &sources{Files: map[string]string{}}
+	for p := range all {
 		b, err := os.ReadFile(filepath.Join(src, p))
-		if err != nil && !os.IsNotExist(err) {
-			return "", err
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			cur.Files[p] = ""
+		case err != nil:
+			return nil, err
+		default:
+			cur.Files[p] = fsutil.Hash(b)
 		}
-		fmt.Fprintf(h, "%s %d\n", p, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// freshen replaces each file by a copy of itself: a new inode (never a
-// link into the pristine tree) with the time of now.
-func freshen(src string, touched []string) error {
-	for _, p := range touched {
-		full := filepath.Join(src, p)
-		b, err := os.ReadFile(full)
-		if os.IsNotExist(err) {
+		// A path the record does not know was never compiled from
+		// anything but its pristine content here: when it differs now,
+		// it was written after those objects, and make sees it.
+		was, known := old.Files[p]
+		if fresh || cur.Files[p] == "" || old.Complete && (!known || was == cur.Files[p]) {
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		st, err := os.Stat(full)
-		if err != nil {
-			return err
-		}
-		tmp := full + ".patchctl-tmp"
-		if err := os.WriteFile(tmp, b, st.Mode().Perm()); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, full); err != nil {
-			return err
+		if err := freshen(src, p); err != nil {
+			return nil, err
 		}
 	}
-	return nil
-}
-
-// migrate renames a build folder of the former layout (one per variant)
-// to the shared one, and drops the other variant's folder.
-func migrate(c *tree.Cache, k *tree.Kernel, hash, dir string) {
-	old := filepath.Join(c.Dir, "build", k.Name, "baseline-"+hash[:12])
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		if _, err := os.Stat(old); err == nil {
-			os.Rename(old, dir)
-		}
+	pending := &sources{Files: map[string]string{}}
+	for p, h := range cur.Files {
+		pending.Files[p] = h
 	}
-	os.RemoveAll(old)
-	os.RemoveAll(filepath.Join(c.Dir, "build", k.Name, "patched-"+hash[:12]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeRecord(dir, pending); err != nil {
+		return nil, err
+	}
+	return cur, nil
 }
 
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
+// freshen replaces a file by a copy of itself: a new inode (never a link
+// into the pristine tree) with the time of now.
+func freshen(src, p string) error {
+	full := filepath.Join(src, p)
+	st, err := os.Stat(full)
 	if err != nil {
 		return err
 	}
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	b, err := os.ReadFile(full)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, dst)
+	return fsutil.WriteFile(full, b, st.Mode().Perm())
 }
 
 // configure makes the folder's .config when the fragments changed:
@@ -472,8 +485,7 @@ func configure(ctx context.Context, m *maker, pristine string, frags []*kconfig.
 		return nil, &ConfigError{Misses: miss}
 	}
 	st = configState{Hash: hash, Fragments: names, Requested: req}
-	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(statePath, b, 0o644); err != nil {
+	if err := fsutil.WriteJSON(statePath, st); err != nil {
 		return nil, err
 	}
 	m.progress.Done("%d requested symbols verified", len(req))
@@ -495,13 +507,14 @@ func compileTargets(src string, touched []string) []string {
 	return out
 }
 
-func compilerVersion() string {
-	out, err := exec.Command("gcc", "--version").Output()
+// compilerVersion is gcc's first line of --version, once per process.
+var compilerVersion = sync.OnceValue(func() string {
+	out, err := run.Command("gcc", "--version").Output(context.Background())
 	if err != nil {
 		return ""
 	}
 	return strings.SplitN(string(out), "\n", 2)[0]
-}
+})
 
 // maker runs make in the source tree with O=dir.
 type maker struct {
@@ -534,13 +547,10 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 		args = append(args, "CC=ccache gcc", "HOSTCC=ccache gcc")
 	}
 	args = append(args, targets...)
-	cmd := exec.CommandContext(ctx, "make", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw}
+	proc, err := cmd.Start(ctx)
+	if err != nil {
 		return res, err
 	}
 	done := make(chan struct{})
@@ -567,16 +577,17 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 				}
 			}
 		}
+		io.Copy(io.Discard, pr)
 	}()
-	err := cmd.Wait()
+	err = proc.Wait()
 	pw.Close()
 	<-done
 	if err != nil {
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("build interrupted; %s is kept and the next build goes on from it: %w", m.dir, ctx.Err())
+			return res, fmt.Errorf("build interrupted; %s is kept and the next build goes on from it: %w: %w", m.dir, ctx.Err(), errs.ErrEnv)
 		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		var re *run.Error
+		if errors.As(err, &re) {
 			first := res.firstErrors
 			if len(first) == 0 {
 				first = []string{"make " + strings.Join(targets, " ") + ": " + err.Error()}

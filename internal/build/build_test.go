@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/tree"
 )
@@ -73,7 +74,23 @@ func fakeKernel(t *testing.T) (Options, string) {
 		"diff --git a/main.c b/main.c\n--- a/main.c\n+++ b/main.c\n@@ -1,4 +1,4 @@\n int main_fn(void)\n {\n-\treturn 0;\n+\treturn 1;\n }\n")
 	w("series/9.9/manifest.yaml", "kernel: \"9.9\"\npatches:\n  - source: patches/s/0001.patch\n    expect: applies\n")
 	k := &tree.Kernel{Name: "9.9", Git: &tree.GitSource{URL: src, Tag: "v9.9"}}
-	return Options{Root: root, Cache: &tree.Cache{Dir: t.TempDir()}, Kernel: k, Fragments: []string{"base"}, Jobs: 2}, src
+	o := Options{Root: root, Cache: &tree.Cache{Dir: t.TempDir()}, Kernel: k, Fragments: []string{"base"}, Jobs: 2}
+	o.Apply = applied(t, o)
+	return o, src
+}
+
+// applied runs the apply stage for o's kernel.
+func applied(t testing.TB, o Options) *apply.Out {
+	t.Helper()
+	pristine, err := o.Cache.Prepare(context.Background(), o.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := apply.Run(context.Background(), apply.In{Root: o.Root, Kernel: o.Kernel, Pristine: pristine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestBuildBaselineThenPatched(t *testing.T) {

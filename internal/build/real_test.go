@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
@@ -67,7 +68,12 @@ func TestRealImpossibleSymbol(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(root, "kconfig", "impossible.config"), []byte("# CONFIG_SHMEM is not set\nCONFIG_TMPFS=y\n"), 0o644)
 	c := testenv.Cache()
-	_, err := build.Build(context.Background(), build.Options{Root: root, Cache: c, Kernel: k, Variant: build.Baseline,
+	_, pristine := testenv.Kernel(t, "6.12")
+	out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = build.Build(context.Background(), build.Options{Root: root, Cache: c, Kernel: k, Apply: out, Variant: build.Baseline,
 		Fragments: []string{"base", "impossible"}})
 	var ce *build.ConfigError
 	if !errors.As(err, &ce) || !errors.Is(err, errs.ErrInput) {
@@ -104,7 +110,6 @@ func BenchmarkBuildCold(b *testing.B) {
 	if os.Getenv("PATCHCTL_BENCH_COLD") == "" {
 		b.Skip("set PATCHCTL_BENCH_COLD=1: a cold build takes about 8 minutes")
 	}
-	b.Setenv("PATCHCTL_NO_CCACHE", "1")
 	k, _ := testenv.Kernel(b, "6.12")
 	for b.Loop() {
 		b.StopTimer()
@@ -112,6 +117,6 @@ func BenchmarkBuildCold(b *testing.B) {
 		dir, _ := build.Locate(testenv.RepoRoot(b), c, k, nil)
 		os.RemoveAll(dir)
 		b.StartTimer()
-		kbuild.Build(b, "6.12", build.Baseline)
+		kbuild.Build(b, "6.12", build.Baseline, func(o *build.Options) { o.NoCcache = true })
 	}
 }

@@ -2,8 +2,8 @@ package build
 
 import (
 	"fmt"
+	"github.com/patchctl/patchctl/internal/run"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
@@ -17,7 +17,7 @@ type hostTool struct {
 }
 
 func onPath(prog string) func() bool {
-	return func() bool { _, err := exec.LookPath(prog); return err == nil }
+	return func() bool { _, err := run.LookPath(prog); return err == nil }
 }
 
 func fileExists(p string) func() bool {

@@ -2,7 +2,12 @@
 //
 // Stage packages wrap their errors with these sentinels (fmt.Errorf("...: %w",
 // errs.ErrInput)); cmd/patchctl maps them to exit codes in one place:
-// 0 ok, 1 findings or failed tests, 2 usage or input error.
+//
+//	0 ok
+//	1 findings or failed tests (the patch or the kernel under test is at fault)
+//	2 usage or input error (the command line or a file given to patchctl)
+//	3 the environment cannot run this (a missing tool, a full disk, no
+//	  network for a download, an interrupted run, a harness fault)
 package errs
 
 import "errors"
@@ -17,6 +22,10 @@ var (
 	// findings, a disposition that differs from the manifest, a failed test.
 	// Exit status 1.
 	ErrFindings = errors.New("findings")
+	// ErrEnv marks a machine that cannot run the step: a tool not
+	// installed, no space, no network, a harness that could not finish.
+	// Exit status 3.
+	ErrEnv = errors.New("environment error")
 )
 
 // Exit codes.
@@ -24,9 +33,12 @@ const (
 	ExitOK       = 0
 	ExitFindings = 1
 	ExitInput    = 2
+	ExitEnv      = 3
 )
 
-// Code returns the process exit status for err.
+// Code returns the process exit status for err. An error that carries no
+// sentinel is a fault of the environment (an I/O error, say), not of the
+// input: exit 3.
 func Code(err error) int {
 	switch {
 	case err == nil:
@@ -36,8 +48,6 @@ func Code(err error) int {
 	case errors.Is(err, ErrInput), errors.Is(err, ErrUsage):
 		return ExitInput
 	default:
-		// Anything else is an environment fault (disk, tools): the
-		// harness could not do its job, which is not a finding.
-		return ExitInput
+		return ExitEnv
 	}
 }

@@ -15,7 +15,8 @@ func TestCode(t *testing.T) {
 		{fmt.Errorf("check: 3 findings: %w", ErrFindings), ExitFindings},
 		{fmt.Errorf("importing a.patch: %w", ErrInput), ExitInput},
 		{fmt.Errorf("flag: %w", ErrUsage), ExitInput},
-		{errors.New("disk full"), ExitInput},
+		{errors.New("disk full"), ExitEnv},
+		{fmt.Errorf("qemu missing: %w", ErrEnv), ExitEnv},
 	}
 	for _, c := range cases {
 		if got := Code(c.err); got != c.want {

@@ -2,16 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +14,10 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -34,6 +30,21 @@ const (
 	Done  = "DONE"
 )
 
+// The stages of a kernel's run, in order.
+const (
+	StagePrepare       = "prepare"
+	StageApply         = "apply"
+	StageBuildBaseline = "build-baseline"
+	StageCheck         = "check"
+	StageBuildPatched  = "build-patched"
+	StageBootBaseline  = "boot-baseline"
+	StageBootPatched   = "boot-patched"
+	StageCompare       = "compare"
+)
+
+// Stages lists the stage names in the order they run.
+var Stages = []string{StagePrepare, StageApply, StageBuildBaseline, StageCheck, StageBuildPatched, StageBootBaseline, StageBootPatched, StageCompare}
+
 // Options say what to run.
 type Options struct {
 	Root       string
@@ -45,6 +56,8 @@ type Options struct {
 	// Parallel runs kernels side by side; default: when there are at
 	// least two cores per kernel.
 	Parallel *bool
+	Accel    string // kvm, tcg or "" (probe)
+	NoCcache bool
 }
 
 // Stage is one stage's outcome.
@@ -55,6 +68,8 @@ type Stage struct {
 	Reused    bool    `json:"reused"`
 	Detail    string  `json:"detail,omitempty"`
 	InputHash string  `json:"input_hash,omitempty"`
+	// Redone says why a stage that ran before was not reused.
+	Redone string `json:"redone,omitempty"`
 }
 
 // Kernel is one kernel's run.
@@ -87,6 +102,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(names) == 0 {
 		names = o.Lock.Names()
 	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no kernels to run: series/kernels.yaml pins none: %w", errs.ErrInput)
+	}
 	if len(o.Transports) == 0 {
 		o.Transports = []string{"rxe", "siw"}
 	}
@@ -109,14 +127,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	for i, k := range ks {
-		run := func(i int, k *tree.Kernel) {
-			res.Kernels[i] = runKernel(ctx, o, k, jobs)
-		}
+		r := &kernelRun{o: o, k: k, jobs: jobs, store: &stage.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
+			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: Pass}}
+		res.Kernels[i] = r.kr
 		if parallel {
 			wg.Add(1)
-			go func(i int, k *tree.Kernel) { defer wg.Done(); run(i, k) }(i, k)
+			go func() { defer wg.Done(); r.run(ctx) }()
 		} else {
-			run(i, k)
+			r.run(ctx)
 		}
 	}
 	wg.Wait()
@@ -129,331 +147,252 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// stageCache records, per kernel, the input hash and outcome of each
-// stage's last successful run.
-type stageCache struct {
-	path    string
-	Entries map[string]json.RawMessage `json:"entries"`
-	Hashes  map[string]string          `json:"hashes"`
+// kernelRun is one kernel's stages: each stage's package computes its key
+// and output; this records, reuses and reports.
+type kernelRun struct {
+	o     Options
+	k     *tree.Kernel
+	jobs  int
+	store *stage.Store
+	kr    *Kernel
 }
 
-func loadStageCache(c *tree.Cache, kernel string) *stageCache {
-	sc := &stageCache{path: filepath.Join(c.Dir, "runs", kernel, "stages.json"), Entries: map[string]json.RawMessage{}, Hashes: map[string]string{}}
-	if b, err := os.ReadFile(sc.path); err == nil {
-		json.Unmarshal(b, sc)
-		sc.path = filepath.Join(c.Dir, "runs", kernel, "stages.json")
-	}
-	return sc
-}
-
-func (sc *stageCache) get(stage, hash string, v any) bool {
-	if sc.Hashes[stage] != hash {
-		return false
-	}
-	raw, ok := sc.Entries[stage]
-	return ok && json.Unmarshal(raw, v) == nil
-}
-
-func (sc *stageCache) put(stage, hash string, v any) {
-	b, err := json.Marshal(v)
+// stage runs fn as the named stage: it is timed, and its error becomes
+// the stage's status (ERROR for a harness fault, FAIL otherwise).
+func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
+	s := &Stage{Name: name, Status: Pass}
+	r.kr.Stages = append(r.kr.Stages, s)
+	start := time.Now()
+	err := fn(s)
+	s.Duration = time.Since(start).Seconds()
 	if err != nil {
+		status := Fail
+		if !errors.Is(err, errs.ErrFindings) {
+			status = Error
+		}
+		r.fail(s, status, err.Error())
+	}
+	return s
+}
+
+func (r *kernelRun) fail(s *Stage, status, detail string) {
+	s.Status, s.Detail = status, detail
+	if r.kr.Verdict == Pass || status == Error {
+		r.kr.Verdict, r.kr.Reason = status, s.Name+": "+detail
+	}
+}
+
+// reuse loads the stage's output recorded under key, its artifacts
+// checked; it says on s whether and why not.
+func reuse[T any](r *kernelRun, s *Stage, key string, out *T) bool {
+	s.InputHash = key
+	ok, why := r.store.Load(r.k.Name, s.Name, key, out)
+	s.Reused = ok
+	if !ok && why != "not run before" {
+		s.Redone = why
+	}
+	return ok
+}
+
+// record saves a stage's output with its artifacts; forget drops it.
+func (r *kernelRun) record(s *Stage, out any, artifacts ...string) error {
+	arts, err := stage.Artifacts(artifacts...)
+	if err != nil {
+		return err
+	}
+	return r.store.Save(r.k.Name, s.Name, s.InputHash, out, arts)
+}
+
+func (r *kernelRun) forget(s *Stage) error { return r.store.Forget(r.k.Name, s.Name) }
+
+func (r *kernelRun) run(ctx context.Context) {
+	r.kr.Start = time.Now()
+	defer func() { r.kr.Duration = time.Since(r.kr.Start).Seconds() }()
+	defer r.skipRest()
+
+	var pristine string
+	if r.stage(StagePrepare, func(s *Stage) (err error) {
+		pristine, err = r.o.Cache.Prepare(ctx, r.k)
+		return err
+	}).Status != Pass {
 		return
 	}
-	sc.Entries[stage], sc.Hashes[stage] = b, hash
-	os.MkdirAll(filepath.Dir(sc.path), 0o755)
-	if out, err := json.Marshal(sc); err == nil {
-		tmp := sc.path + ".tmp"
-		if os.WriteFile(tmp, out, 0o644) == nil {
-			os.Rename(tmp, sc.path)
-		}
-	}
-}
 
-func (sc *stageCache) forget(stage string) { delete(sc.Hashes, stage) }
-
-// hasher hashes inputs.
-type hasher struct{ h []string }
-
-func (x *hasher) add(parts ...string) *hasher { x.h = append(x.h, parts...); return x }
-
-// file adds files by name and content (not by their folder: the same
-// inputs in another checkout hash the same).
-func (x *hasher) file(paths ...string) *hasher {
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+	// apply: in memory, every time (a fraction of a second)
+	var out *apply.Out
+	if r.stage(StageApply, func(s *Stage) (err error) {
+		out, err = apply.Run(ctx, apply.In{Root: r.o.Root, Kernel: r.k, Pristine: pristine})
 		if err != nil {
-			x.h = append(x.h, filepath.Base(p)+":missing")
-			continue
+			return err
 		}
-		s := sha256.Sum256(b)
-		x.h = append(x.h, filepath.Base(p)+":"+hex.EncodeToString(s[:]))
+		r.kr.Apply, r.kr.Patches = out.Result.Results, out.Patches
+		var problems []string
+		if err := out.Mismatch(); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if d := out.Stale(); len(d) > 0 {
+			problems = append(problems, fmt.Sprintf("series/%s differs from what refresh generates: %s (run patchctl refresh --kernel %s)", r.k.Name, strings.Join(d, ", "), r.k.Name))
+		}
+		s.Detail = fmt.Sprintf("%d of %d patches apply; dispositions as the manifest says", len(out.Applied()), len(out.Result.Results))
+		if len(problems) > 0 {
+			return fmt.Errorf("%s: %w", strings.Join(problems, "; "), errs.ErrFindings)
+		}
+		return nil
+	}).Status != Pass {
+		return
 	}
-	return x
+
+	r.build(ctx, out, build.Baseline)
+	r.check(ctx, out)
+	r.build(ctx, out, build.Patched)
+	r.boot(ctx, out, build.Baseline)
+	r.boot(ctx, out, build.Patched)
+	r.compare(out)
 }
 
-func (x *hasher) sum() string {
-	s := sha256.Sum256([]byte(strings.Join(x.h, "\n")))
-	return hex.EncodeToString(s[:])
+func (r *kernelRun) buildOptions(out *apply.Out, variant string) build.Options {
+	return build.Options{Root: r.o.Root, Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant,
+		Jobs: r.jobs, NoCcache: r.o.NoCcache, Progress: r.o.Progress}
 }
 
-func runKernel(ctx context.Context, o Options, k *tree.Kernel, jobs int) *Kernel {
-	kr := &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Start: time.Now(), Verdict: Pass}
-	sc := loadStageCache(o.Cache, k.Name)
-	defer func() { kr.Duration = time.Since(kr.Start).Seconds() }()
-	stage := func(name string) *Stage {
-		s := &Stage{Name: name, Status: Pass}
-		kr.Stages = append(kr.Stages, s)
-		return s
-	}
-	fail := func(s *Stage, status, detail string) {
-		s.Status, s.Detail = status, detail
-		if kr.Verdict == Pass || status == Error {
-			kr.Verdict, kr.Reason = status, s.Name+": "+detail
+func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
+	r.stage("build-"+variant, func(s *Stage) error {
+		bo := r.buildOptions(out, variant)
+		key, err := build.Key(bo)
+		if err != nil {
+			return err
 		}
-	}
-	timed := func(s *Stage, t time.Time) { s.Duration = time.Since(t).Seconds() }
-
-	// prepare
-	s, t := stage("prepare"), time.Now()
-	pristine, err := o.Cache.Prepare(ctx, k)
-	timed(s, t)
-	if err != nil {
-		fail(s, Error, err.Error())
-		return skipRest(kr)
-	}
-
-	// apply: computed every time (a fraction of a second)
-	s, t = stage("apply"), time.Now()
-	plan, err := apply.LoadPlan(o.Root, k.Name, "")
-	if err != nil {
-		fail(s, Error, err.Error())
-		return skipRest(kr)
-	}
-	res, err := plan.Run(pristine)
-	timed(s, t)
-	if err != nil {
-		fail(s, Error, err.Error())
-		return skipRest(kr)
-	}
-	kr.Apply = res.Results
-	ref := apply.Refresh(res)
-	for _, n := range ref.Order {
-		kr.Patches = append(kr.Patches, filepath.Join(plan.Manifest.Dir(), n))
-	}
-	var problems []string
-	for _, m := range res.Mismatches() {
-		problems = append(problems, fmt.Sprintf("%s is %s, the manifest expects %s", m.Source, m.Disposition, m.Expected))
-	}
-	if d := ref.Diff(plan.Manifest.Dir()); len(d) > 0 {
-		problems = append(problems, fmt.Sprintf("series/%s differs from what refresh generates: %s", k.Name, strings.Join(d, ", ")))
-	}
-	applied := 0
-	for _, r := range res.Results {
-		if series.IsApplied(r.Disposition) {
-			applied++
-		}
-	}
-	s.Detail = fmt.Sprintf("%d of %d patches apply; dispositions as the manifest says", applied, len(res.Results))
-	if len(problems) > 0 {
-		fail(s, Fail, strings.Join(problems, "; "))
-		return skipRest(kr)
-	}
-	seriesHash := (&hasher{}).add(k.Key()).file(plan.Manifest.Path())
-	for _, e := range plan.Entries {
-		seriesHash.file(filepath.Join(o.Root, e.Source))
-	}
-	for _, p := range res.Touched() {
-		sum := sha256.Sum256(res.Files[p])
-		seriesHash.add(p, hex.EncodeToString(sum[:]))
-	}
-	s.InputHash = seriesHash.sum()
-	frags := (&hasher{}).add(k.Key())
-	for _, f := range append(build.DefaultFragments, "kernel-"+k.Name) {
-		frags.file(filepath.Join(o.Root, "kconfig", f+".config"))
-	}
-
-	// build baseline (before the work tree takes the series)
-	builds := map[string]string{build.Baseline: frags.sum(), build.Patched: (&hasher{}).add(frags.sum(), seriesHash.sum()).sum()}
-	doBuild := func(variant string) bool {
-		s, t := stage("build-"+variant), time.Now()
-		s.InputHash = builds[variant]
 		var md build.Metadata
-		// Reuse only a build whose artifacts are its variant's snapshot
-		// and still there.
-		if sc.get(s.Name, s.InputHash, &md) && md.VariantDir != "" && strings.HasPrefix(md.Artifacts["bzImage"], md.VariantDir) && fileExists(md.Artifacts["bzImage"]) {
-			s.Reused, s.Detail = true, md.KernelRelease+" (reused)"
-			kr.Builds[variant] = &md
-			timed(s, t)
-			return true
+		if reuse(r, s, key, &md) {
+			r.kr.Builds[variant] = &md
+			s.Detail = md.KernelRelease + " (reused)"
+			return nil
 		}
-		m, err := build.Build(ctx, build.Options{Root: o.Root, Cache: o.Cache, Kernel: k, Variant: variant, Jobs: jobs, Progress: o.Progress})
-		timed(s, t)
+		m, err := build.Build(ctx, bo)
 		if m != nil {
-			kr.Builds[variant] = m
+			r.kr.Builds[variant] = m
 		}
 		if err != nil {
-			sc.forget(s.Name)
-			fail(s, Fail, err.Error())
-			return false
+			return errors.Join(err, r.forget(s))
 		}
 		s.Detail = fmt.Sprintf("%s in %.0fs", m.KernelRelease, m.Duration)
-		sc.put(s.Name, s.InputHash, m)
-		return true
-	}
-	baseOK := doBuild(build.Baseline)
+		return r.record(s, m, m.Artifacts["bzImage"])
+	})
+}
 
-	// the work tree with the series, for the checks and the patched build
-	wt, err := o.Cache.WorkTree(k)
-	if err == nil {
-		err = apply.Commit(wt, res)
-	}
-	if err != nil {
-		s := stage("check")
-		fail(s, Error, err.Error())
-		return skipRest(kr)
-	}
-
-	// check
-	s, t = stage("check"), time.Now()
-	exe, _ := os.Executable()
-	s.InputHash = (&hasher{}).add(seriesHash.sum()).file(exe).file(kr.Patches...).sum()
-	var rep checks.Report
-	if sc.get("check", s.InputHash, &rep) {
-		s.Reused = true
-	} else {
-		co := checks.Options{Tree: wt.Dir, Patches: kr.Patches}
-		if dir, err := build.Locate(o.Root, o.Cache, k, nil); err == nil && fileExists(filepath.Join(dir, "vmlinux")) {
-			co.BuildDir = dir
+func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
+	r.stage(StageCheck, func(s *Stage) error {
+		in := checks.StageIn{Cache: r.o.Cache, Apply: out}
+		if md := r.kr.Builds[build.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
+			in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
 		}
-		r, err := checks.Run(co)
+		key, err := checks.StageKey(in)
 		if err != nil {
-			timed(s, t)
-			fail(s, Error, err.Error())
-			return skipRest(kr)
+			return err
 		}
-		rep = *r
-		if rep.Errors() == 0 {
-			sc.put("check", s.InputHash, rep)
-		}
-	}
-	timed(s, t)
-	kr.Check = &rep
-	s.Detail = fmt.Sprintf("%d errors, %d findings", rep.Errors(), len(rep.Findings))
-	if rep.Errors() > 0 {
-		fail(s, Fail, s.Detail)
-	}
-
-	patchedOK := doBuild(build.Patched)
-
-	// boots
-	agent := (&hasher{})
-	if srcs, _ := filepath.Glob(filepath.Join(o.Root, "qemu", "agent", "*.go")); len(srcs) > 0 {
-		sort.Strings(srcs)
-		agent.file(srcs...)
-	}
-	agent.file(filepath.Join(o.Root, "go.sum"))
-	for _, v := range []string{build.Baseline, build.Patched} {
-		s, t := stage("boot-"+v), time.Now()
-		md := kr.Builds[v]
-		if md == nil || (v == build.Baseline && !baseOK) || (v == build.Patched && !patchedOK) {
-			s.Status, s.Detail = Skip, "no kernel image"
-			continue
-		}
-		s.InputHash = (&hasher{}).add(agent.sum(), strings.Join(o.Transports, ","), strconv.Itoa(plan.Manifest.Boot.InlineDataSize),
-			strconv.FormatBool(plan.Manifest.Boot.ExpectInline[v])).file(md.Artifacts["bzImage"]).sum()
-		var br boot.Result
-		if sc.get(s.Name, s.InputHash, &br) && fileExists(br.ConsoleLog) {
-			s.Reused = true
-		} else {
-			r, err := boot.Run(ctx, boot.Options{Root: o.Root, Kernel: k.Name, Variant: v, BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir,
-				OutDir: filepath.Join(o.Cache.Dir, "runs", k.Name, "boot-"+v), Transports: o.Transports,
-				InlineDataSize: plan.Manifest.Boot.InlineDataSize, ExpectInline: plan.Manifest.Boot.ExpectInline[v], Progress: o.Progress})
+		var rep checks.Report
+		if !reuse(r, s, key, &rep) {
+			got, err := checks.RunStage(ctx, in)
 			if err != nil {
-				timed(s, t)
-				fail(s, Error, err.Error())
-				continue
+				return err
 			}
-			br = *r
-			if br.Verdict == "pass" {
-				sc.put(s.Name, s.InputHash, br)
-			} else {
-				sc.forget(s.Name)
+			rep = *got
+			if err := r.record(s, rep); err != nil {
+				return err
 			}
 		}
-		timed(s, t)
-		kr.Boots[v] = &br
+		r.kr.Check = &rep
+		s.Detail = fmt.Sprintf("%d errors, %d findings", rep.Errors(), len(rep.Findings))
+		if rep.Errors() > 0 {
+			return fmt.Errorf("%s: %w", s.Detail, errs.ErrFindings)
+		}
+		return nil
+	})
+}
+
+func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
+	name := "boot-" + variant
+	md := r.kr.Builds[variant]
+	if md == nil || md.Status != "PASS" {
+		r.kr.Stages = append(r.kr.Stages, &Stage{Name: name, Status: Skip, Detail: "no kernel image"})
+		return
+	}
+	r.stage(name, func(s *Stage) error {
+		m := out.Plan.Manifest
+		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
+			BuildDir: md.BuildDir, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
+			ExpectInline: m.Boot.ExpectInline[variant], Accel: r.o.Accel, Progress: r.o.Progress})
+		if err != nil {
+			return err
+		}
+		var br boot.Result
+		if !reuse(r, s, p.Key(), &br) {
+			dir := filepath.Join(r.o.Cache.Dir, "runs", r.k.Name, name, p.Key()[:12])
+			got, err := p.Run(ctx, dir)
+			if err != nil {
+				return errors.Join(err, r.forget(s))
+			}
+			br = *got
+			if br.Verdict == "pass" {
+				err = r.record(s, br, br.ConsoleLog, boot.ResultPath(dir))
+			} else {
+				err = r.forget(s)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		r.kr.Boots[variant] = &br
 		c := br.KTAP.Count()
 		s.Detail = fmt.Sprintf("%d passed, %d failed, %d skipped (%s)", c.Pass, c.Fail, c.Skip, br.Accel)
 		switch br.Verdict {
 		case "fail":
-			fail(s, Fail, br.Reason)
+			return fmt.Errorf("%s: %w", br.Reason, errs.ErrFindings)
 		case "error":
-			fail(s, Error, br.Reason)
+			return fmt.Errorf("%s: %w", br.Reason, errs.ErrEnv)
 		}
-	}
-
-	// compare: the patched kernel shows the inline path, the baseline not
-	s = stage("compare")
-	s.Status, s.Detail = compare(kr, plan.Manifest.Boot.ExpectInline)
-	if s.Status != Pass {
-		fail(s, s.Status, s.Detail)
-	}
-	return kr
+		return nil
+	})
 }
 
-var capsuleRe = regexp.MustCompile(`capsule sends without in-capsule data: (\d+) inline, (\d+) by reference`)
-
-// compare reads the inline evidence of both boots per transport.
-func compare(kr *Kernel, expect map[string]bool) (string, string) {
+// compare: the patched kernel shows the inline path, the baseline not,
+// by the agent's typed evidence and the one inline rule.
+func (r *kernelRun) compare(out *apply.Out) {
+	s := &Stage{Name: StageCompare, Status: Pass}
+	r.kr.Stages = append(r.kr.Stages, s)
 	var notes []string
-	status := Pass
 	for _, v := range []string{build.Baseline, build.Patched} {
-		b := kr.Boots[v]
-		if b == nil || b.KTAP == nil {
-			return Skip, "a boot did not run"
+		b := r.kr.Boots[v]
+		if b == nil {
+			s.Status, s.Detail = Skip, "a boot did not run"
+			return
 		}
-		for _, tr := range b.KTAP.Subtests {
-			ev := tr.Find("inline_evidence")
-			if ev == nil {
-				continue
-			}
-			for _, d := range ev.Diagnostics {
-				m := capsuleRe.FindStringSubmatch(d)
-				if m == nil {
-					continue
-				}
-				in, _ := strconv.Atoi(m[1])
-				ref, _ := strconv.Atoi(m[2])
-				notes = append(notes, fmt.Sprintf("%s/%s %d inline, %d by reference", v, tr.Name, in, ref))
-				if expect[v] && (in == 0 || ref > 0) || !expect[v] && in > 0 {
-					status = Fail
-				}
+		for _, ev := range b.Evidence {
+			notes = append(notes, fmt.Sprintf("%s/%s %d inline, %d by reference", v, ev.Transport, ev.Inline, ev.ByRef))
+			if err := guestconf.JudgeInline(ev, out.Plan.Manifest.Boot.ExpectInline[v]); err != nil {
+				s.Status = Fail
+				notes[len(notes)-1] += " (" + err.Error() + ")"
 			}
 		}
 	}
+	s.Detail = strings.Join(notes, "; ")
 	if len(notes) == 0 {
-		return Fail, "no inline evidence in either boot"
+		s.Status, s.Detail = Fail, "no inline evidence in either boot"
 	}
-	return status, strings.Join(notes, "; ")
+	if s.Status != Pass {
+		r.fail(s, s.Status, s.Detail)
+	}
 }
 
-func skipRest(kr *Kernel) *Kernel {
+// skipRest adds the stages that did not run as skipped.
+func (r *kernelRun) skipRest() {
 	have := map[string]bool{}
-	for _, s := range kr.Stages {
+	for _, s := range r.kr.Stages {
 		have[s.Name] = true
 	}
-	for _, n := range []string{"prepare", "apply", "build-baseline", "check", "build-patched", "boot-baseline", "boot-patched", "compare"} {
+	for _, n := range Stages {
 		if !have[n] {
-			kr.Stages = append(kr.Stages, &Stage{Name: n, Status: Skip, Detail: "an earlier stage failed"})
+			r.kr.Stages = append(r.kr.Stages, &Stage{Name: n, Status: Skip, Detail: "an earlier stage failed"})
 		}
 	}
-	return kr
-}
-
-func fileExists(p string) bool {
-	if p == "" {
-		return false
-	}
-	_, err := os.Stat(p)
-	return err == nil
 }

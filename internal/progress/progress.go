@@ -89,3 +89,19 @@ func (r *Reporter) Done(format string, args ...any) {
 	}
 	fmt.Fprintf(r.w, "%s %s: %s (%s)\n", now.Format("15:04:05"), r.stage, msg, el)
 }
+
+// Note prints a line of its own, whatever stage is running (a wait for a
+// lock, say).
+func (r *Reporter) Note(format string, args ...any) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	msg := fmt.Sprintf(format, args...)
+	if r.tty {
+		fmt.Fprintf(r.w, "\r\033[K%s\n", msg)
+		return
+	}
+	fmt.Fprintf(r.w, "%s %s\n", r.now().Format("15:04:05"), msg)
+}

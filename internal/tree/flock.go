@@ -1,34 +1,75 @@
 package tree
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 )
-
-// Exclusive takes an exclusive advisory lock on path (see lockFile).
-func Exclusive(path string) (func(), error) { return lockFile(path) }
 
 // LockPath is where the lock named name lives in the cache.
 func (c *Cache) LockPath(name string) string { return filepath.Join(c.Dir, "locks", name) }
 
+// Lock takes the cache's exclusive lock called name (e.g. "work-6.12":
+// the kernel's work tree and build folder). While another process holds
+// it, the wait is said on the progress line: who holds it and since when.
+// The wait ends with ctx. The lock is released by the returned function,
+// or by the kernel when the process dies.
+func (c *Cache) Lock(ctx context.Context, name string) (func(), error) {
+	return lockFile(ctx, c.LockPath(name), func(holder string) {
+		c.Progress.Note("waiting for the %s lock, held by %s", name, holder)
+	})
+}
+
 // lockFile takes an exclusive advisory lock on path (made if missing) and
-// returns its release. Two patchctl processes (or test binaries run in
-// parallel) preparing the same tree wait for each other.
-func lockFile(path string) (func(), error) {
+// writes who holds it into the file. A process waiting for the lock polls,
+// so that its context can end the wait.
+func lockFile(ctx context.Context, path string, waiting func(holder string)) (func(), error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
+	said := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if !said && waiting != nil {
+			said = true
+			holder, _ := os.ReadFile(path)
+			h := strings.TrimSpace(string(holder))
+			if h == "" {
+				h = "another process"
+			}
+			waiting(h)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for %s: %w", filepath.Base(path), ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
+	// Who holds it, for whoever waits next.
+	f.Truncate(0)
+	fmt.Fprintf(f, "pid %d (%s) since %s\n", os.Getpid(), strings.Join(os.Args, " "), time.Now().Format(time.RFC3339))
 	return func() {
+		f.Truncate(0)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil

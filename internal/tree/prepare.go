@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/progress"
+	runner "github.com/patchctl/patchctl/internal/run"
 )
 
 // Cache holds downloaded packages, pristine trees and work trees.
@@ -67,11 +67,14 @@ func (c *Cache) Prepare(ctx context.Context, k *Kernel) (string, error) {
 	if c.Prepared(k) {
 		return dir, nil
 	}
-	unlock, err := lockFile(filepath.Join(c.Dir, "locks", "tree-"+k.Name))
+	unlock, err := c.Lock(ctx, "tree-"+k.Name)
 	if err != nil {
 		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
 	defer unlock()
+	// What an interrupted prepare of this kernel left: under the lock,
+	// nobody is using it.
+	c.removeStale(k)
 	if c.Prepared(k) { // another process finished it while we waited
 		return dir, nil
 	}
@@ -107,6 +110,20 @@ func (c *Cache) Prepare(ctx context.Context, k *Kernel) (string, error) {
 	return dir, nil
 }
 
+// removeStale removes the temporary trees and downloads that an
+// interrupted prepare of k left behind; the caller holds k's tree lock.
+func (c *Cache) removeStale(k *Kernel) {
+	stale, _ := filepath.Glob(filepath.Join(c.Dir, "trees", "."+k.Name+".tmp-*"))
+	if k.Debian != nil {
+		dl, _ := filepath.Glob(filepath.Join(c.Dir, "debs", ".download-"+k.Debian.Package+"-*"))
+		stale = append(stale, dl...)
+	}
+	for _, p := range stale {
+		c.Progress.Note("removing %s, left by an interrupted prepare", p)
+		os.RemoveAll(p)
+	}
+}
+
 // DebPath is where the pinned package is kept.
 func (c *Cache) DebPath(d *DebianSource) string {
 	v := strings.ReplaceAll(d.Version, ":", "%3a")
@@ -136,7 +153,7 @@ func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(path), ".download-")
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".download-"+d.Package+"-")
 	if err != nil {
 		return "", err
 	}
@@ -158,7 +175,7 @@ func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
 			return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version, deb_sha256 and tarball_sha256 in series/kernels.yaml to a served version (apt-cache policy %s lists them): %w",
 				spec, d.Package, errs.ErrInput)
 		}
-		return "", fmt.Errorf("apt-get download %s: %v: %s", spec, err, lastLines(out, 3))
+		return "", fmt.Errorf("apt-get download %s: %v: %s: %w", spec, err, lastLines(out, 3), errs.ErrEnv)
 	}
 	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
 	if len(debs) != 1 {
@@ -183,10 +200,9 @@ func notServed(out string) bool {
 }
 
 func runIn(ctx context.Context, dir, prog string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	var out strings.Builder
+	err := (&runner.Cmd{Name: prog, Args: args, Dir: dir, Stdout: &out}).Run(ctx)
+	return out.String(), err
 }
 
 func lastLines(s string, n int) string {
@@ -206,19 +222,28 @@ func (c *Cache) prepareDebian(ctx context.Context, k *Kernel, tmp string) (strin
 	if err != nil {
 		return "", err
 	}
+	// dpkg-deb writes the package's data archive into a pipe read here;
+	// whatever way this returns, dpkg-deb is stopped and waited for (a
+	// reader that stops early must not leave it blocked on the pipe).
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	dpkg := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
-	outer, err := dpkg.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
+	outer, pw := io.Pipe()
 	var dpkgErr strings.Builder
-	dpkg.Stderr = &dpkgErr
-	if err := dpkg.Start(); err != nil {
+	dpkg, err := (&runner.Cmd{Name: "dpkg-deb", Args: []string{"--fsys-tarfile", deb}, Stdout: pw, Stderr: &dpkgErr}).Start(ctx)
+	if err != nil {
+		cancel()
 		return "", fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
 	}
-	defer dpkg.Wait()
+	waited := make(chan error, 1)
+	go func() {
+		err := dpkg.Wait()
+		pw.CloseWithError(err)
+		waited <- err
+	}()
+	defer func() {
+		cancel()
+		outer.Close()
+		<-waited
+	}()
 	tr := tar.NewReader(outer)
 	want := "./" + strings.TrimPrefix(d.Tarball, "/")
 	for {
@@ -249,25 +274,27 @@ func (c *Cache) checkSpace(dir string, need uint64) error {
 		return nil // cannot tell: try, and clean up if it fails
 	}
 	if free := st.Bavail * uint64(st.Bsize); free < need {
-		return fmt.Errorf("no disk space: the tree needs about %d MB at %s, %d MB are free; free some or set PATCHCTL_CACHE to another disk", need>>20, dir, free>>20)
+		return fmt.Errorf("no disk space: the tree needs about %d MB at %s, %d MB are free; free some or set PATCHCTL_CACHE to another disk: %w", need>>20, dir, free>>20, errs.ErrEnv)
 	}
 	return nil
 }
 
 func (c *Cache) extract(ctx context.Context, k *Kernel, r io.Reader, size int64, tmp string) (string, error) {
 	h := sha256.New()
-	tarCmd := exec.CommandContext(ctx, "tar", "-xvJf", "-", "-C", tmp, "--no-same-owner", "--no-same-permissions")
-	tarCmd.Stdin = io.TeeReader(r, h)
-	list, err := tarCmd.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
+	list, pw := io.Pipe()
 	var tarErr strings.Builder
-	tarCmd.Stderr = &tarErr
 	c.Progress.Start("extract " + k.Name)
-	if err := tarCmd.Start(); err != nil {
+	tarCmd, err := (&runner.Cmd{Name: "tar", Args: []string{"-xvJf", "-", "-C", tmp, "--no-same-owner", "--no-same-permissions"},
+		Stdin: io.TeeReader(r, h), Stdout: pw, Stderr: &tarErr}).Start(ctx)
+	if err != nil {
 		return "", fmt.Errorf("tar: %w (install tar and xz-utils)", err)
 	}
+	waited := make(chan error, 1)
+	go func() {
+		err := tarCmd.Wait()
+		pw.Close()
+		waited <- err
+	}()
 	n := 0
 	sc := bufio.NewScanner(list)
 	for sc.Scan() {
@@ -276,12 +303,13 @@ func (c *Cache) extract(ctx context.Context, k *Kernel, r io.Reader, size int64,
 			c.Progress.Update("%d files", n)
 		}
 	}
-	if err := tarCmd.Wait(); err != nil {
+	io.Copy(io.Discard, list)
+	if err := <-waited; err != nil {
 		msg := lastLines(tarErr.String(), 3)
 		if strings.Contains(msg, "No space left") {
-			return "", fmt.Errorf("no disk space while extracting %s (nothing kept): %s", k.Name, msg)
+			return "", fmt.Errorf("no disk space while extracting %s (nothing kept): %s: %w", k.Name, msg, errs.ErrEnv)
 		}
-		return "", fmt.Errorf("extracting %s: %v: %s", k.Name, err, msg)
+		return "", fmt.Errorf("extracting %s: %v: %s: %w", k.Name, err, msg, errs.ErrEnv)
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != k.Debian.TarballSHA256 {
 		return "", fmt.Errorf("checksum mismatch for %s in %s: got sha256 %s, the lock pins %s; refused and not kept: %w",

@@ -109,10 +109,11 @@ func TestPrepareDebian(t *testing.T) {
 		t.Errorf("second prepare ran apt-get again: %q", after)
 	}
 	// Work trees see every file: the .gitignore "/*" hides nothing.
-	wt, err := c.WorkTree(&f.kernel)
+	wt, release, err := c.HoldWorkTree(context.Background(), &f.kernel)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer release()
 	if _, err := os.Stat(filepath.Join(wt.Dir, "drivers/nvme/host/rdma.c")); err != nil {
 		t.Errorf("work tree lacks a file: %v", err)
 	}

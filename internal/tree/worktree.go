@@ -2,6 +2,7 @@ package tree
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
 )
 
 // metaDir holds a work tree's state, journal and backups.
@@ -23,7 +27,6 @@ type WorkTree struct {
 	// beforeRename, when set, runs before each file replacement (tests
 	// inject failures and kills with it).
 	beforeRename func(i int, path string) error
-	lockPath     string
 }
 
 // State is what a work tree holds beyond its pristine tree.
@@ -43,46 +46,64 @@ type Change struct {
 	Delete   bool
 }
 
-// WorkTree returns the work tree for k, making it from the pristine tree
-// when it does not exist, and rolling back a change a kill interrupted.
-func (c *Cache) WorkTree(k *Kernel) (*WorkTree, error) {
+// TestHookBeforeRename, when set, runs before each file replacement of
+// every work tree (tests of other packages inject failures with it;
+// patchctl never sets it).
+var TestHookBeforeRename func(i int, path string) error
+
+// WorkTreeDir is where k's work tree lives.
+func (c *Cache) WorkTreeDir(k *Kernel) string { return filepath.Join(c.Dir, "work", k.Name) }
+
+// HoldWorkTree takes k's work lock and returns the work tree, making it
+// from the pristine tree when it does not exist and rolling back a change
+// a kill interrupted. The lock covers the work tree and k's build
+// folders: whoever sets the work tree's state and then reads it (a build,
+// a check) holds it throughout, so no other process can change the
+// sources under it. release gives the lock back.
+func (c *Cache) HoldWorkTree(ctx context.Context, k *Kernel) (w *WorkTree, release func(), err error) {
 	if !c.Prepared(k) {
-		return nil, fmt.Errorf("kernel %s is not prepared: run 'patchctl tree prepare --kernel %s'", k.Name, k.Name)
+		return nil, nil, fmt.Errorf("kernel %s is not prepared: run 'patchctl tree prepare --kernel %s': %w", k.Name, k.Name, errs.ErrInput)
 	}
-	w := &WorkTree{Dir: filepath.Join(c.Dir, "work", k.Name), Pristine: c.PristineDir(k),
-		lockPath: filepath.Join(c.Dir, "locks", "work-"+k.Name)}
-	unlock, err := lockFile(w.lockPath)
+	unlock, err := c.Lock(ctx, "work-"+k.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer unlock()
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
+	w = &WorkTree{Dir: c.WorkTreeDir(k), Pristine: c.PristineDir(k), beforeRename: TestHookBeforeRename}
 	st, err := w.State()
 	if err == nil && st.PristineKey == k.Key() {
-		return w, w.Recover()
+		if err := w.Recover(); err != nil {
+			return nil, nil, err
+		}
+		return w, unlock, nil
 	}
 	// Missing, or made from another pristine tree: make it anew.
 	c.Progress.Start("work tree " + k.Name)
 	if err := os.RemoveAll(w.Dir); err != nil {
-		return nil, fmt.Errorf("removing old work tree: %w", err)
+		return nil, nil, fmt.Errorf("removing old work tree: %w", err)
 	}
 	tmp := w.Dir + ".tmp"
 	os.RemoveAll(tmp)
 	n, err := linkFarm(w.Pristine, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("making work tree for %s: %w", k.Name, err)
+		return nil, nil, fmt.Errorf("making work tree for %s: %w", k.Name, err)
 	}
 	if err := os.MkdirAll(filepath.Join(tmp, metaDir), 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := writeJSON(filepath.Join(tmp, metaDir, "state.json"), State{PristineKey: k.Key()}); err != nil {
-		return nil, err
+	if err := fsutil.WriteJSON(filepath.Join(tmp, metaDir, "state.json"), State{PristineKey: k.Key()}); err != nil {
+		return nil, nil, err
 	}
 	if err := os.Rename(tmp, w.Dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.Progress.Done("%d files linked", n)
-	return w, nil
+	return w, unlock, nil
 }
 
 // linkFarm recreates src's folders under dst and hardlinks its files.
@@ -124,9 +145,12 @@ func (w *WorkTree) State() (*State, error) {
 	return &st, json.Unmarshal(b, &st)
 }
 
-// journal records how to undo a commit in progress.
+// journal records how to undo a commit in progress: the files it
+// replaces and the state it overwrites.
 type journal struct {
 	Entries []journalEntry `json:"entries"`
+	// State is the backup of state.json ("" when there was none).
+	State string `json:"state,omitempty"`
 }
 
 type journalEntry struct {
@@ -138,20 +162,12 @@ func (w *WorkTree) meta(p ...string) string {
 	return filepath.Join(append([]string{w.Dir, metaDir}, p...)...)
 }
 
-// Commit makes changes and records st, all or nothing. The environment
-// variable PATCHCTL_FAIL_AFTER=N makes it fail after N files, to show by
-// hand that a failure leaves the work tree as it was: before anything
-// changes, every file to be replaced is hardlinked into a backup folder and
-// a journal is written; a failure rolls back at once, and a kill is rolled
-// back by the next Recover.
+// Commit makes changes and records st, all or nothing; the caller holds
+// the work tree (HoldWorkTree). Before anything changes, every file to be
+// replaced and state.json are hardlinked into a backup folder and a
+// journal is written; a failure rolls back at once, and a kill is rolled
+// back by the next Recover, state included.
 func (w *WorkTree) Commit(changes []Change, st State) (err error) {
-	if w.lockPath != "" {
-		unlock, err := lockFile(w.lockPath)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
 	if err := w.Recover(); err != nil {
 		return err
 	}
@@ -177,7 +193,13 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 		}
 		j.Entries = append(j.Entries, e)
 	}
-	if err := writeJSON(w.meta("journal.json"), j); err != nil {
+	if _, err := os.Stat(w.meta("state.json")); err == nil {
+		j.State = "state.json"
+		if err := os.Link(w.meta("state.json"), filepath.Join(backup, j.State)); err != nil {
+			return fmt.Errorf("backing up the work tree state: %w", err)
+		}
+	}
+	if err := fsutil.WriteJSON(w.meta("journal.json"), j); err != nil {
 		return err
 	}
 	defer func() {
@@ -187,15 +209,8 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 			}
 		}
 	}()
-	failAfter := -1
-	if v := os.Getenv("PATCHCTL_FAIL_AFTER"); v != "" {
-		fmt.Sscanf(v, "%d", &failAfter)
-	}
 	for i, c := range changes {
 		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
-		if i == failAfter {
-			return fmt.Errorf("PATCHCTL_FAIL_AFTER=%d: failing on purpose before %s", failAfter, c.Path)
-		}
 		if w.beforeRename != nil {
 			if err := w.beforeRename(i, c.Path); err != nil {
 				return err
@@ -205,8 +220,15 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 			return fmt.Errorf("writing %s: %w", c.Path, err)
 		}
 	}
-	if err := writeJSON(w.meta("state.json"), st); err != nil {
+	if err := fsutil.WriteJSON(w.meta("state.json"), st); err != nil {
 		return err
+	}
+	// The state is new, the journal still there: a kill from here on is
+	// rolled back, state included.
+	if w.beforeRename != nil {
+		if err := w.beforeRename(len(changes), metaDir+"/state.json"); err != nil {
+			return err
+		}
 	}
 	if err := os.Remove(w.meta("journal.json")); err != nil {
 		return err
@@ -319,6 +341,11 @@ func (w *WorkTree) rollback() error {
 			return err
 		}
 	}
+	if j.State != "" {
+		if err := os.Rename(w.meta("backup", j.State), w.meta("state.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	if err := os.Remove(w.meta("journal.json")); err != nil {
 		return err
 	}
@@ -343,28 +370,4 @@ func checkRel(p string) error {
 		return fmt.Errorf("refusing to write %q outside the work tree", p)
 	}
 	return nil
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

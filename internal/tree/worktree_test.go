@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -57,11 +59,18 @@ func fixtureWorkTree(t *testing.T) (*Cache, *Kernel, *WorkTree) {
 		os.WriteFile(p, []byte(fmt.Sprintf("file %d\n", i)), 0o644)
 	}
 	os.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644)
-	wt, err := c.WorkTree(k)
+	return c, k, hold(t, c, k)
+}
+
+// hold takes the work tree for the rest of the test.
+func hold(t *testing.T, c *Cache, k *Kernel) *WorkTree {
+	t.Helper()
+	wt, release, err := c.HoldWorkTree(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, k, wt
+	t.Cleanup(release)
+	return wt
 }
 
 func someChanges() []Change {
@@ -103,7 +112,9 @@ func TestCommitAndReset(t *testing.T) {
 }
 
 func TestCommitFailureRollsBack(t *testing.T) {
-	for fail := 0; fail < len(someChanges()); fail++ {
+	// The last position is after the new state is written, before the
+	// journal goes: the state must come back too.
+	for fail := 0; fail <= len(someChanges()); fail++ {
 		_, _, wt := fixtureWorkTree(t)
 		// Start from a changed state, not pristine.
 		if err := wt.Commit([]Change{{Path: "drivers/d1/f1.c", Content: []byte("earlier\n")}}, State{Touched: []string{"drivers/d1/f1.c"}}); err != nil {
@@ -124,7 +135,7 @@ func TestCommitFailureRollsBack(t *testing.T) {
 		if got := hashTree(t, wt.Dir); got != before {
 			t.Errorf("failure at change %d left the work tree changed", fail)
 		}
-		if st, _ := wt.State(); len(st.Touched) != len(stBefore.Touched) {
+		if st, _ := wt.State(); len(st.Touched) != len(stBefore.Touched) || st.Touched[0] != stBefore.Touched[0] {
 			t.Errorf("state changed: %+v", st)
 		}
 		if _, err := os.Stat(wt.meta("journal.json")); !errors.Is(err, fs.ErrNotExist) {
@@ -137,9 +148,10 @@ func TestCommitFailureRollsBack(t *testing.T) {
 // checks that the next use of the work tree restores it byte for byte.
 func TestCommitKilled(t *testing.T) {
 	if os.Getenv("PATCHCTL_KILL_CHILD") != "" {
+		at, _ := strconv.Atoi(os.Getenv("PATCHCTL_KILL_CHILD"))
 		wt := &WorkTree{Dir: os.Getenv("PATCHCTL_KILL_DIR"), Pristine: os.Getenv("PATCHCTL_KILL_PRISTINE")}
 		wt.beforeRename = func(i int, p string) error {
-			if i == 3 {
+			if i == at {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				select {}
 			}
@@ -148,28 +160,46 @@ func TestCommitKilled(t *testing.T) {
 		wt.Commit(someChanges(), State{Touched: []string{"x"}})
 		os.Exit(0) // not reached
 	}
-	c, k, wt := fixtureWorkTree(t)
-	before := hashTree(t, wt.Dir)
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCommitKilled$")
-	cmd.Env = append(os.Environ(), "PATCHCTL_KILL_CHILD=1", "PATCHCTL_KILL_DIR="+wt.Dir, "PATCHCTL_KILL_PRISTINE="+wt.Pristine)
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("child was not killed: %v", err)
-	}
-	if hashTree(t, wt.Dir) == before {
-		t.Fatal("the kill came before any change: the test proves nothing")
-	}
-	if _, err := os.Stat(wt.meta("journal.json")); err != nil {
-		t.Fatal("no journal after the kill")
-	}
-	// The next user of the work tree recovers it.
-	wt2, err := c.WorkTree(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := hashTree(t, wt2.Dir); got != before {
-		t.Error("work tree not restored after the kill")
+	// Killed in the middle of the files, and after the new state was
+	// written but before the journal was removed.
+	for _, at := range []int{3, len(someChanges())} {
+		c := &Cache{Dir: t.TempDir()}
+		k := &Kernel{Name: "fx", Git: &GitSource{URL: "none", Tag: "fixture"}}
+		pristine := c.PristineDir(k)
+		for i := 0; i < 8; i++ {
+			p := filepath.Join(pristine, "drivers", fmt.Sprintf("d%d", i%4), fmt.Sprintf("f%d.c", i))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(fmt.Sprintf("file %d\n", i)), 0o644)
+		}
+		os.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644)
+		wt, release, err := c.HoldWorkTree(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := hashTree(t, wt.Dir)
+		stBefore, _ := wt.State()
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestCommitKilled$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("PATCHCTL_KILL_CHILD=%d", at), "PATCHCTL_KILL_DIR="+wt.Dir, "PATCHCTL_KILL_PRISTINE="+wt.Pristine)
+		err = cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("child was not killed: %v", err)
+		}
+		if hashTree(t, wt.Dir) == before {
+			t.Fatal("the kill came before any change: the test proves nothing")
+		}
+		if _, err := os.Stat(wt.meta("journal.json")); err != nil {
+			t.Fatal("no journal after the kill")
+		}
+		release()
+		// The next user of the work tree recovers it, state included.
+		wt2 := hold(t, c, k)
+		if got := hashTree(t, wt2.Dir); got != before {
+			t.Errorf("kill at %d: work tree not restored", at)
+		}
+		if st, _ := wt2.State(); len(st.Touched) != len(stBefore.Touched) {
+			t.Errorf("kill at %d: the state of the interrupted commit was kept: %+v", at, st)
+		}
 	}
 }
 

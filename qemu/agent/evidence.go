@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/patchctl/patchctl/internal/guestconf"
 )
 
 const tracing = "/sys/kernel/tracing"
@@ -58,16 +61,24 @@ type wr struct{ opcode, flags, nsge, len0 int }
 
 var traceField = regexp.MustCompile(`(\w+)=(-?\d+)`)
 
-// readEvidence parses the trace buffer into work requests, following the
-// chain only after REG_MR and LOCAL_INV (reading a NULL next gives garbage).
+// readEvidence parses the trace buffer into work requests.
 func readEvidence(cfg *Config, transport string) ([]wr, error) {
 	f, err := os.Open(tracing + "/trace")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return parseTrace(f, cfg, transport)
+}
+
+// parseTrace reads the kprobe's trace lines for transport, following the
+// chain only after REG_MR and LOCAL_INV (reading a NULL next gives
+// garbage). The first SGE's length is kept only for a request that has
+// an SGE: the probe reads it whatever num_sge says.
+func parseTrace(r io.Reader, cfg *Config, transport string) ([]wr, error) {
 	var out []wr
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.Contains(line, probeName(transport)+":") {
@@ -78,52 +89,62 @@ func readEvidence(cfg *Config, transport string) ([]wr, error) {
 			n, _ := strconv.ParseInt(m[2], 10, 64)
 			v[m[1]] = int(n)
 		}
-		out = append(out, wr{v["op0"], v["fl0"], v["n0"], v["len0"]})
+		get := func(i int) wr {
+			w := wr{v[fmt.Sprintf("op%d", i)], v[fmt.Sprintf("fl%d", i)], v[fmt.Sprintf("n%d", i)], v[fmt.Sprintf("len%d", i)]}
+			if w.nsge <= 0 {
+				w.len0 = 0
+			}
+			return w
+		}
+		out = append(out, get(0))
 		if v["op0"] == cfg.Opcodes["REG_MR"] || v["op0"] == cfg.Opcodes["LOCAL_INV"] {
-			out = append(out, wr{v["op1"], v["fl1"], v["n1"], v["len1"]})
+			out = append(out, get(1))
 		}
 	}
 	return out, sc.Err()
 }
 
-// summary counts work requests per (opcode, flags, SGEs, first length).
-func summary(cfg *Config, wrs []wr) []string {
+// evidence counts the work requests by shape, and splits the host's
+// command capsule SENDs without in-capsule data (one SGE of the capsule's
+// size) into inline and by reference.
+func evidence(cfg *Config, transport string, wrs []wr) *guestconf.Evidence {
 	names := map[int]string{}
 	for n, v := range cfg.Opcodes {
 		names[v] = n
 	}
-	counts := map[string]int{}
+	e := &guestconf.Evidence{Transport: transport}
+	type shape struct{ op, flags, nsge, len0 int }
+	counts := map[shape]int{}
 	for _, w := range wrs {
-		name := names[w.opcode]
-		if name == "" {
-			name = fmt.Sprintf("op%d", w.opcode)
-		}
-		counts[fmt.Sprintf("%-9s flags=0x%02x sge=%d len0=%d", name, w.flags, w.nsge, w.len0)]++
-	}
-	var keys []string
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var out []string
-	for _, k := range keys {
-		out = append(out, fmt.Sprintf("%s count=%d", k, counts[k]))
-	}
-	return out
-}
-
-// capsuleSends splits the host's command capsule SENDs without in-capsule
-// data (one SGE of the capsule's size) into inline and by reference.
-func capsuleSends(cfg *Config, wrs []wr) (inline, byRef int) {
-	for _, w := range wrs {
+		counts[shape{w.opcode, w.flags, w.nsge, w.len0}]++
 		if w.opcode != cfg.Opcodes["SEND"] || w.nsge != 1 || w.len0 != cfg.CapsuleSize {
 			continue
 		}
 		if w.flags&cfg.Flags["INLINE"] != 0 {
-			inline++
+			e.Inline++
 		} else {
-			byRef++
+			e.ByRef++
 		}
 	}
-	return inline, byRef
+	for s, n := range counts {
+		name := names[s.op]
+		if name == "" {
+			name = fmt.Sprintf("op%d", s.op)
+		}
+		e.WRs = append(e.WRs, guestconf.WRCount{Opcode: name, Flags: s.flags, NumSGE: s.nsge, Len0: s.len0, Count: n})
+	}
+	sort.Slice(e.WRs, func(i, j int) bool {
+		a, b := e.WRs[i], e.WRs[j]
+		if a.Opcode != b.Opcode {
+			return a.Opcode < b.Opcode
+		}
+		if a.Flags != b.Flags {
+			return a.Flags < b.Flags
+		}
+		if a.NumSGE != b.NumSGE {
+			return a.NumSGE < b.NumSGE
+		}
+		return a.Len0 < b.Len0
+	})
+	return e
 }

@@ -7,12 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"golang.org/x/sys/unix"
 )
-
-// splats are the dmesg lines that fail a run.
-var splats = []string{"kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
-	"circular locking", "general protection fault", "suspicious RCU usage"}
 
 // runTransport runs every test over one transport as a KTAP subtest.
 func runTransport(k *ktap, n int, transport string, cfg *Config) {
@@ -96,19 +93,14 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		if err != nil {
 			fail("inline_evidence", err)
 		} else {
-			for _, s := range summary(cfg, wrs) {
-				k.diag("wr %s", s)
+			ev := evidence(cfg, transport, wrs)
+			for _, w := range ev.WRs {
+				k.diag("wr %-9s flags=0x%02x sge=%d len0=%d count=%d", w.Opcode, w.Flags, w.NumSGE, w.Len0, w.Count)
 			}
-			inline, byRef := capsuleSends(cfg, wrs)
-			k.diag("capsule sends without in-capsule data: %d inline, %d by reference; expected %s", inline, byRef, map[bool]string{true: "inline", false: "by reference"}[cfg.ExpectInline])
-			switch {
-			case inline+byRef == 0:
-				fail("inline_evidence", fmt.Errorf("no command capsule SEND was recorded"))
-			case cfg.ExpectInline && (inline == 0 || byRef > 0):
-				fail("inline_evidence", fmt.Errorf("expected every capsule SEND inline, %d were by reference", byRef))
-			case !cfg.ExpectInline && inline > 0:
-				fail("inline_evidence", fmt.Errorf("expected no inline capsule SEND, %d were inline", inline))
-			default:
+			k.diag("%s", ev.Diagnostic())
+			if err := guestconf.JudgeInline(ev, cfg.ExpectInline); err != nil {
+				fail("inline_evidence", err)
+			} else {
 				k.result(true, "inline_evidence", "")
 			}
 		}
@@ -161,11 +153,8 @@ func dmesgSplats(marker string) []string {
 	}
 	var bad []string
 	for _, l := range strings.Split(string(log), "\n") {
-		for _, s := range splats {
-			if strings.Contains(l, s) {
-				bad = append(bad, strings.TrimSpace(l))
-				break
-			}
+		if guestconf.SplatIn(l) != "" {
+			bad = append(bad, strings.TrimSpace(l))
 		}
 	}
 	if len(bad) > 20 {

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
-	"github.com/patchctl/patchctl/internal/tree"
 )
 
 var mu sync.Mutex
@@ -18,19 +18,28 @@ var mu sync.Mutex
 // Build builds (incrementally) kernel name's variant with the default
 // fragments, as patchctl build does. Missing host tools skip outside CI
 // and fail in CI.
-func Build(t testing.TB, name, variant string) *build.Metadata {
+func Build(t testing.TB, name, variant string, edit ...func(*build.Options)) *build.Metadata {
 	t.Helper()
 	if err := build.CheckHostTools(); err != nil {
 		testenv.Unavailable(t, err.Error())
 	}
-	k, _ := testenv.Kernel(t, name)
+	k, pristine := testenv.Kernel(t, name)
 	if testing.Short() {
 		t.Skip("-short: no kernel builds")
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	c := testenv.Cache()
-	md, err := build.Build(context.Background(), build.Options{Root: testenv.RepoRoot(t), Cache: c, Kernel: k, Variant: variant, Progress: c.Progress})
+	root := testenv.RepoRoot(t)
+	out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
+	if err != nil {
+		t.Fatalf("applying %s: %v", name, err)
+	}
+	o := build.Options{Root: root, Cache: c, Kernel: k, Apply: out, Variant: variant, Progress: c.Progress}
+	for _, e := range edit {
+		e(&o)
+	}
+	md, err := build.Build(context.Background(), o)
 	if err != nil {
 		if errors.Is(err, errs.ErrInput) {
 			testenv.Unavailable(t, err.Error())
@@ -45,7 +54,7 @@ func Build(t testing.TB, name, variant string) *build.Metadata {
 // same work tree).
 func Exclusive(t testing.TB, name string) {
 	t.Helper()
-	unlock, err := tree.Exclusive(testenv.Cache().LockPath("test-" + name))
+	unlock, err := testenv.Cache().Lock(context.Background(), "test-"+name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,99 @@
+package guestconf
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// EvidenceTag starts the KTAP diagnostic line that carries a transport's
+// inline evidence as JSON: "# patchctl-evidence: {...}".
+const EvidenceTag = "patchctl-evidence: "
+
+// WRCount is how many work requests of one shape a provider's post
+// function saw.
+type WRCount struct {
+	Opcode string `json:"opcode"` // SEND, REG_MR, ... (opN when unknown)
+	Flags  int    `json:"flags"`
+	NumSGE int    `json:"num_sge"`
+	// Len0 is the first SGE's length; only meaningful when NumSGE > 0.
+	Len0  int `json:"len0,omitempty"`
+	Count int `json:"count"`
+}
+
+// Evidence is what the kprobe on one transport's post function recorded
+// of the host's command capsule SENDs without in-capsule data (one SGE of
+// the capsule's size): how many carried IB_SEND_INLINE.
+type Evidence struct {
+	Transport string    `json:"transport"`
+	Inline    int       `json:"inline"`
+	ByRef     int       `json:"by_reference"`
+	WRs       []WRCount `json:"wrs"`
+}
+
+// Diagnostic is the KTAP diagnostic text (without "# ") carrying e.
+func (e *Evidence) Diagnostic() string {
+	b, _ := json.Marshal(e)
+	return EvidenceTag + string(b)
+}
+
+// ParseEvidence reads a diagnostic that Diagnostic wrote; ok is false for
+// any other line.
+func ParseEvidence(diag string) (*Evidence, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(diag), EvidenceTag)
+	if !ok {
+		return nil, false
+	}
+	var e Evidence
+	if err := json.Unmarshal([]byte(rest), &e); err != nil {
+		return nil, false
+	}
+	return &e, true
+}
+
+// JudgeInline is the inline rule, the one place it is decided: with
+// expect, every capsule SEND without in-capsule data is inline; without,
+// none is. No capsule SEND at all is a failure either way (nothing was
+// observed).
+func JudgeInline(e *Evidence, expect bool) error {
+	switch {
+	case e.Inline+e.ByRef == 0:
+		return fmt.Errorf("no command capsule SEND was recorded")
+	case expect && (e.Inline == 0 || e.ByRef > 0):
+		return fmt.Errorf("expected every capsule SEND inline: %d inline, %d by reference", e.Inline, e.ByRef)
+	case !expect && e.Inline > 0:
+		return fmt.Errorf("expected no inline capsule SEND: %d inline, %d by reference", e.Inline, e.ByRef)
+	}
+	return nil
+}
+
+// Splats are the kernel log lines that fail a run, on the console (host)
+// and in dmesg (guest) alike.
+var Splats = []string{"Kernel panic", "kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
+	"circular locking", "general protection fault", "suspicious RCU usage", "Call Trace:"}
+
+// SplatIn returns the splat pattern line holds, or "".
+func SplatIn(line string) string {
+	for _, p := range Splats {
+		if strings.Contains(line, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// RequiredConfig are the kernel config symbols the boot test cannot run
+// without, for the given transports.
+func RequiredConfig(transports []string) []string {
+	req := []string{"BLK_DEV_INITRD", "DEVTMPFS", "SERIAL_8250_CONSOLE", "CONFIGFS_FS", "VIRTIO_NET", "INFINIBAND",
+		"INFINIBAND_ADDR_TRANS", "NVME_RDMA", "NVME_TARGET_RDMA", "BLK_DEV_NULL_BLK", "KPROBE_EVENTS", "DEBUG_INFO"}
+	for _, t := range transports {
+		switch t {
+		case "rxe":
+			req = append(req, "RDMA_RXE")
+		case "siw":
+			req = append(req, "RDMA_SIW")
+		}
+	}
+	return req
+}

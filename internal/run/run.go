@@ -1,0 +1,276 @@
+// Package run is the one place patchctl starts other programs. Every
+// child runs in its own process group, dies with patchctl where Linux
+// allows (Pdeathsig), and is killed as a group when its context ends, so
+// an interrupted patchctl leaves no compiler or VM behind. Errors carry
+// the tail of what the program printed.
+//
+// Tests replace the programs with Stub: a strict table of expected
+// commands that fails on a command nobody expected and on an expectation
+// never met (the model is cli/cli's internal/run).
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/patchctl/patchctl/internal/errs"
+)
+
+// Cmd is a program to run.
+type Cmd struct {
+	Name   string
+	Args   []string
+	Dir    string
+	Env    []string // added to the environment
+	Stdin  io.Reader
+	Stdout io.Writer // where output streams to; nil: captured only
+	// Stderr, when nil, goes where Stdout goes.
+	Stderr io.Writer
+	// Signal is what the group gets when the context ends (default
+	// SIGTERM); SIGKILL follows after WaitDelay.
+	Signal    syscall.Signal
+	WaitDelay time.Duration
+}
+
+// Command makes a Cmd.
+func Command(name string, args ...string) *Cmd { return &Cmd{Name: name, Args: args} }
+
+// String is the command as a shell would take it.
+func (c *Cmd) String() string { return Quote(append([]string{c.Name}, c.Args...)) }
+
+// Error is a program that ran and failed.
+type Error struct {
+	Cmd      string
+	ExitCode int    // -1 when killed by a signal
+	Tail     string // the last lines it printed
+	Err      error
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: %v", e.Cmd, e.Err)
+	if e.Tail != "" {
+		s += "\n" + e.Tail
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// tailBuffer keeps the last n bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.n {
+		t.buf = t.buf[len(t.buf)-t.n:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
+	if len(lines) > 12 {
+		lines = lines[len(lines)-12:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Run runs the command to its end.
+func (c *Cmd) Run(ctx context.Context) error {
+	p, err := c.Start(ctx)
+	if err != nil {
+		return err
+	}
+	return p.Wait()
+}
+
+// Output runs the command and returns its standard output.
+func (c *Cmd) Output(ctx context.Context) ([]byte, error) {
+	var out bytes.Buffer
+	cc := *c
+	cc.Stdout = &out
+	if cc.Stderr == nil {
+		cc.Stderr = io.Discard
+	}
+	err := cc.Run(ctx)
+	return out.Bytes(), err
+}
+
+// Process is a started command.
+type Process struct {
+	cmd  *Cmd
+	x    *exec.Cmd
+	tail *tailBuffer
+	wait func() error
+	once sync.Once
+	err  error
+}
+
+// Pid is the process id (0 for a stub).
+func (p *Process) Pid() int {
+	if p.x != nil && p.x.Process != nil {
+		return p.x.Process.Pid
+	}
+	return 0
+}
+
+// Kill kills the whole process group at once.
+func (p *Process) Kill() {
+	if pid := p.Pid(); pid > 0 {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// Wait waits for the command and, when it failed, returns an *Error with
+// the tail of its output.
+func (p *Process) Wait() error {
+	p.once.Do(func() {
+		err := p.wait()
+		// The group may outlive its leader (a daemonized grandchild):
+		// nothing of it may run on.
+		if pid := p.Pid(); pid > 0 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		if err == nil {
+			return
+		}
+		e := &Error{Cmd: p.cmd.String(), ExitCode: -1, Tail: p.tail.String(), Err: err}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			e.ExitCode = ee.ExitCode()
+		}
+		p.err = e
+	})
+	return p.err
+}
+
+// supervise runs the command in the background of a shell that, on
+// SIGTERM, kills its process group; otherwise it exits with the
+// command's status. The command's standard input is passed on (a
+// background job's would be /dev/null).
+const supervise = `exec 3<&0; trap 'kill -KILL 0' TERM; "$@" <&3 3<&- & exec 3<&-; wait $!`
+
+// Start starts the command. A program that is not installed is an
+// environment error (errs.ErrEnv) naming it.
+func (c *Cmd) Start(ctx context.Context) (*Process, error) {
+	if s := active(); s != nil {
+		return s.start(ctx, c)
+	}
+	if _, err := exec.LookPath(c.Name); err != nil {
+		return nil, fmt.Errorf("%s is not installed (run make deps): %w", c.Name, errs.ErrEnv)
+	}
+	// A shell leads the child's process group and outlives nothing: when
+	// patchctl dies, even by SIGKILL, the kernel sends the shell SIGTERM
+	// (Pdeathsig), and it kills the whole group, grandchildren included
+	// (make's sub-makes and compilers).
+	x := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", supervise, "patchctl-child", c.Name}, c.Args...)...)
+	x.Dir = c.Dir
+	if len(c.Env) > 0 {
+		x.Env = append(os.Environ(), c.Env...)
+	}
+	stdin := c.Stdin
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	x.Stdin = stdin
+	tail := &tailBuffer{n: 8 << 10}
+	var stdout io.Writer = tail
+	if c.Stdout != nil {
+		stdout = io.MultiWriter(c.Stdout, tail)
+	}
+	stderr := stdout
+	if c.Stderr != nil {
+		stderr = io.MultiWriter(c.Stderr, tail)
+	}
+	x.Stdout, x.Stderr = stdout, stderr
+	x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	sig := c.Signal
+	if sig == 0 {
+		sig = syscall.SIGTERM
+	}
+	x.Cancel = func() error { return syscall.Kill(-x.Process.Pid, sig) }
+	x.WaitDelay = c.WaitDelay
+	if x.WaitDelay == 0 {
+		x.WaitDelay = 10 * time.Second
+	}
+	if err := x.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w: %w", c.Name, err, errs.ErrEnv)
+	}
+	track(x.Process.Pid)
+	p := &Process{cmd: c, x: x, tail: tail}
+	p.wait = func() error { defer untrack(x.Process.Pid); return x.Wait() }
+	return p, nil
+}
+
+// LookPath finds an installed program (under a stub, every program is
+// there: the stub decides what runs).
+func LookPath(name string) (string, error) {
+	if active() != nil {
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not installed: %w", name, errs.ErrEnv)
+	}
+	return p, nil
+}
+
+// Quote joins args into a line a POSIX shell reads back as the same args.
+func Quote(args []string) string {
+	var q []string
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'$`\\|&;<>()*?[]#~=%!{}") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q = append(q, a)
+	}
+	return strings.Join(q, " ")
+}
+
+// The running children, so that a signal to patchctl can take their
+// groups down before it exits.
+var children struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func track(pid int) {
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	if children.pids == nil {
+		children.pids = map[int]bool{}
+	}
+	children.pids[pid] = true
+}
+
+func untrack(pid int) {
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	delete(children.pids, pid)
+}
+
+// KillAll kills the process group of every running child.
+func KillAll() {
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	for pid := range children.pids {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,119 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/patchctl/patchctl/internal/errs"
+)
+
+func TestRunOutputAndErrors(t *testing.T) {
+	ctx := context.Background()
+	out, err := Command("sh", "-c", "echo hello; read x; echo got $x").Output(ctx)
+	if err != nil || string(out) != "hello\ngot\n" {
+		t.Fatalf("output %q, %v", out, err)
+	}
+	c := Command("sh", "-c", "read x; echo in=$x")
+	c.Stdin = strings.NewReader("abc\n")
+	if out, err := c.Output(ctx); err != nil || string(out) != "in=abc\n" {
+		t.Errorf("stdin not passed: %q %v", out, err)
+	}
+	err = Command("sh", "-c", "echo first; echo last words >&2; exit 7").Run(ctx)
+	var re *Error
+	if !errors.As(err, &re) || re.ExitCode != 7 || !strings.Contains(re.Tail, "last words") {
+		t.Errorf("error %#v", err)
+	}
+	if err := Command("no-such-program-patchctl").Run(ctx); !errors.Is(err, errs.ErrEnv) {
+		t.Errorf("a missing program is %v, want an environment error", err)
+	}
+}
+
+// waitGone waits until the process pid no longer exists.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		// A zombie whose parent has not reaped it yet is dead too.
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(b), ") Z ") {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("process %d still runs", pid)
+}
+
+func TestCancelKillsGrandchildren(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	// The grandchild ignores SIGTERM: only the group kill ends it.
+	c := Command("sh", "-c", "sh -c 'trap \"\" TERM; echo $$ > "+pidFile+"; exec sleep 300' & wait")
+	p, err := c.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for i := 0; i < 100 && pid == 0; i++ {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the grandchild never started")
+	}
+	cancel()
+	if err := p.Wait(); err == nil {
+		t.Error("a cancelled command succeeded")
+	}
+	waitGone(t, pid)
+}
+
+func TestStubIsStrict(t *testing.T) {
+	ft := &fakeT{}
+	s := Stub(ft)
+	s.Register(`^gcc --version$`, 0, "gcc 12\n")
+	s.Register(`^make -C`, 2, "make: *** [x] Error 1\n")
+	s.Register(`^never`, 0, "")
+	out, err := Command("gcc", "--version").Output(context.Background())
+	if err != nil || string(out) != "gcc 12\n" {
+		t.Errorf("stubbed output %q %v", out, err)
+	}
+	var buf bytes.Buffer
+	c := Command("make", "-C", "x")
+	c.Stdout = &buf
+	var re *Error
+	if err := c.Run(context.Background()); !errors.As(err, &re) || re.ExitCode != 2 || buf.String() == "" {
+		t.Errorf("stubbed failure %v %q", err, buf.String())
+	}
+	if err := Command("rm", "-rf", "/").Run(context.Background()); err == nil {
+		t.Error("an unexpected command ran")
+	}
+	for _, f := range ft.cleanup {
+		f()
+	}
+	if len(ft.errs) != 2 || !strings.Contains(ft.errs[0], "unexpected command rm") || !strings.Contains(ft.errs[1], "never") {
+		t.Errorf("stub complaints %q", ft.errs)
+	}
+}
+
+type fakeT struct {
+	errs    []string
+	cleanup []func()
+}
+
+func (f *fakeT) Helper()                   {}
+func (f *fakeT) Cleanup(fn func())         { f.cleanup = append(f.cleanup, fn) }
+func (f *fakeT) Errorf(s string, a ...any) { f.errs = append(f.errs, sprintf(s, a...)) }
+
+func sprintf(s string, a ...any) string { return fmt.Sprintf(s, a...) }
