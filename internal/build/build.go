@@ -161,6 +161,9 @@ func fragments(root string, names []string) ([]*kconfig.Config, string, error) {
 	h := sha256.New()
 	var out []*kconfig.Config
 	for _, n := range names {
+		if err := fsutil.ValidName(n); err != nil {
+			return nil, "", fmt.Errorf("fragment: %v: %w", err, errs.ErrUsage)
+		}
 		p := filepath.Join(root, "kconfig", n+".config")
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteFile writes data to path atomically: into a temporary file in the
@@ -98,4 +99,41 @@ func HashFile(path string) (string, error) {
 func Hash(data []byte) string {
 	s := sha256.Sum256(data)
 	return hex.EncodeToString(s[:])
+}
+
+// ValidName checks a name that becomes one component of a path (a kernel,
+// series or fragment name): not empty, not . or .., no separator, no
+// control character, at most 100 bytes.
+func ValidName(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("empty name")
+	case s == "." || s == "..":
+		return fmt.Errorf("name %q is a folder reference", s)
+	case len(s) > 100:
+		return fmt.Errorf("name %.20q... is longer than 100 bytes", s)
+	}
+	for _, r := range s {
+		if r == '/' || r == '\\' || r < 0x20 || r == 0x7f {
+			return fmt.Errorf("name %q holds a separator or a control character", s)
+		}
+	}
+	return nil
+}
+
+// ValidRel checks a relative slash path inside a folder: not absolute, no
+// empty, . or .. component, no control character.
+func ValidRel(p string) error {
+	if p == "" || p[0] == '/' {
+		return fmt.Errorf("path %q is empty or absolute", p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			return fmt.Errorf("path %q leaves its folder or has an empty component", p)
+		}
+		if err := ValidName(c); err != nil {
+			return fmt.Errorf("path %q: %w", p, err)
+		}
+	}
+	return nil
 }

@@ -70,6 +70,9 @@ type Stage struct {
 	InputHash string  `json:"input_hash,omitempty"`
 	// Redone says why a stage that ran before was not reused.
 	Redone string `json:"redone,omitempty"`
+	// Class says whose fault an ERROR is: "input" (a file or option given
+	// to patchctl) or "environment" (the machine or the harness).
+	Class string `json:"class,omitempty"`
 }
 
 // Kernel is one kernel's run.
@@ -165,14 +168,56 @@ func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
 	start := time.Now()
 	err := fn(s)
 	s.Duration = time.Since(start).Seconds()
-	if err != nil {
-		status := Fail
-		if !errors.Is(err, errs.ErrFindings) {
-			status = Error
-		}
-		r.fail(s, status, err.Error())
+	switch {
+	case err == nil:
+	case errors.Is(err, errs.ErrFindings):
+		r.fail(s, Fail, err.Error())
+	case errors.Is(err, errs.ErrInput), errors.Is(err, errs.ErrUsage):
+		s.Class = ClassInput
+		r.fail(s, Error, err.Error())
+	default:
+		s.Class = ClassEnv
+		r.fail(s, Error, err.Error())
 	}
 	return s
+}
+
+// Classes of an ERROR.
+const (
+	ClassInput = "input"
+	ClassEnv   = "environment"
+)
+
+// Err is the run's outcome as an error for the exit status: nil when
+// every kernel passed; an input error when a stage was refused its input
+// (exit 2), an environment error when a stage could not run (exit 3), and
+// findings when a stage failed (exit 1).
+func (res *Result) Err() error {
+	worst := ""
+	for _, k := range res.Kernels {
+		for _, s := range k.Stages {
+			switch {
+			case s.Class == ClassInput:
+				worst = ClassInput
+			case s.Class == ClassEnv && worst != ClassInput:
+				worst = ClassEnv
+			case s.Status == Fail && worst == "":
+				worst = Fail
+			}
+		}
+	}
+	switch worst {
+	case ClassInput:
+		return errs.ErrInput
+	case ClassEnv:
+		return errs.ErrEnv
+	case Fail:
+		return errs.ErrFindings
+	}
+	if res.Verdict != Pass {
+		return errs.ErrFindings
+	}
+	return nil
 }
 
 func (r *kernelRun) fail(s *Stage, status, detail string) {

@@ -15,7 +15,8 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"gopkg.in/yaml.v3"
+	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/yamlx"
 )
 
 // Dispositions: what happens when a patch meets a tree.
@@ -80,16 +81,22 @@ func Load(path string) (*Manifest, error) {
 		return nil, fmt.Errorf("reading manifest: %w: %w", err, errs.ErrInput)
 	}
 	var m Manifest
-	if err := yaml.Unmarshal(data, &m); err != nil {
+	if err := yamlx.Decode(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v: %w", path, err, errs.ErrInput)
 	}
 	m.path = path
+	lines := yamlx.ItemLines(data, "patches")
 	for i, e := range m.Patches {
 		bad := func(msg string) error {
-			return fmt.Errorf("%s: patch %d (%s): %s: %w", path, i+1, e.Source, msg, errs.ErrInput)
+			return fmt.Errorf("%s:%d: patch %d (%s): %s: %w", path, yamlx.Line(lines, i), i+1, e.Source, msg, errs.ErrInput)
 		}
 		if e.Source == "" {
 			return nil, bad("no source")
+		}
+		// A source is a file of the repository's patches/ folder, in a
+		// series folder of its own.
+		if err := fsutil.ValidRel(e.Source); err != nil || !strings.HasPrefix(e.Source, "patches/") || strings.Count(e.Source, "/") != 2 {
+			return nil, bad("a source is patches/<series>/<file>, inside the repository")
 		}
 		ok := false
 		for _, d := range Dispositions {

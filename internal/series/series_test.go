@@ -2,6 +2,7 @@ package series
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,11 +41,20 @@ func TestBadManifests(t *testing.T) {
 		"no reason":           "kernel: x\npatches:\n  - source: patches/a/b\n    expect: conflict\n",
 		"no source":           "kernel: x\npatches:\n  - expect: applies\n",
 		"not yaml":            "kernel: [\n",
+		"typo'd field":        "kernel: x\npatches:\n  - source: patches/a/b\n    expcet: applies\n",
+		"source above":        "kernel: x\npatches:\n  - source: ../../etc/passwd\n    expect: applies\n",
+		"source absolute":     "kernel: x\npatches:\n  - source: /etc/passwd\n    expect: applies\n",
+		"source dot-dot":      "kernel: x\npatches:\n  - source: patches/../../x\n    expect: applies\n",
+		"source not a series": "kernel: x\npatches:\n  - source: patches/x.patch\n    expect: applies\n",
 	} {
 		p := filepath.Join(dir, "m.yaml")
 		os.WriteFile(p, []byte(text), 0o644)
-		if _, err := Load(p); !errors.Is(err, errs.ErrInput) {
+		_, err := Load(p)
+		if !errors.Is(err, errs.ErrInput) {
 			t.Errorf("%s: error %v, want an input error", name, err)
+		}
+		if name != "not yaml" && name != "typo'd field" && !strings.Contains(fmt.Sprint(err), p+":3:") {
+			t.Errorf("%s: the error does not name the line: %v", name, err)
 		}
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"gopkg.in/yaml.v3"
+	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/yamlx"
 )
 
 // Lock pins the target kernels.
@@ -59,17 +60,22 @@ func LoadLock(path string) (*Lock, error) {
 		return nil, fmt.Errorf("reading kernel lock: %w: %w", err, errs.ErrInput)
 	}
 	var l Lock
-	if err := yaml.Unmarshal(data, &l); err != nil {
+	if err := yamlx.Decode(data, &l); err != nil {
 		return nil, fmt.Errorf("%s: %v: %w", path, err, errs.ErrInput)
 	}
+	lines := yamlx.ItemLines(data, "kernels")
 	seen := map[string]bool{}
 	for i, k := range l.Kernels {
 		bad := func(msg string) error {
-			return fmt.Errorf("%s: kernel %d (%q): %s: %w", path, i+1, k.Name, msg, errs.ErrInput)
+			return fmt.Errorf("%s:%d: kernel %d (%q): %s: %w", path, yamlx.Line(lines, i), i+1, k.Name, msg, errs.ErrInput)
 		}
 		switch {
 		case k.Name == "":
 			return nil, bad("no name")
+		case fsutil.ValidName(k.Name) != nil:
+			return nil, bad(fsutil.ValidName(k.Name).Error() + ": a kernel name becomes a folder name in the cache")
+		case k.Debian != nil && k.Debian.Tarball != "" && fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")) != nil:
+			return nil, bad("tarball: " + fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")).Error())
 		case seen[k.Name]:
 			return nil, bad("named twice")
 		case (k.Debian == nil) == (k.Git == nil):
