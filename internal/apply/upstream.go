@@ -29,9 +29,9 @@ import (
 
 // UpstreamMatch says where a patch's added lines already stand in the tree.
 type UpstreamMatch struct {
-	Found        int            `json:"found"` // significant added lines present
-	Total        int            `json:"total"` // significant added lines
-	Files        []UpstreamFile `json:"files,omitempty"`
+	Found int            `json:"found"` // significant added lines present
+	Total int            `json:"total"` // significant added lines
+	Files []UpstreamFile `json:"files,omitempty"`
 	// The names the patch introduces (absent from its pre-image): those
 	// the folder has, with where, and those it lacks.
 	NamesPresent []string `json:"names_present,omitempty"`
