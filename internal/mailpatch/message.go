@@ -23,6 +23,8 @@ type message struct {
 	Body           []string
 	// BodyCharset is the charset each body line came in ("": none said).
 	BodyCharset []string
+	// EncodedAt is the input line where a transfer-encoded body starts.
+	EncodedAt int
 	// FromLine and DateLine are the input lines of those headers.
 	FromLine, DateLine int
 	// BodyStart is the input line of Body[0], or 0 when the body was
@@ -34,7 +36,7 @@ type message struct {
 // line returns the input line of body line i, or 0 when unknown.
 func (m *message) line(i int) int {
 	if m.BodyStart == 0 {
-		return 0
+		return m.EncodedAt // the encoded body's first line: the best place to name
 	}
 	return m.BodyStart + i
 }
@@ -239,6 +241,7 @@ func readMail(raw rawMessage) (*message, error) {
 	m.Subject = strings.TrimSpace(m.Subject)
 	body := raw.Lines[bodyAt:]
 	bodyLine := raw.StartLine + bodyAt
+	m.EncodedAt = bodyLine
 	if strings.HasPrefix(ci.media, "multipart/") && ci.boundary != "" {
 		if err := m.readParts(body, bodyLine, ci); err != nil {
 			return nil, err
@@ -363,11 +366,10 @@ func (m *message) undoFlowed(lines []string, ci contentInfo, line int, mapped bo
 	for _, l := range lines {
 		l = strings.TrimSuffix(l, "\r")
 		if l == "-- " {
-			if pending {
-				out = append(out, prev)
-				prev, pending = "", false
-			}
-			out = append(out, l)
+			// git hands the pending text on without a line end, so it
+			// runs into the separator line.
+			out = append(out, prev+l)
+			prev, pending = "", false
 			continue
 		}
 		if strings.HasPrefix(l, " ") {

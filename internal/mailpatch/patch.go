@@ -364,7 +364,8 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 			if m.BodyStart > 0 {
 				ie.Line = m.line(diffAt) + n - 1
 			} else {
-				ie.Msg += fmt.Sprintf(" (line %d of the decoded diff)", n)
+				ie.Line = m.line(diffAt)
+				ie.Msg += fmt.Sprintf(" (line %d of the decoded diff; the encoded body starts at this line)", n)
 			}
 		}
 		return nil, ie

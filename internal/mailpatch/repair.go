@@ -177,7 +177,7 @@ func (p *Patch) authorFromHint(m *message) error {
 // address is the word around '@' (inside <> when there are), the name is
 // what is left with quotes undone and white space folded, RFC 5322
 // comments kept ("A (zzz) U Thor (Comment)"), a name wholly in parentheses
-// ("addr (Name)") unwrapped. A name shorter than 3 or longer than 60
+// ("addr (Name)") unwrapped. An empty name, one longer than 60
 // bytes, or holding '@', '<' or '>', is replaced by the address, as git
 // does.
 func gitFrom(from string) (name, addr string) {
@@ -227,7 +227,7 @@ func gitFrom(from string) (name, addr string) {
 }
 
 func saneName(name, addr string) string {
-	if len(name) < 3 || len(name) > 60 || strings.ContainsAny(name, "@<>") {
+	if name == "" || len(name) > 60 || strings.ContainsAny(name, "@<>") {
 		return addr
 	}
 	return name
