@@ -119,9 +119,14 @@ func printApply(w io.Writer, rep applyReport, manifest, root string) {
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "  \tFILE\tHUNK\tSTATED\tLANDED\tOFFSET\tFUZZ\t\t")
 			for _, h := range r.Hunks {
-				if h.Applied {
+				switch {
+				case h.Applied:
 					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz)
-				} else {
+				case h.Reversed && h.Landed > 0:
+					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t  REVERSED: previously applied (the reverse applies here)\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz)
+				case h.Reversed:
+					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t-\t-\t-\t\t  REVERSED: previously applied (%s)\n", h.File, h.Index, h.Stated, map[bool]string{true: "the file is gone", false: "the file is there"}[h.MissingFile])
+				default:
 					near := fmt.Sprintf("closest at %d: %d of %d lines", h.Nearest, h.NearMatched, h.NearTotal)
 					if h.MissingFile {
 						near = "file missing"
@@ -137,11 +142,9 @@ func printApply(w io.Writer, rep applyReport, manifest, root string) {
 				where = append(where, fmt.Sprintf("%s: %d (from line %d)", f.Path, f.Lines, f.First))
 			}
 			fmt.Fprintf(w, "  %d of %d added lines are in the tree: %s\n", u.Found, u.Total, strings.Join(where, ", "))
-			fmt.Fprintf(w, "  names it introduces already there: %s", strings.Join(u.NamesPresent, ", "))
-			if len(u.NamesMissing) > 0 {
-				fmt.Fprintf(w, "; not there: %s", strings.Join(u.NamesMissing, ", "))
-			}
-			fmt.Fprintln(w)
+		}
+		if u := r.Upstream; u != nil && (r.Disposition == series.AlreadyUpstream || r.Disposition == series.Conflict) {
+			printNames(w, u)
 		}
 		if r.Disposition == series.Conflict {
 			for _, h := range r.Hunks {
@@ -170,5 +173,26 @@ func printApply(w io.Writer, rep applyReport, manifest, root string) {
 		fmt.Fprintf(w, "%d of %d patches applied to %s (files changed: %d); dispositions match %s\n", applied, len(rep.Patches), rep.WorkTree, len(rep.Changed), rel)
 	default:
 		fmt.Fprintf(w, "%d of %d patches apply; work tree not written\n", applied, len(rep.Patches))
+	}
+}
+
+// printNames says which names the patch introduces are in the tree and
+// where, which are not, and which it only uses (its pre-image has them).
+func printNames(w io.Writer, u *apply.UpstreamMatch) {
+	list := func(ns []apply.NameAt) string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.String())
+		}
+		return strings.Join(out, ", ")
+	}
+	if len(u.NamesFound) > 0 {
+		fmt.Fprintf(w, "  names it introduces found in the tree: %s\n", list(u.NamesFound))
+	}
+	if len(u.NamesMissing) > 0 {
+		fmt.Fprintf(w, "  names it introduces not in the tree: %s\n", strings.Join(u.NamesMissing, ", "))
+	}
+	if len(u.NamesInPreimage) > 0 {
+		fmt.Fprintf(w, "  names it adds that the touched files already use (not evidence): %s\n", list(u.NamesInPreimage))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/patchctl/patchctl/internal/mailpatch"
@@ -53,6 +54,10 @@ type Hunk struct {
 	Offset  int64  `json:"offset"`
 	Fuzz    int    `json:"fuzz"`
 	Applied bool   `json:"applied"`
+	// Reversed: the hunk applies reversed where it does not apply
+	// forward (GNU patch: "Reversed (or previously applied) patch
+	// detected!"); Landed and Fuzz then say where and how.
+	Reversed bool `json:"reversed"`
 	// For a hunk that did not apply: the closest place in the file.
 	Nearest      int    `json:"nearest,omitempty"`
 	NearMatched  int    `json:"near_matched,omitempty"`
@@ -177,7 +182,10 @@ type fileOutcome struct {
 	exists  bool
 	hunks   []Hunk
 	ok      bool
-	before  []byte // content before this patch
+	// reversed: every hunk of the file applies reversed (the file has
+	// the patch already).
+	reversed bool
+	before   []byte // content before this patch
 }
 
 func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
@@ -212,27 +220,43 @@ func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
 		}
 		return r, nil
 	}
-	rev, err := tryPatch(o, p.Files, true, 0)
-	if err != nil {
-		return nil, err
-	}
-	if allOK(rev) {
+	if allReversed(fwd) {
 		r.Disposition = series.AlreadyApplied
-		r.Hunks = collectHunks(rev)
 		return r, nil
 	}
 	up, err := findUpstream(o, p)
 	if err != nil {
 		return nil, err
 	}
-	if up.IsUpstream() {
+	r.Upstream = up
+	if up.IsUpstream() && !anyReversed(fwd) {
 		r.Disposition = series.AlreadyUpstream
-		r.Upstream = up
 		return r, nil
 	}
+	// Partly there (some hunks reversed) or not at all: the report shows
+	// which hunks fail and which are previously applied.
 	r.Disposition = series.Conflict
-	r.Upstream = up
 	return r, nil
+}
+
+func allReversed(fos []fileOutcome) bool {
+	for _, f := range fos {
+		if !f.reversed {
+			return false
+		}
+	}
+	return len(fos) > 0
+}
+
+func anyReversed(fos []fileOutcome) bool {
+	for _, f := range fos {
+		for _, h := range f.hunks {
+			if h.Reversed {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func allOK(fos []fileOutcome) bool {
@@ -253,7 +277,12 @@ func collectHunks(fos []fileOutcome) []Hunk {
 }
 
 // tryPatch applies each file's hunks with the locator; it reports every
-// hunk, applied or not.
+// hunk, applied or not. A hunk that does not apply forward at some fuzz
+// level but applies reversed at that level is reversed, as GNU patch says
+// "Reversed (or previously applied) patch detected!": for the first hunk
+// of a file (GNU patch's rule) the whole file is then taken reversed; for
+// a later hunk only that hunk (GNU patch does not look, and lands it with
+// fuzz: a duplicate). A reversed hunk is never applied.
 func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]fileOutcome, error) {
 	var out []fileOutcome
 	for _, f := range files {
@@ -275,46 +304,102 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 				frags[i] = reversed(fr)
 			}
 		}
+		name := firstNonEmpty(dst, src)
 		switch {
 		case isNew && exists, !isNew && !exists:
+			// A file created that is there, or changed that is not: the
+			// reverse is the check (the file holds exactly what the
+			// patch creates; a deleted file is gone).
+			prev := isNew && exists && reversedWhole(content, frags) || isDel && !exists
 			for i, fr := range frags {
-				fo.hunks = append(fo.hunks, Hunk{File: firstNonEmpty(dst, src), Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Text: fr.String()})
+				fo.hunks = append(fo.hunks, Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Reversed: prev, Text: fr.String()})
 			}
+			fo.reversed = prev
 			out = append(out, fo)
 			continue
 		}
 		lines := splitLines(content)
 		fo.ok = true
-		min, lastOffset := 0, 0
+		inOffset, lastFrozen := 0, 0
+		fileReversed := false
 		var placed []*gitdiff.TextFragment
 		var newShift int64
 		for i, fr := range frags {
-			h := Hunk{File: firstNonEmpty(dst, src), Index: i + 1, Stated: fr.OldPosition, fragment: fr}
-			guess := int(fr.OldPosition) - 1 + lastOffset
-			if fr.OldLines == 0 {
-				guess = int(fr.OldPosition) + lastOffset // pure insertion after line OldPosition
+			h := Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, fragment: fr}
+			fwd, rev := patternOf(fr), patternOf(reversed(fr))
+			if fileReversed {
+				fwd, rev = rev, fwd
 			}
-			pl, ok := locate(lines, fr, min, guess, maxFuzz)
-			if !ok {
+			var pl placement
+			found, hunkReversed := false, false
+			for fuzz := 0; fuzz <= fwd.maxFuzzFor(maxFuzz); fuzz++ {
+				if pl, found = locate(lines, fwd, inOffset, lastFrozen, fuzz); found {
+					break
+				}
+				if fileReversed || reverse {
+					continue
+				}
+				if rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz); ok {
+					hunkReversed = true
+					if i == 0 {
+						// GNU patch: the file is reversed from here on.
+						fileReversed, fwd, rev = true, rev, fwd
+						pl, found = rpl, true
+					} else {
+						pl = rpl
+					}
+					break
+				}
+			}
+			if fileReversed {
+				hunkReversed = true
+			}
+			h.Reversed = hunkReversed
+			if !found || hunkReversed && !fileReversed {
 				fo.ok = false
-				h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, guess)
+				if hunkReversed {
+					h.Landed = pl.landed()
+					h.Fuzz = pl.fuzz
+				} else {
+					h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, fwd.first-1+inOffset)
+				}
 				h.Text = fr.String()
 				fo.hunks = append(fo.hunks, h)
 				continue
 			}
-			h.Applied, h.placement, h.Fuzz = true, pl, pl.fuzz
+			h.placement, h.Fuzz = pl, pl.fuzz
 			h.Landed = pl.landed()
-			if fr.OldLines == 0 {
-				h.Landed--
+			where := int(h.Landed)
+			if len(fwd.pat) == 0 {
+				h.Landed-- // the line it goes after, as the hunk header says
 			}
-			h.Offset = h.Landed - fr.OldPosition
+			h.Offset = int64(where - fwd.first)
+			if fileReversed {
+				h.Stated = int64(fwd.first)
+				if len(fwd.pat) == 0 {
+					h.Stated--
+				}
+			}
+			inOffset = where - fwd.first
+			lastFrozen = where - 1 + len(fwd.pat) - fwd.suffix
+			if fileReversed {
+				fo.hunks = append(fo.hunks, h)
+				continue
+			}
+			h.Applied = true
 			h.newPosOffset = newShift
-			lastOffset = int(h.Offset)
-			nOld := len(oldLines(fr, pl.dropL, len(fr.Lines)-pl.dropT))
-			min = pl.pos + nOld
 			newShift += fr.LinesAdded - fr.LinesDeleted
 			placed = append(placed, trimmed(fr, pl))
 			fo.hunks = append(fo.hunks, h)
+		}
+		if fileReversed {
+			fo.reversed = true
+			fo.ok = false
+			for _, h := range fo.hunks {
+				if !h.Reversed || h.Landed == 0 {
+					fo.reversed = false // a hunk that does not apply reversed either
+				}
+			}
 		}
 		if !fo.ok {
 			out = append(out, fo)
@@ -340,6 +425,19 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		out = append(out, fo)
 	}
 	return out, nil
+}
+
+// reversedWhole reports whether content is exactly what frags create.
+func reversedWhole(content []byte, frags []*gitdiff.TextFragment) bool {
+	var want []string
+	for _, fr := range frags {
+		for _, l := range fr.Lines {
+			if l.New() {
+				want = append(want, l.Line)
+			}
+		}
+	}
+	return strings.Join(want, "") == string(content)
 }
 
 // trimmed is frag without its dropped context, positioned where it landed,

@@ -154,10 +154,10 @@ func TestSearchStartsNearStatedLine(t *testing.T) {
 
 func TestAlreadyUpstreamMovedCode(t *testing.T) {
 	// The patch adds a helper to foo.c; upstream has it in helper.c.
-	add := "@@ -14,3 +14,8 @@ static int foo(struct dev *dev)\n \tfoo_call(dev, 14);\n \tfoo_call(dev, 15);\n" +
+	add := "@@ -13,6 +13,11 @@ static int foo(struct dev *dev)\n \tfoo_call(dev, 13);\n \tfoo_call(dev, 14);\n \tfoo_call(dev, 15);\n" +
 		"+\tfoo_register_inline_path(dev, FOO_INLINE_THRESHOLD);\n+\tfoo_enable_inline_klm(dev->inline_mask);\n" +
 		"+\tfoo_post_inline_descriptors(dev, foo_inline_size);\n+\tif (foo_inline_size > FOO_INLINE_THRESHOLD)\n+\t\tfoo_warn_inline_size(dev);\n" +
-		" \tfoo_call(dev, 16);\n"
+		" \tfoo_call(dev, 16);\n \tfoo_call(dev, 17);\n \tfoo_call(dev, 18);\n"
 	moved := "int helper(struct dev *dev)\n{\n\tfoo_register_inline_path(dev, FOO_INLINE_THRESHOLD);\n\tfoo_enable_inline_klm(dev->inline_mask);\n" +
 		"\tfoo_post_inline_descriptors(dev,   foo_inline_size);\n\tif (foo_inline_size > FOO_INLINE_THRESHOLD)\n\t\tfoo_warn_inline_size(dev);\n}\n"
 	tree := memTree{

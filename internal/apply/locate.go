@@ -32,40 +32,111 @@ func oldLines(frag *gitdiff.TextFragment, from, to int) []string {
 	return out
 }
 
-// locate finds frag in lines at or after from, starting at guess and
-// moving outwards (GNU patch's order), first with all context, then
-// dropping up to maxFuzz outer context lines at each end. The context line
-// next to a change is never dropped.
-func locate(lines []string, frag *gitdiff.TextFragment, from, guess, maxFuzz int) (placement, bool) {
-	n := len(frag.Lines)
-	for fuzz := 0; fuzz <= maxFuzz; fuzz++ {
-		// Only outer lines go: the context line next to the change is
-		// inner and always matched.
-		dropL := min(fuzz, max(int(frag.LeadingContext)-1, 0))
-		dropT := min(fuzz, max(int(frag.TrailingContext)-1, 0))
-		if fuzz > 0 && dropL == 0 && dropT == 0 {
-			break // no context left to drop: more fuzz changes nothing
+// hunkPattern is a hunk as GNU patch's locate_hunk sees it: its old lines
+// (the pattern), its leading and trailing context counts, and the line
+// it says it starts at.
+type hunkPattern struct {
+	pat    []string
+	prefix int // leading context lines
+	suffix int // trailing context lines
+	first  int // 1-based: the first old line, or for a hunk with no old lines the line it goes before
+}
+
+func patternOf(frag *gitdiff.TextFragment) hunkPattern {
+	hp := hunkPattern{pat: oldLines(frag, 0, len(frag.Lines)), prefix: int(frag.LeadingContext), suffix: int(frag.TrailingContext), first: int(frag.OldPosition)}
+	if frag.OldLines == 0 {
+		hp.first++ // "-5,0": insert after line 5, so before line 6
+	}
+	return hp
+}
+
+// context is the larger of the two context sizes: GNU patch's fuzz counts
+// from it.
+func (h hunkPattern) context() int { return max(h.prefix, h.suffix) }
+
+// maxFuzzFor is the fuzz GNU patch tries up to for a hunk: the fuzz factor,
+// at most the hunk's context.
+func (h hunkPattern) maxFuzzFor(maxFuzz int) int { return min(maxFuzz, h.context()) }
+
+// locate is GNU patch 2.7.6's locate_hunk at one fuzz level. inOffset is
+// the offset the hunks before left (the search starts at first+inOffset
+// and moves outwards, forward first), lastFrozen the last line (1-based)
+// that an applied hunk consumed: nothing before it moves again.
+//
+// Fuzz f ignores up to f outer context lines, counted from the larger of
+// the two context sizes: a side with less context than the other ignores
+// that many fewer, and a side whose count goes below zero anchors the hunk
+// to that edge of the file (a hunk with no trailing context, made at the
+// end of a file, only matches at the end of the file; one with less
+// leading context than trailing, made at line 1, only at the start).
+func locate(lines []string, h hunkPattern, inOffset, lastFrozen, fuzz int) (placement, bool) {
+	input := len(lines)
+	firstGuess := h.first + inOffset
+	patLines := len(h.pat)
+	context := h.context()
+	prefixFuzz := fuzz + h.prefix - context
+	suffixFuzz := fuzz + h.suffix - context
+	maxWhere := input - (patLines - suffixFuzz) + 1
+	minWhere := lastFrozen + 1 - (h.prefix - prefixFuzz)
+	maxPos := maxWhere - firstGuess
+	maxNeg := firstGuess - minWhere
+	maxOff := max(maxPos, maxNeg)
+	at := func(where, pf, sf int) placement {
+		return placement{pos: where - 1 + pf, dropL: pf, dropT: sf, fuzz: fuzz}
+	}
+	if patLines == 0 {
+		// A null range matches anywhere: GNU takes the first guess.
+		if firstGuess < 1 || firstGuess > input+1 {
+			return placement{}, false
 		}
-		pat := oldLines(frag, dropL, n-dropT)
-		start := guess + dropL
-		last := len(lines) - len(pat)
-		if last < from {
-			continue
+		return at(firstGuess, 0, 0), true
+	}
+	if firstGuess <= maxNeg {
+		maxNeg = firstGuess - 1 // never lines <= 0
+	}
+	if prefixFuzz < 0 && h.first <= 1 {
+		// Only the start of the file.
+		if suffixFuzz < 0 && (patLines != input || h.prefix < lastFrozen) {
+			return placement{}, false // only the whole file, and it is not
 		}
-		for d := 0; ; d++ {
-			lo, hi := start-d, start+d
-			if lo < from && hi > last {
-				break
-			}
-			if lo >= from && lo <= last && matchAt(lines, pat, lo) {
-				return placement{lo, dropL, dropT, fuzz}, true
-			}
-			if d > 0 && hi >= from && hi <= last && matchAt(lines, pat, hi) {
-				return placement{hi, dropL, dropT, fuzz}, true
-			}
+		sf := max(suffixFuzz, 0)
+		offset := 1 - firstGuess
+		if lastFrozen <= h.prefix && offset <= maxPos && match(lines, h.pat, 1, 0, sf) {
+			return at(1, 0, sf), true
+		}
+		return placement{}, false
+	} else if prefixFuzz < 0 {
+		prefixFuzz = 0
+	}
+	if suffixFuzz < 0 {
+		// Only the end of the file.
+		where := input - patLines + 1
+		offset := firstGuess - where
+		if offset <= maxNeg && where >= 1 && match(lines, h.pat, where, prefixFuzz, 0) {
+			return at(where, prefixFuzz, 0), true
+		}
+		return placement{}, false
+	}
+	for off := 0; off <= maxOff; off++ {
+		if off <= maxPos && match(lines, h.pat, firstGuess+off, prefixFuzz, suffixFuzz) {
+			return at(firstGuess+off, prefixFuzz, suffixFuzz), true
+		}
+		if off > 0 && off <= maxNeg && match(lines, h.pat, firstGuess-off, prefixFuzz, suffixFuzz) {
+			return at(firstGuess-off, prefixFuzz, suffixFuzz), true
 		}
 	}
 	return placement{}, false
+}
+
+// match is GNU patch's patch_match: the pattern without its first pf and
+// last sf lines equals the file from line where+pf (1-based).
+func match(lines, pat []string, where, pf, sf int) bool {
+	from := where - 1 + pf
+	n := len(pat) - pf - sf
+	if from < 0 || n < 0 || from+n > len(lines) {
+		return false
+	}
+	return matchAt(lines, pat[pf:pf+n], from)
 }
 
 func matchAt(lines, pat []string, at int) bool {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"fmt"
 	"path"
 	"regexp"
 	"sort"
@@ -18,8 +19,9 @@ import (
 //     line in the folder sharing a distinctive name and alike in tokens
 //     (Dice coefficient over token multisets ≥ LineSimilarity; white space
 //     never counts);
-//   - names: the identifiers the patch introduces (in added lines, not in
-//     its context or removed lines) that the folder already has.
+//   - names: the identifiers the patch introduces (in added lines, absent
+//     from its pre-image: the touched files before the patch, and its own
+//     context and removed lines) that the folder already has, with where.
 //
 // Already upstream: lines ≥ 60 %, or lines ≥ 40 % and at least three
 // introduced names of which ≥ 75 % are there (upstream often rewrites a
@@ -27,11 +29,17 @@ import (
 
 // UpstreamMatch says where a patch's added lines already stand in the tree.
 type UpstreamMatch struct {
-	Found        int            `json:"found"` // significant added lines present
-	Total        int            `json:"total"` // significant added lines
-	Files        []UpstreamFile `json:"files,omitempty"`
-	NamesPresent []string       `json:"names_present,omitempty"`
-	NamesMissing []string       `json:"names_missing,omitempty"`
+	Found int            `json:"found"` // significant added lines present
+	Total int            `json:"total"` // significant added lines
+	Files []UpstreamFile `json:"files,omitempty"`
+	// The names the patch introduces (absent from its pre-image): those
+	// the folder has, with where, and those it lacks.
+	NamesPresent []string `json:"names_present,omitempty"`
+	NamesFound   []NameAt `json:"names_found,omitempty"`
+	NamesMissing []string `json:"names_missing,omitempty"`
+	// Names the patch adds that its pre-image already has: not
+	// introduced, so no evidence either way.
+	NamesInPreimage []NameAt `json:"names_in_preimage,omitempty"`
 }
 
 // UpstreamFile is one file holding some of the added lines.
@@ -121,10 +129,14 @@ func dice(a, b []string) float64 {
 	return 2 * float64(c) / float64(len(a)+len(b))
 }
 
-// introducedNames are identifiers the patch's added lines use that its
-// old side (context and removed lines) does not: distinctive ones only
-// (with an underscore, six characters or more).
-func introducedNames(p *mailpatch.Patch) []string {
+// introducedNames are the identifiers the patch's added lines use that its
+// pre-image lacks: the files it touches as they are before the patch, and
+// its own context and removed lines. A name used all over the touched file
+// (NLM_F_CREATE in rtnetlink.c) is not introduced, however often the
+// patch adds it. Only distinctive names count (an underscore, six
+// characters or more). used lists the added names the pre-image has, with
+// where, for the report.
+func introducedNames(o *overlay, p *mailpatch.Patch) (introduced []string, used []NameAt, err error) {
 	old, added := map[string]bool{}, map[string]bool{}
 	for _, f := range p.Files {
 		for _, fr := range f.TextFragments {
@@ -139,15 +151,53 @@ func introducedNames(p *mailpatch.Patch) []string {
 			}
 		}
 	}
-	var out []string
+	candidates := map[string]bool{}
 	for id := range added {
 		if !old[id] && len(id) >= 6 && strings.Contains(id, "_") && !cKeywords[id] {
-			out = append(out, id)
+			candidates[id] = true
 		}
 	}
-	sort.Strings(out)
-	return out
+	inPre := map[string]NameAt{}
+	for _, f := range p.Files {
+		name := f.OldName
+		if f.IsNew || name == "" {
+			continue
+		}
+		content, exists, err := o.read(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !exists {
+			continue
+		}
+		for i, l := range splitLines(content) {
+			for _, id := range identRe.FindAllString(l, -1) {
+				if _, seen := inPre[id]; candidates[id] && !seen {
+					inPre[id] = NameAt{Name: id, Path: name, Line: i + 1}
+				}
+			}
+		}
+	}
+	for id := range candidates {
+		if at, ok := inPre[id]; ok {
+			used = append(used, at)
+		} else {
+			introduced = append(introduced, id)
+		}
+	}
+	sort.Strings(introduced)
+	sort.Slice(used, func(i, j int) bool { return used[i].Name < used[j].Name })
+	return introduced, used, nil
 }
+
+// NameAt is where a name stands in the tree.
+type NameAt struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+func (n NameAt) String() string { return fmt.Sprintf("%s (%s:%d)", n.Name, n.Path, n.Line) }
 
 type folderLine struct {
 	path   string
@@ -183,7 +233,7 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 	}
 	sort.Strings(sorted)
 	var lines []folderLine
-	names := map[string]bool{}
+	names := map[string]NameAt{}
 	byToken := map[string][]int{} // rare-token index into lines
 	for _, d := range sorted {
 		files, err := o.tree.ReadDir(d)
@@ -205,8 +255,8 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 				idx := len(lines)
 				lines = append(lines, folderLine{fp, i + 1, toks})
 				for _, t := range toks {
-					if identRe.MatchString(t) {
-						names[t] = true
+					if _, seen := names[t]; !seen && identRe.MatchString(t) {
+						names[t] = NameAt{Name: t, Path: fp, Line: i + 1}
 					}
 					if distinctive(t) {
 						byToken[t] = append(byToken[t], idx)
@@ -257,9 +307,15 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 		}
 		return u.Files[i].Path < u.Files[j].Path
 	})
-	for _, n := range introducedNames(p) {
-		if names[n] {
+	introduced, used, err := introducedNames(o, p)
+	if err != nil {
+		return nil, err
+	}
+	u.NamesInPreimage = used
+	for _, n := range introduced {
+		if at, ok := names[n]; ok {
 			u.NamesPresent = append(u.NamesPresent, n)
+			u.NamesFound = append(u.NamesFound, at)
 		} else {
 			u.NamesMissing = append(u.NamesMissing, n)
 		}

@@ -3,6 +3,7 @@ package mailpatch
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +17,21 @@ type Options struct {
 	Tree string
 	// AllowUnicodeControl lets bidirectional control characters through.
 	AllowUnicodeControl bool
+	// MaxInputSize caps the bytes read from one input file; 0 means
+	// DefaultMaxInputSize. A larger input (or an endless one such as
+	// /dev/zero) is refused, not read to the end.
+	MaxInputSize int64
+}
+
+// DefaultMaxInputSize is the input cap: a whole public-inbox thread of a
+// large series is a few megabytes.
+const DefaultMaxInputSize = 64 << 20
+
+func (o Options) maxInput() int64 {
+	if o.MaxInputSize > 0 {
+		return o.MaxInputSize
+	}
+	return DefaultMaxInputSize
 }
 
 // Result is everything an import produced.
@@ -39,9 +55,10 @@ func Import(paths []string, opts Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			name := folderSeries(in)
 			var series []*Patch
 			for _, f := range files {
-				ps, err := ImportFile(f, filepath.Base(filepath.Clean(in)), opts)
+				ps, err := ImportFile(f, name, opts)
 				if err != nil {
 					return nil, err
 				}
@@ -84,15 +101,37 @@ func seriesFiles(dir string) ([]string, error) {
 // ImportFile reads one file. series names the series; when empty it is
 // the subject of the file's first patch, as git format-patch would name it.
 func ImportFile(name, series string, opts Options) ([]*Patch, error) {
-	data, err := os.ReadFile(name)
+	data, err := readCapped(name, opts.maxInput())
 	if err != nil {
-		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
+		return nil, err
 	}
 	return ImportBytes(name, data, series, opts)
 }
 
+// readCapped reads at most limit bytes of a file and refuses a larger one.
+func readCapped(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	if int64(len(data)) > limit {
+		return nil, &InputError{File: name,
+			Msg:  fmt.Sprintf("input is larger than the %d MiB cap on one input file (read %d bytes and stopped)", limit>>20, len(data)),
+			Hint: "split the mbox, or import the series folder message by message"}
+	}
+	return data, nil
+}
+
 // ImportBytes is ImportFile on data already read; name is used in messages.
 func ImportBytes(name string, data []byte, series string, opts Options) ([]*Patch, error) {
+	if int64(len(data)) > opts.maxInput() {
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("input is larger than the %d MiB cap on one input file", opts.maxInput()>>20)}
+	}
 	if hasNUL(data) {
 		return nil, &InputError{File: name, Msg: "binary file (NUL bytes), not a patch message"}
 	}
@@ -125,9 +164,7 @@ func ImportBytes(name string, data []byte, series string, opts Options) ([]*Patc
 			Before: tail, After: tail + "\\n",
 			Why: "every line of a patch ends in a newline; without one the last line reads as \"\\ No newline at end of file\""})
 	}
-	if series == "" {
-		series = Slug(out[0].Subject)
-	}
+	series = SeriesName(series, out[0].Subject, name)
 	for _, p := range out {
 		p.Series = series
 	}
@@ -204,15 +241,6 @@ func Slug(s string) string {
 	return out
 }
 
-// FileName is the name git format-patch would give the patch.
-func (p *Patch) FileName(seq int) string {
-	n := p.Number
-	if n == 0 {
-		n = seq
-	}
-	return fmt.Sprintf("%04d-%s.patch", n, Slug(p.Subject))
-}
-
 // Report is the data form of an import, for --json and import.json.
 type Report struct {
 	Patches  []PatchReport `json:"patches"`
@@ -257,47 +285,4 @@ func (p *Patch) SortedRepairs() []Repair {
 	out := append([]Repair{}, p.Repairs...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
-}
-
-// Write writes each patch under dir/<series>/ and the report as
-// dir/import.json. Each series folder is written beside its final place and
-// renamed over it, so a failure leaves the old output, never half a series.
-func (r *Result) Write(dir string) (map[*Patch]string, error) {
-	outputs := map[*Patch]string{}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating output folder: %w", err)
-	}
-	bySeries := map[string][]*Patch{}
-	var order []string
-	for _, p := range r.Patches {
-		if _, ok := bySeries[p.Series]; !ok {
-			order = append(order, p.Series)
-		}
-		bySeries[p.Series] = append(bySeries[p.Series], p)
-	}
-	for _, s := range order {
-		tmp, err := os.MkdirTemp(dir, "."+s+".tmp-")
-		if err != nil {
-			return nil, fmt.Errorf("writing series %s: %w", s, err)
-		}
-		for i, p := range bySeries[s] {
-			name := p.FileName(i + 1)
-			if err := os.WriteFile(filepath.Join(tmp, name), p.Format(), 0o644); err != nil {
-				os.RemoveAll(tmp)
-				return nil, fmt.Errorf("writing %s: %w", name, err)
-			}
-			outputs[p] = filepath.Join(dir, s, name)
-		}
-		final := filepath.Join(dir, s)
-		if err := os.RemoveAll(final); err != nil {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("replacing %s: %w", final, err)
-		}
-		if err := os.Rename(tmp, final); err != nil {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("replacing %s: %w", final, err)
-		}
-		os.Chmod(final, 0o755)
-	}
-	return outputs, nil
 }

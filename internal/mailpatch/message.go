@@ -1,14 +1,8 @@
 package mailpatch
 
 import (
-	"bytes"
-	"encoding/base64"
 	"fmt"
-	"io"
 	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -27,6 +21,12 @@ type message struct {
 	AuthorHint     string
 	AuthorHintLine int
 	Body           []string
+	// BodyCharset is the charset each body line came in ("": none said).
+	BodyCharset []string
+	// EncodedAt is the input line where a transfer-encoded body starts.
+	EncodedAt int
+	// FromLine and DateLine are the input lines of those headers.
+	FromLine, DateLine int
 	// BodyStart is the input line of Body[0], or 0 when the body was
 	// transfer-decoded and its lines no longer match input lines.
 	BodyStart int
@@ -36,7 +36,7 @@ type message struct {
 // line returns the input line of body line i, or 0 when unknown.
 func (m *message) line(i int) int {
 	if m.BodyStart == 0 {
-		return 0
+		return m.EncodedAt // the encoded body's first line: the best place to name
 	}
 	return m.BodyStart + i
 }
@@ -78,149 +78,336 @@ func readBare(raw rawMessage) (*message, error) {
 	return m, nil
 }
 
-func readMail(raw rawMessage) (*message, error) {
-	m := &message{File: raw.File, Format: raw.Format, StartLine: raw.StartLine, Repairs: raw.Repairs}
-	text := strings.Join(raw.Lines, "\n") + "\n"
-	msg, err := mail.ReadMessage(strings.NewReader(text))
-	if err != nil {
-		return nil, &InputError{File: raw.File, Line: raw.StartLine, Msg: fmt.Sprintf("reading mail headers: %v", err)}
-	}
-	headerLines := 0
-	for i, l := range raw.Lines {
-		if strings.TrimRight(l, "\r") == "" {
-			headerLines = i + 1
-			break
-		}
-	}
-	dec := &mime.WordDecoder{CharsetReader: charsetReader}
-	decode := func(k string) string {
-		v := msg.Header.Get(k)
-		if d, err := dec.DecodeHeader(v); err == nil {
-			v = d
-		}
-		return strings.TrimSpace(v)
-	}
-	m.From = decode("From")
-	m.Date = strings.TrimSpace(msg.Header.Get("Date"))
-	m.Subject = decode("Subject")
-	m.MessageID = strings.TrimSpace(msg.Header.Get("Message-ID"))
-
-	body, mapped, err := decodeBody(raw.File, raw.StartLine+headerLines, msg)
-	if err != nil {
-		return nil, err
-	}
-	if mapped {
-		m.BodyStart = raw.StartLine + headerLines
-	}
-	m.Body = strings.Split(strings.TrimSuffix(body, "\n"), "\n")
-	return m, nil
+// header is one header field, unfolded as git mailinfo unfolds it.
+type header struct {
+	text string // "Name: value", continuation lines joined
+	line int    // input line of its first line
 }
 
-// decodeBody undoes the transfer encoding and the charset of a mail body
-// (multipart mails: their text parts, in order). mapped reports whether the
-// body's lines are still the input's lines.
-func decodeBody(file string, line int, msg *mail.Message) (body string, mapped bool, err error) {
-	ctype := msg.Header.Get("Content-Type")
-	media, params, _ := mime.ParseMediaType(ctype)
-	if strings.HasPrefix(media, "multipart/") {
-		mr := multipart.NewReader(msg.Body, params["boundary"])
-		var parts []string
-		for {
-			p, err := mr.NextPart()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return "", false, &InputError{File: file, Line: line, Msg: fmt.Sprintf("reading multipart body: %v", err)}
-			}
-			pm, pp, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
-			if pm != "" && !strings.HasPrefix(pm, "text/") {
-				continue
-			}
-			s, err := decodePart(file, line, p, p.Header.Get("Content-Transfer-Encoding"), pp["charset"])
-			if err != nil {
-				return "", false, err
-			}
-			parts = append(parts, s)
-		}
-		return strings.Join(parts, ""), false, nil
-	}
-	cte := strings.ToLower(strings.TrimSpace(msg.Header.Get("Content-Transfer-Encoding")))
-	s, err := decodePart(file, line, msg.Body, cte, params["charset"])
-	mapped = cte == "" || cte == "7bit" || cte == "8bit" || cte == "binary"
-	return s, mapped, err
-}
-
-func decodePart(file string, line int, r io.Reader, cte, charset string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(cte)) {
-	case "quoted-printable":
-		r = quotedprintable.NewReader(r)
-	case "base64":
-		r = base64.NewDecoder(base64.StdEncoding, &newlineStripper{r: r})
-	case "", "7bit", "8bit", "binary":
-	default:
-		return "", &InputError{File: file, Line: line, Msg: fmt.Sprintf("unknown Content-Transfer-Encoding %q", cte)}
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return "", &InputError{File: file, Line: line, Msg: fmt.Sprintf("decoding %s body: %v", cte, err)}
-	}
-	if charset != "" && !isUTF8Charset(charset) {
-		cr, err := charsetReader(charset, bytes.NewReader(data))
-		if err != nil {
-			return "", &InputError{File: file, Line: line, Msg: err.Error(), Hint: "re-save the message as UTF-8"}
-		}
-		if data, err = io.ReadAll(cr); err != nil {
-			return "", err
-		}
-	}
-	if err := checkUTF8(file, line, data, charset); err != nil {
-		return "", err
-	}
-	return string(data), nil
-}
-
-func isUTF8Charset(cs string) bool {
-	switch strings.ToLower(cs) {
-	case "utf-8", "utf8", "us-ascii", "ascii":
+// isHeaderLine is git's is_rfc2822_header: a field name of printable
+// ASCII without ':' and then ':'.
+func isHeaderLine(l string) bool {
+	if strings.HasPrefix(l, "From ") || strings.HasPrefix(l, ">From ") {
 		return true
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if c == ':' {
+			return i > 0
+		}
+		if c < 33 || c > 126 {
+			return false
+		}
 	}
 	return false
 }
 
-// charsetReader converts the 8-bit charsets that mail from kernel lists
-// carries besides UTF-8. Others are refused with their name.
-func charsetReader(charset string, r io.Reader) (io.Reader, error) {
-	switch strings.ToLower(charset) {
-	case "utf-8", "utf8", "us-ascii", "ascii":
-		return r, nil
-	case "iso-8859-1", "latin1", "iso8859-1":
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
+// readHeaders reads a header block from lines[i:] as git does: trailing
+// white space goes, a line starting with a space or tab continues the one
+// before (its first character becomes a space), and the block ends at an
+// empty line (consumed) or at a line that is not a header (the first body
+// line).
+func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
+	for i < len(lines) {
+		l := strings.TrimRight(lines[i], " \t\r\n\v\f")
+		if l == "" {
+			return hs, i + 1
 		}
-		var b strings.Builder
-		for _, c := range data {
-			b.WriteRune(rune(c))
+		if !isHeaderLine(l) {
+			return hs, i
 		}
-		return strings.NewReader(b.String()), nil
+		h := header{text: l, line: startLine + i}
+		i++
+		for i < len(lines) && len(lines[i]) > 0 && (lines[i][0] == ' ' || lines[i][0] == '\t') {
+			h.text += " " + strings.TrimRight(lines[i][1:], " \t\r\n\v\f")
+			i++
+		}
+		hs = append(hs, h)
 	}
-	return nil, fmt.Errorf("unsupported charset %q", charset)
+	return hs, i
 }
 
-// newlineStripper drops line ends so base64 decodes across lines.
-type newlineStripper struct{ r io.Reader }
+// headerValue is git's cmp_header and value: "Name:" (any case) and a
+// white space character, the value after that one character.
+func headerValue(h string, name string) (string, bool) {
+	if len(h) < len(name)+2 || !strings.EqualFold(h[:len(name)], name) || h[len(name)] != ':' {
+		return "", false
+	}
+	if c := h[len(name)+1]; c != ' ' && c != '\t' {
+		return "", false
+	}
+	return h[len(name)+2:], true
+}
 
-func (n *newlineStripper) Read(p []byte) (int, error) {
-	k, err := n.r.Read(p)
-	j := 0
-	for _, c := range p[:k] {
-		if c != '\n' && c != '\r' {
-			p[j] = c
-			j++
+// contentInfo is what the Content-Type and Content-Transfer-Encoding
+// headers say (the last of each wins, as in git).
+type contentInfo struct {
+	media    string
+	charset  string
+	boundary string
+	flowed   bool
+	delsp    bool
+	cte      string
+	line     int
+}
+
+func (ci *contentInfo) take(h header) {
+	if v, ok := headerValue(h.text, "Content-Type"); ok {
+		v, _ = decodeWords(v)
+		media, params, err := mime.ParseMediaType(v)
+		if err != nil {
+			media = strings.ToLower(strings.TrimSpace(strings.SplitN(v, ";", 2)[0]))
+			params = looseParams(v)
+		}
+		ci.media, ci.charset, ci.boundary = media, params["charset"], params["boundary"]
+		ci.flowed = strings.EqualFold(params["format"], "flowed")
+		ci.delsp = strings.EqualFold(params["delsp"], "yes")
+		ci.line = h.line
+	}
+	if v, ok := headerValue(h.text, "Content-Transfer-Encoding"); ok {
+		lv := strings.ToLower(v)
+		switch {
+		case strings.Contains(lv, "base64"):
+			ci.cte = "base64"
+		case strings.Contains(lv, "quoted-printable"):
+			ci.cte = "quoted-printable"
+		default:
+			ci.cte = ""
 		}
 	}
-	return j, err
+}
+
+// looseParams reads name=value parameters the way git's slurp_attr does,
+// for a Content-Type that mime cannot parse.
+func looseParams(v string) map[string]string {
+	out := map[string]string{}
+	for _, name := range []string{"charset", "boundary", "format", "delsp"} {
+		i := strings.Index(strings.ToLower(v), name+"=")
+		if i < 0 {
+			continue
+		}
+		rest := v[i+len(name)+1:]
+		if strings.HasPrefix(rest, `"`) {
+			rest = rest[1:]
+			if j := strings.IndexByte(rest, '"'); j >= 0 {
+				rest = rest[:j]
+			}
+		} else if j := strings.IndexAny(rest, "; \t"); j >= 0 {
+			rest = rest[:j]
+		}
+		out[name] = rest
+	}
+	return out
+}
+
+func readMail(raw rawMessage) (*message, error) {
+	m := &message{File: raw.File, Format: raw.Format, StartLine: raw.StartLine, Repairs: raw.Repairs}
+	hs, bodyAt := readHeaders(raw.Lines, 0, raw.StartLine)
+	var ci contentInfo
+	for _, h := range hs {
+		take := func(name string, dst *string, dstLine *int) error {
+			v, ok := headerValue(h.text, name)
+			if !ok {
+				return nil
+			}
+			d, err := decodeWords(v)
+			if err != nil {
+				return &InputError{File: raw.File, Line: h.line, Msg: name + " header: " + err.Error(),
+					Hint: "git am refuses it too; fix the header"}
+			}
+			*dst = d
+			if dstLine != nil {
+				*dstLine = h.line
+			}
+			return nil
+		}
+		// The last From, Subject and Date win, as in git.
+		if err := take("From", &m.From, &m.FromLine); err != nil {
+			return nil, err
+		}
+		if err := take("Subject", &m.Subject, nil); err != nil {
+			return nil, err
+		}
+		if err := take("Date", &m.Date, &m.DateLine); err != nil {
+			return nil, err
+		}
+		if v, ok := headerValue(h.text, "Message-Id"); ok {
+			m.MessageID = strings.TrimSpace(v)
+		}
+		ci.take(h)
+	}
+	m.From = strings.TrimSpace(cleanupSpace(m.From))
+	m.Date = strings.TrimSpace(cleanupSpace(m.Date))
+	m.Subject = strings.TrimSpace(m.Subject)
+	body := raw.Lines[bodyAt:]
+	bodyLine := raw.StartLine + bodyAt
+	m.EncodedAt = bodyLine
+	if strings.HasPrefix(ci.media, "multipart/") && ci.boundary != "" {
+		if err := m.readParts(body, bodyLine, ci); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	lines, mapped, err := decodePart(raw.File, bodyLine, body, ci)
+	if err != nil {
+		return nil, err
+	}
+	if mapped {
+		m.BodyStart = bodyLine
+	}
+	lines = m.undoFlowed(lines, ci, bodyLine, mapped)
+	m.addBody(lines, ci.charset)
+	return m, nil
+}
+
+// addBody appends decoded body lines and the charset they are in.
+func (m *message) addBody(lines []string, charset string) {
+	m.Body = append(m.Body, lines...)
+	for range lines {
+		m.BodyCharset = append(m.BodyCharset, charset)
+	}
+}
+
+// readParts reads a multipart body as git does: every part in order, its
+// own Content-Type and transfer encoding, a nested multipart followed
+// into. Parts that cannot be text (images, signatures) are skipped.
+func (m *message) readParts(body []string, line int, ci contentInfo) error {
+	delim := "--" + ci.boundary
+	var parts [][2]int // [start, end) of each part's lines
+	start := -1
+	for i, l := range body {
+		t := strings.TrimRight(l, " \t\r")
+		if t == delim || t == delim+"--" {
+			if start >= 0 {
+				parts = append(parts, [2]int{start, i})
+			}
+			start = i + 1
+			if t == delim+"--" {
+				start = -1
+				break
+			}
+		}
+	}
+	if start >= 0 {
+		parts = append(parts, [2]int{start, len(body)})
+	}
+	if len(parts) == 0 {
+		return &InputError{File: m.File, Line: line, Msg: fmt.Sprintf("multipart body has no part (boundary %s not found)", excerpt(ci.boundary))}
+	}
+	for _, pr := range parts {
+		pl := body[pr[0]:pr[1]]
+		hs, at := readHeaders(pl, 0, line+pr[0])
+		var pci contentInfo
+		for _, h := range hs {
+			pci.take(h)
+		}
+		switch {
+		case strings.HasPrefix(pci.media, "multipart/") && pci.boundary != "":
+			if err := m.readParts(pl[at:], line+pr[0]+at, pci); err != nil {
+				return err
+			}
+			continue
+		case strings.HasPrefix(pci.media, "image/"), strings.HasPrefix(pci.media, "audio/"), strings.HasPrefix(pci.media, "video/"),
+			strings.HasSuffix(pci.media, "-signature"):
+			continue
+		}
+		lines, _, err := decodePart(m.File, line+pr[0]+at, pl[at:], pci)
+		if err != nil {
+			return err
+		}
+		lines = m.undoFlowed(lines, pci, line+pr[0]+at, false)
+		m.addBody(lines, pci.charset)
+	}
+	return nil
+}
+
+// decodePart undoes a part's transfer encoding. The result is bytes as
+// the author's charset has them: the diff keeps them (git am writes them
+// as sent); buildPatch converts only the message. mapped reports whether
+// the lines are still the input's lines.
+func decodePart(file string, line int, lines []string, ci contentInfo) (out []string, mapped bool, err error) {
+	var data []byte
+	switch ci.cte {
+	case "quoted-printable":
+		var b strings.Builder
+		for _, l := range lines {
+			cr := strings.HasSuffix(l, "\r")
+			l = strings.TrimSuffix(l, "\r")
+			d := decodeQ(l+"\n", false)
+			if cr && len(d) > 0 && d[len(d)-1] == '\n' {
+				d = append(d[:len(d)-1], '\r', '\n') // the transport's CRLF, repaired later
+			}
+			b.Write(d)
+		}
+		data = []byte(b.String())
+	case "base64":
+		data = decodeB(strings.Join(lines, ""))
+	default:
+		return append([]string(nil), lines...), true, nil
+	}
+	s := string(data)
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil, false, nil
+	}
+	return strings.Split(s, "\n"), false, nil
+}
+
+// undoFlowed undoes RFC 3676 format=flowed as git mailinfo does: a line
+// ending in a space joins the next (the space goes too with DelSp=yes),
+// a leading space-stuffing space goes, "-- " stays.
+func (m *message) undoFlowed(lines []string, ci contentInfo, line int, mapped bool) []string {
+	if !ci.flowed {
+		return lines
+	}
+	var out []string
+	prev, joined := "", 0
+	pending := false
+	for _, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if l == "-- " {
+			// git hands the pending text on without a line end, so it
+			// runs into the separator line.
+			out = append(out, prev+l)
+			prev, pending = "", false
+			continue
+		}
+		if strings.HasPrefix(l, " ") {
+			l = l[1:]
+		}
+		if strings.HasSuffix(l, " ") {
+			if ci.delsp {
+				l = l[:len(l)-1]
+			}
+			prev += l
+			pending = true
+			joined++
+			continue
+		}
+		out = append(out, prev+l)
+		prev, pending = "", false
+	}
+	if pending {
+		out = append(out, prev)
+	}
+	how := "DelSp=no: the soft break's space stays"
+	if ci.delsp {
+		how = "DelSp=yes: the soft break's space goes"
+	}
+	m.Repairs = append(m.Repairs, Repair{Kind: KindFlowed, File: m.File, Line: ci.line,
+		Before: fmt.Sprintf("format=flowed body, %d soft line breaks", joined), After: "fixed lines",
+		Why: "RFC 3676: the mail client wrapped lines ending in a space and space-stuffed lines starting with one; the receiver joins and unstuffs them (" + how + "), as git am does"})
+	return out
+}
+
+// bodyText converts message lines [from, to) to UTF-8 from the charset
+// each came in.
+func (m *message) convert(i int, s string) (string, error) {
+	cs := ""
+	if i < len(m.BodyCharset) {
+		cs = m.BodyCharset[i]
+	}
+	return toUTF8([]byte(s), cs)
 }
 
 // checkUTF8 refuses bytes that are not UTF-8 and not declared otherwise.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 )
@@ -69,28 +70,48 @@ var (
 	patchWord   = regexp.MustCompile(`^(?i:PATCH)[vV]?(\d*)$`)
 )
 
-// parseSubject splits "[PATCH v2 1/3] subject" into its parts.
+// parseSubject splits "[PATCH v2 1/3] subject" into its parts. The
+// subject is what git am makes of it (mailinfo's cleanup_subject): every
+// leading "Re:", ':', white space and [bracketed] group goes, runs of
+// white space become one space. The bracketed groups' words become the
+// prefix.
 func (p *Patch) parseSubject(s string) {
-	sm := subjectPrefix.FindStringSubmatch(s)
-	if sm == nil {
-		p.Subject = s
-		return
-	}
-	p.Subject = strings.TrimSpace(sm[2])
-	for _, w := range strings.Fields(strings.ReplaceAll(sm[1], ",", " ")) {
+	p.Tags, p.Version, p.Number, p.Total = nil, 0, 0, 0
+	var groups []string
+	for {
 		switch {
-		case patchWord.MatchString(w):
-			if v := patchWord.FindStringSubmatch(w)[1]; v != "" {
-				p.Version, _ = strconv.Atoi(v)
+		case len(s) > 3 && (s[0] == 'r' || s[0] == 'R') && (s[1] == 'e' || s[1] == 'E') && s[2] == ':':
+			s = s[3:]
+			continue
+		case len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == ':'):
+			s = s[1:]
+			continue
+		case len(s) > 0 && s[0] == '[':
+			if j := strings.IndexByte(s, ']'); j >= 0 {
+				groups = append(groups, s[1:j])
+				s = s[j+1:]
+				continue
 			}
-		case versionWord.MatchString(w):
-			p.Version, _ = strconv.Atoi(versionWord.FindStringSubmatch(w)[1])
-		case numberWord.MatchString(w):
-			n := numberWord.FindStringSubmatch(w)
-			p.Number, _ = strconv.Atoi(n[1])
-			p.Total, _ = strconv.Atoi(n[2])
-		default:
-			p.Tags = append(p.Tags, w)
+		}
+		break
+	}
+	p.Subject = strings.TrimSpace(cleanupSpace(strings.TrimSpace(s)))
+	for _, g := range groups {
+		for _, w := range strings.Fields(strings.ReplaceAll(g, ",", " ")) {
+			switch {
+			case patchWord.MatchString(w):
+				if v := patchWord.FindStringSubmatch(w)[1]; v != "" {
+					p.Version, _ = strconv.Atoi(v)
+				}
+			case versionWord.MatchString(w):
+				p.Version, _ = strconv.Atoi(versionWord.FindStringSubmatch(w)[1])
+			case numberWord.MatchString(w):
+				n := numberWord.FindStringSubmatch(w)
+				p.Number, _ = strconv.Atoi(n[1])
+				p.Total, _ = strconv.Atoi(n[2])
+			default:
+				p.Tags = append(p.Tags, w)
+			}
 		}
 	}
 }
@@ -117,22 +138,42 @@ var gitdiffLine = regexp.MustCompile(`^gitdiff: line (\d+): (.*)$`)
 // writes: its version.
 var signatureVersion = regexp.MustCompile(`^\d+(\.\d+)+\S*$`)
 
+// patchBreak is git mailinfo's patchbreak: the line that ends the commit
+// message and starts the patch ("---" and white space, "--- file",
+// "diff -", "Index: ").
+func patchBreak(l string) bool {
+	if strings.HasPrefix(l, "diff -") || strings.HasPrefix(l, "Index: ") {
+		return true
+	}
+	if len(l) < 3 || !strings.HasPrefix(l, "---") {
+		return false
+	}
+	if len(l) > 4 && l[3] == ' ' && !isSpace(l[4]) {
+		return true
+	}
+	return strings.TrimRight(l[3:], " \t\r\v\f") == ""
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// formatPatchSeparator matches the "From <sha1> Mon Sep 17 00:00:00 2001"
+// line git format-patch writes.
+var formatPatchSeparator = regexp.MustCompile(`^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001$`)
+
+// combinedHunk matches a combined diff's hunk header ("@@@ -1 -1 +1 @@@")
+// and its file header ("diff --cc", "diff --combined").
+var combinedHunk = regexp.MustCompile(`^(@@@+ |diff --cc |diff --combined )`)
+
 // buildPatch takes a message apart into a Patch and repairs it.
 func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 	p := &Patch{Series: series, Source: m.File, Line: m.StartLine, MessageID: m.MessageID}
 	p.Repairs = append(p.Repairs, m.Repairs...)
-	p.parseSubject(m.Subject)
-	if pfx := subjectPrefix.FindStringSubmatch(m.Subject); pfx != nil && "["+pfx[1]+"]" != p.Prefix() {
-		p.Repairs = append(p.Repairs, Repair{Kind: KindSubjectPrefix, File: m.File, Line: m.StartLine,
-			Before: "[" + pfx[1] + "]", After: p.Prefix(),
-			Why: "the same tags, version and numbering in git format-patch's spelling"})
-	}
-	if m.Date != "" {
-		t, err := mail.ParseDate(m.Date)
-		if err != nil {
-			return nil, &InputError{File: m.File, Line: m.StartLine, Msg: fmt.Sprintf("unreadable Date %q: %v", m.Date, err)}
-		}
-		p.Date = t
+	subject := m.Subject
+	dateText, dateLine := m.Date, m.DateLine
+	if dateLine == 0 {
+		dateLine = m.StartLine
 	}
 
 	body := append([]string(nil), m.Body...)
@@ -152,41 +193,103 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		return nil, err
 	}
 
-	// In-body headers (git am semantics) come first in the body.
+	// In-body headers, as git mailinfo reads them: after blank lines, From,
+	// Subject and Date lines (each once, continuation lines unfolded), a
+	// "[PATCH] subject" line, git format-patch's "From <sha1>" line; a
+	// blank line or any other line ends them.
 	i := 0
-	for i < len(body) && strings.TrimSpace(body[i]) == "" {
-		i++
-	}
 	var inBodyFrom string
 	inBodyFromLine := 0
-	if i < len(body) && inBodyHeader.MatchString(body[i]) {
-		for ; i < len(body) && strings.TrimSpace(body[i]) != ""; i++ {
-			hm := inBodyHeader.FindStringSubmatch(body[i])
-			if hm == nil {
+	seen := map[string]bool{}
+	for i < len(body) {
+		l := body[i]
+		if strings.TrimRight(l, " \t") == "" {
+			if len(seen) > 0 {
+				i++
 				break
 			}
-			switch hm[1] {
-			case "From":
-				inBodyFrom, inBodyFromLine = strings.TrimSpace(hm[2]), m.line(i)
-			case "Date":
-				if t, err := mail.ParseDate(strings.TrimSpace(hm[2])); err == nil {
-					p.Date = t
-				}
-			case "Subject":
-				p.parseSubject(strings.TrimSpace(hm[2]))
+			i++
+			continue
+		}
+		if strings.HasPrefix(l, ">From") && len(l) > 5 && isSpace(l[5]) {
+			if formatPatchSeparator.MatchString(l[1:]) {
+				i++
+				continue
 			}
+			break
+		}
+		if strings.HasPrefix(l, "[PATCH]") && len(l) > 7 && isSpace(l[7]) {
+			subject, seen["Subject"] = l, true
+			i++
+			continue
+		}
+		name := ""
+		var val string
+		for _, n := range []string{"From", "Subject", "Date"} {
+			if v, ok := headerValue(l, n); ok && !seen[n] {
+				name, val = n, v
+			}
+		}
+		if name == "" {
+			break
+		}
+		seen[name] = true
+		at := i
+		i++
+		for i < len(body) && len(body[i]) > 0 && (body[i][0] == ' ' || body[i][0] == '\t') {
+			val += body[i] // git keeps the continuation line as it is, its newline dropped
+			i++
+		}
+		dec, err := decodeWords(val)
+		if err != nil {
+			return nil, &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
+		}
+		if dec, err = m.convert(at, dec); err != nil {
+			return nil, &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
+		}
+		if i-at > 1 {
+			p.Repairs = append(p.Repairs, Repair{Kind: KindInBodyFold, File: m.File, Line: m.line(at),
+				Before: strings.Join(body[at:i], "\\n"), After: name + ": " + cleanupSpace(dec),
+				Why: "a folded header continues on lines that start with white space (RFC 5322 2.2.3); git am unfolds in-body headers too"})
+		}
+		switch name {
+		case "From":
+			inBodyFrom, inBodyFromLine = strings.TrimSpace(cleanupSpace(dec)), m.line(at)
+		case "Date":
+			dateText, dateLine = strings.TrimSpace(cleanupSpace(dec)), m.line(at)
+			if dateLine == 0 {
+				dateLine = m.StartLine
+			}
+		case "Subject":
+			subject = dec
 		}
 	}
 	msgStart := i
 
-	// The commit message ends at "---" or at the diff; notes follow "---".
+	p.parseSubject(subject)
+	if pfx := subjectPrefix.FindStringSubmatch(strings.TrimSpace(subject)); pfx != nil && strings.HasPrefix(strings.TrimSpace(subject), "[") && "["+pfx[1]+"]" != p.Prefix() {
+		p.Repairs = append(p.Repairs, Repair{Kind: KindSubjectPrefix, File: m.File, Line: m.StartLine,
+			Before: "[" + pfx[1] + "]", After: p.Prefix(),
+			Why: "the same tags, version and numbering in git format-patch's spelling"})
+	}
+	if dateText != "" {
+		t, ok := parseGitDate(dateText)
+		if !ok {
+			return nil, &InputError{File: m.File, Line: dateLine, Msg: fmt.Sprintf("invalid date format: Date %s", excerpt(dateText)),
+				Hint: "git am stops on it too; give the date as RFC 2822 (\"Mon, 2 Jan 2006 15:04:05 -0700\")"}
+		}
+		p.Date = t
+	}
+
+	// The commit message ends where git's patch starts; the notes are what
+	// stands between a "---" line and the diff.
 	diffAt, sepAt := -1, -1
 	for j := msgStart; j < len(body); j++ {
-		if sepAt < 0 && strings.TrimRight(body[j], " \t") == "---" {
+		if sepAt < 0 && diffAt < 0 && patchBreak(body[j]) && !diffStart(body, j) {
 			sepAt = j
 			continue
 		}
-		if diffStart(body, j) {
+		if (sepAt >= 0 || patchBreak(body[j])) && diffStart(body, j) {
 			diffAt = j
 			break
 		}
@@ -212,29 +315,69 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 	for msgStart < msgEnd && strings.TrimSpace(body[msgStart]) == "" {
 		msgStart++
 	}
-	p.Message = strings.TrimRight(strings.Join(body[msgStart:msgEnd], "\n"), "\n")
+	// Only the message is converted to UTF-8: the diff stays the bytes
+	// the author sent (git am writes them so).
+	var msg []string
+	for j := msgStart; j < msgEnd; j++ {
+		l, err := m.convert(j, body[j])
+		if err != nil {
+			return nil, &InputError{File: m.File, Line: m.line(j), Msg: "commit message: " + err.Error()}
+		}
+		if !utf8.ValidString(l) {
+			return nil, &InputError{File: m.File, Line: m.line(j), Msg: "commit message: invalid UTF-8 and no charset is declared",
+				Hint: "the archive copy is damaged; fetch it again or declare its charset"}
+		}
+		msg = append(msg, l)
+	}
+	p.Message = strings.TrimRight(strings.Join(msg, "\n"), "\n")
 
 	diff := body[diffAt:]
+	for k, l := range diff {
+		if combinedHunk.MatchString(l) {
+			return nil, &InputError{File: m.File, Line: m.line(diffAt + k),
+				Msg:  fmt.Sprintf("combined diff (%s): a merge's diff against several parents, which no patch tool applies", excerpt(l)),
+				Hint: "send the change as a normal diff against one parent (git format-patch of a non-merge commit)"}
+		}
+	}
 	diff = p.stripSignature(m, diff, m.line(diffAt))
+	// Blank lines after the last hunk are mail padding; a binary patch
+	// ends in exactly one.
+	end := len(diff)
+	for end > 0 && diff[end-1] == "" {
+		end--
+	}
+	if end < len(diff) {
+		diff = diff[:end]
+		if binaryTail(diff) {
+			diff = append(diff, "")
+		}
+	}
 	p.Diff = strings.Join(diff, "\n") + "\n"
 
 	files, _, err := gitdiff.Parse(strings.NewReader(p.Diff))
 	if err != nil {
-		ie := &InputError{File: m.File, Msg: "damaged diff: " + err.Error(),
+		ie := &InputError{File: m.File, Msg: "damaged diff: " + clip(err.Error(), 200),
 			Hint: "the hunk is cut short or its line counts are wrong; fetch the patch again"}
 		if sm := gitdiffLine.FindStringSubmatch(err.Error()); sm != nil {
 			n, _ := strconv.Atoi(sm[1])
-			ie.Msg = "damaged diff: " + sm[2]
+			ie.Msg = "damaged diff: " + clip(sm[2], 200)
 			if m.BodyStart > 0 {
 				ie.Line = m.line(diffAt) + n - 1
 			} else {
-				ie.Msg += fmt.Sprintf(" (line %d of the decoded diff)", n)
+				ie.Line = m.line(diffAt)
+				ie.Msg += fmt.Sprintf(" (line %d of the decoded diff; the encoded body starts at this line)", n)
 			}
 		}
 		return nil, ie
 	}
 	if len(files) == 0 {
 		return nil, &InputError{File: m.File, Line: m.line(diffAt), Msg: "not a patch: no file changes in the diff"}
+	}
+	for _, f := range files {
+		if len(f.TextFragments) == 0 && !f.IsBinary && !f.IsNew && !f.IsDelete && !f.IsRename && !f.IsCopy && f.OldMode == f.NewMode {
+			return nil, &InputError{File: m.File, Line: m.line(diffAt), Msg: fmt.Sprintf("%s: the diff changes nothing (no hunk)", firstNonEmpty(f.NewName, f.OldName)),
+				Hint: "git am refuses a patch with only garbage"}
+		}
 	}
 	p.Files = files
 	if err := checkFiles(m, p, diffAt); err != nil {
@@ -248,6 +391,19 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// binaryTail reports whether the diff's last file is a binary patch.
+func binaryTail(diff []string) bool {
+	for k := len(diff) - 1; k >= 0; k-- {
+		if strings.HasPrefix(diff[k], "diff --git ") {
+			return false
+		}
+		if diff[k] == "GIT binary patch" {
+			return true
+		}
+	}
+	return false
 }
 
 // stripSignature removes git format-patch's "-- \n<version>" signature from

@@ -18,6 +18,9 @@ const (
 	KindMboxEscape    = "mbox-escape"       // ">From " unescaped
 	KindLineEnds      = "line-ends"         // CRLF -> LF
 	KindSubjectPrefix = "subject-prefix"    // "[PATCHv1]" -> "[PATCH v1]"
+	KindFlowed        = "format-flowed"     // RFC 3676 soft line breaks and space-stuffing undone
+	KindInBodyFold    = "in-body-fold"      // a folded in-body header unfolded
+	KindComment       = "from-comment"      // an RFC 5322 comment in From kept in the name, as git does
 )
 
 // Repair is one change made to the received text, with its proof.
@@ -101,11 +104,12 @@ func (p *Patch) resolveAuthor(m *message, inBodyFrom string, inBodyLine int) err
 			p.Repairs = append(p.Repairs, Repair{Kind: KindEmail, File: m.File, Line: line, Before: field, After: fixed,
 				Why: "the archive hides addresses as \"name at domain\"; the " + what + " is an address field"})
 		}
-		a, err := mail.ParseAddress(fixed)
-		if err != nil {
-			return nil, &InputError{File: m.File, Line: line, Msg: fmt.Sprintf("unreadable %s %q: %v", what, field, err)}
+		name, addr := gitFrom(fixed)
+		if addr == "" {
+			return nil, &InputError{File: m.File, Line: line, Msg: fmt.Sprintf("unreadable %s %s: no mail address in it", what, excerpt(field))}
 		}
-		if a.Name != "" && !strings.Contains(fixed, "<") {
+		a := &mail.Address{Name: name, Address: addr}
+		if a.Name != "" && a.Name != a.Address && !strings.Contains(fixed, "<") {
 			// "addr (Name)": the old comment form.
 			p.Repairs = append(p.Repairs, Repair{Kind: KindAuthor, File: m.File, Line: line, Before: fixed,
 				After: formatAddress(a.Name, a.Address), Why: "RFC 2822 comment form \"addr (Name)\" names the same mailbox as \"Name <addr>\""})
@@ -124,7 +128,11 @@ func (p *Patch) resolveAuthor(m *message, inBodyFrom string, inBodyLine int) err
 			Why: "git am takes an in-body From: as the author; the header says the same without it in the message"})
 		return nil
 	case m.From != "":
-		a, err := parse(m.From, m.StartLine, "From header")
+		line := m.FromLine
+		if line == 0 {
+			line = m.StartLine
+		}
+		a, err := parse(m.From, line, "From header")
 		if err != nil {
 			return err
 		}
@@ -163,4 +171,128 @@ func (p *Patch) authorFromHint(m *message) error {
 	return &InputError{File: m.File, Line: m.AuthorHintLine,
 		Msg:  fmt.Sprintf("author %q matches no Signed-off-by trailer, so its address is unknown", m.AuthorHint),
 		Hint: "add \"From: Name <email>\" as the first body line"}
+}
+
+// gitFrom reads an author field as git mailinfo's handle_from does: the
+// address is the word around '@' (inside <> when there are), the name is
+// what is left with quotes undone and white space folded, RFC 5322
+// comments kept ("A (zzz) U Thor (Comment)"), a name wholly in parentheses
+// ("addr (Name)") unwrapped. An empty name, one longer than 60
+// bytes, or holding '@', '<' or '>', is replaced by the address, as git
+// does.
+func gitFrom(from string) (name, addr string) {
+	f := unquotePairs(from)
+	at := strings.IndexByte(f, '@')
+	if at < 0 {
+		// "John Doe <johndoe>"
+		bra := strings.IndexByte(from, '<')
+		if bra < 0 {
+			return "", ""
+		}
+		ket := strings.IndexByte(from[bra:], '>')
+		if ket < 0 {
+			return "", ""
+		}
+		addr = from[bra+1 : bra+ket]
+		return saneName(strings.TrimSpace(from[:bra]), addr), addr
+	}
+	b := []byte(f)
+	start := at
+	for start > 0 {
+		c := b[start-1]
+		if isSpace(c) {
+			break
+		}
+		if c == '<' {
+			b[start-1] = ' '
+			break
+		}
+		start--
+	}
+	el := strings.IndexAny(string(b[start:]), " \n\t\r\v\f>")
+	if el < 0 {
+		el = len(b) - start
+	}
+	addr = string(b[start : start+el])
+	cut := start + el
+	if cut < len(b) {
+		cut++
+	}
+	rest := string(b[:start]) + string(b[cut:])
+	rest = strings.TrimSpace(cleanupSpace(rest))
+	if strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") && len(rest) >= 2 {
+		rest = rest[1 : len(rest)-1]
+	}
+	return saneName(rest, addr), addr
+}
+
+func saneName(name, addr string) string {
+	if name == "" || len(name) > 60 || strings.ContainsAny(name, "@<>") {
+		return addr
+	}
+	return name
+}
+
+// unquotePairs is git's unquote_quoted_pair: quoted strings lose their
+// quotes and backslashes, comments keep their parentheses.
+func unquotePairs(s string) string {
+	var b strings.Builder
+	var comment func(i int) int
+	comment = func(i int) int {
+		b.WriteByte('(')
+		lit := false
+		for i < len(s) {
+			c := s[i]
+			i++
+			if lit {
+				lit = false
+				b.WriteByte(c)
+				continue
+			}
+			switch c {
+			case '\\':
+				lit = true
+				continue
+			case '(':
+				i = comment(i)
+				continue
+			case ')':
+				b.WriteByte(')')
+				return i
+			}
+			b.WriteByte(c)
+		}
+		return i
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		i++
+		switch c {
+		case '"':
+			lit := false
+			for i < len(s) {
+				c := s[i]
+				i++
+				if lit {
+					lit = false
+					b.WriteByte(c)
+					continue
+				}
+				if c == '\\' {
+					lit = true
+					continue
+				}
+				if c == '"' {
+					break
+				}
+				b.WriteByte(c)
+			}
+			continue
+		case '(':
+			i = comment(i)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
