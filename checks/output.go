@@ -240,7 +240,11 @@ func sarifRules(urlBase string) ([]sarifRule, map[string]int) {
 		if level == "" {
 			level = SevError
 		}
-		r := sarifRule{ID: id, Name: ruleName(id), ShortDescription: sarifMessage{short}, FullDescription: sarifMessage{full},
+		name := ruleName(id)
+		if strings.EqualFold(name, id) {
+			name += "Finding" // SARIF1001: a name must differ from the id
+		}
+		r := sarifRule{ID: id, Name: name, ShortDescription: sarifMessage{short}, FullDescription: sarifMessage{full},
 			Help:                 sarifHelp{Text: full + "\n\nWhat to do: " + t.help, Markdown: "**" + short + "**\n\n" + full + "\n\n**What to do:** " + t.help},
 			DefaultConfiguration: sarifConfiguration{Level: level}, Properties: map[string]any{"tags": []string{"rdma", "kernel"}}}
 		if urlBase != "" {
@@ -271,7 +275,7 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 		automation += o.Kernel + "/"
 	}
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "patchctl", FullName: "patchctl static checks for RDMA and NVMe over Fabrics patches",
-		Version: o.Version, SemanticVersion: semver(o.Version), InformationURI: InformationURI, Rules: rules}},
+		Version: strings.TrimPrefix(o.Version, "v"), SemanticVersion: semver(o.Version), InformationURI: InformationURI, Rules: rules}},
 		AutomationDetails: &sarifAutomation{ID: automation + o.RunID}, OriginalURIBaseIDs: bases, Results: []sarifResult{}, ColumnKind: "unicodeCodePoints"}
 	seen := map[string]int{}
 	for _, f := range r.Findings {
@@ -291,7 +295,7 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 		if base == BaseKernel {
 			if patch, line, ok := pl.adding(rel, f.Line); ok {
 				primary = sarifLocation{PhysicalLocation: loc(BaseRepo, patch, line)}
-				m := sarifMessage{fmt.Sprintf("%s:%d in the patched kernel tree", rel, f.Line)}
+				m := sarifMessage{fmt.Sprintf("%s:%d in the patched kernel tree.", rel, f.Line)}
 				res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: 1, PhysicalLocation: loc(BaseKernel, rel, f.Line), Message: &m})
 				res.Message.Text += fmt.Sprintf(" Added by %s, at [%s:%d](1) in the patched tree.", path.Base(patch), rel, f.Line)
 			}

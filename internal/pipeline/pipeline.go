@@ -49,12 +49,13 @@ type Options struct {
 
 // Stage is one stage's outcome.
 type Stage struct {
-	Name      string  `json:"name"`
-	Status    string  `json:"status"`
-	Duration  float64 `json:"duration_s"`
-	Reused    bool    `json:"reused"`
-	Detail    string  `json:"detail,omitempty"`
-	InputHash string  `json:"input_hash,omitempty"`
+	Name      string    `json:"name"`
+	Status    string    `json:"status"`
+	Start     time.Time `json:"start_time"`
+	Duration  float64   `json:"duration_s"`
+	Reused    bool      `json:"reused"`
+	Detail    string    `json:"detail,omitempty"`
+	InputHash string    `json:"input_hash,omitempty"`
 }
 
 // Kernel is one kernel's run.
@@ -201,7 +202,7 @@ func runKernel(ctx context.Context, o Options, k *tree.Kernel, jobs int) *Kernel
 	sc := loadStageCache(o.Cache, k.Name)
 	defer func() { kr.Duration = time.Since(kr.Start).Seconds() }()
 	stage := func(name string) *Stage {
-		s := &Stage{Name: name, Status: Pass}
+		s := &Stage{Name: name, Status: Pass, Start: time.Now()}
 		kr.Stages = append(kr.Stages, s)
 		return s
 	}

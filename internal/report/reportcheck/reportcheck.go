@@ -425,8 +425,10 @@ with contextlib.redirect_stdout(log):
 def tree(t):
     return {"name": t.name, "status": t.status.name, "subtests": [tree(s) for s in t.subtests]}
 c = test.counts
-json.dump({"status": test.status.name, "passed": c.passed, "failed": c.failed, "crashed": c.crashed,
-           "skipped": c.skipped, "errors": c.errors, "root": tree(test), "output": log.getvalue()}, sys.stdout)
+# kunit_printer.stdout holds the real stdout: the result goes to a file.
+with open(sys.argv[3], "w") as f:
+    json.dump({"status": test.status.name, "passed": c.passed, "failed": c.failed, "crashed": c.crashed,
+               "skipped": c.skipped, "errors": c.errors, "root": tree(test), "output": log.getvalue()}, f)
 `
 
 // KTAP parses a console log with tools/testing/kunit/kunit_parser.py of
@@ -438,9 +440,14 @@ func KTAP(t testing.TB, tree, console string) KTAPResult {
 		t.Fatalf("%s has no tools/testing/kunit/kunit_parser.py", tree)
 	}
 	py := python(t)
-	out, ok := run(t, exec.Command(py, writeTemp(t, "ktap.py", []byte(kunitPy)), dir, console))
+	result := filepath.Join(t.TempDir(), "kunit.json")
+	printed, ok := run(t, exec.Command(py, writeTemp(t, "ktap.py", []byte(kunitPy)), dir, console, result))
 	if !ok {
-		t.Fatalf("kunit_parser failed on %s:\n%s", console, out)
+		t.Fatalf("kunit_parser failed on %s:\n%s", console, printed)
+	}
+	out, err := os.ReadFile(result)
+	if err != nil {
+		t.Fatalf("kunit_parser wrote no result: %v\n%s", err, printed)
 	}
 	var r struct {
 		Status                                   string
@@ -448,9 +455,10 @@ func KTAP(t testing.TB, tree, console string) KTAPResult {
 		Root                                     *KTAPTest
 		Output                                   string
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
+	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("kunit_parser's output: %v\n%s", err, out)
 	}
+	r.Output += printed
 	return KTAPResult(r)
 }
 
