@@ -66,6 +66,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return fmt.Errorf("--tree and --kernel exclude each other: %w", errs.ErrUsage)
 	}
 	co := checks.Options{Tree: opts.Tree, Paths: opts.Paths}
+	so := checks.SARIFOptions{Version: versionString()}
 	if opts.Tree == "" {
 		t, err := opts.Global.target(opts.IO, opts.Kernel)
 		if err != nil {
@@ -88,6 +89,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 		co.Tree = wt.Dir
 		co.Patches, _ = filepath.Glob(filepath.Join(plan.Manifest.Dir(), "*.patch"))
+		so.Repo, so.Kernel = root, k.Name
 		if dir, err := build.Locate(root, cache, k, nil); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 				co.BuildDir = dir
@@ -104,7 +106,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	case "json":
 		err = rep.WriteJSON(opts.IO.Out)
 	case "sarif":
-		err = rep.WriteSARIF(opts.IO.Out, versionString())
+		so.Tree, so.Patches = co.Tree, co.Patches
+		err = rep.WriteSARIFWith(opts.IO.Out, so)
 	default:
 		rep.WriteText(opts.IO.Out)
 	}

@@ -19,6 +19,7 @@ type RunOptions struct {
 	Out        string
 	Transports string
 	JSON       bool
+	URLBase    string
 }
 
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -33,7 +34,8 @@ compare (the patched kernel shows the inline path, the baseline does not),
 verdict. Stages whose inputs did not change since their last successful run
 (content hashes) are reused. Reports go to --out: summary.txt, junit.xml,
 kcidb.json (KCIDB v5.3), check-<kernel>.sarif, build metadata, console logs,
-result.json.
+result.json; --url-base makes KCIDB's and SARIF's links point where the
+folder will be published.
 
 Exit status: 0 every kernel passed, 1 a stage failed, 2 the harness could
 not run.`,
@@ -44,6 +46,7 @@ not run.`,
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the reports (default: out/run)")
 	cmd.Flags().StringVar(&opts.Transports, "transport", "all", "rxe, siw or all")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.URLBase, "url-base", "", "http(s) URL where --out will be published: KCIDB and SARIF link under it")
 	return cmd
 }
 
@@ -54,6 +57,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	trs, err := transports(opts.Transports)
 	if err != nil {
 		return err
+	}
+	if err := report.CheckURLBase(opts.URLBase); err != nil {
+		return fmt.Errorf("%w: %w", err, errs.ErrUsage)
 	}
 	lock, root, err := opts.Global.lock()
 	if err != nil {
@@ -73,7 +79,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if out == "" {
 		out = filepath.Join(root, "out", "run")
 	}
-	files, err := report.Write(out, res, versionString())
+	files, err := report.WriteWith(out, res, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase})
 	if err != nil {
 		return fmt.Errorf("writing reports: %w", err)
 	}
