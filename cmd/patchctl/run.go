@@ -25,7 +25,7 @@ type RunOptions struct {
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	opts := &RunOptions{IO: io, Global: g}
 	cmd := &cobra.Command{
-		Use:   "run [--kernel K...] [--out DIR] [--json]",
+		Use:   "run [--kernel K...] [--out DIR] [--url-base URL] [--json]",
 		Short: "The whole pipeline over the kernel matrix, with reports CI systems read",
 		Long: `Run does, per kernel: prepare the tree, apply the series (dispositions must
 match the manifest, regenerated patches must match series/<kernel>/), the

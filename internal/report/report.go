@@ -304,7 +304,7 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 	if err := put("rules.md", checks.WriteRulesMarkdown); err != nil {
 		return nil, err
 	}
-	if err := put("summary.txt", func(w io.Writer) error { Summary(w, res); return nil }); err != nil {
+	if err := put("summary.txt", func(w io.Writer) error { summary(w, res, n.subst); return nil }); err != nil {
 		return nil, err
 	}
 	if err := put("junit.xml", func(w io.Writer) error { return junit(w, res, n) }); err != nil {
@@ -337,7 +337,10 @@ type published map[string]string
 func key(parts ...string) string { return strings.Join(parts, "\x00") }
 
 // Summary prints the kernel x stage table and the verdict.
-func Summary(w io.Writer, res *pipeline.Result) {
+func Summary(w io.Writer, res *pipeline.Result) { summary(w, res, func(s string) string { return s }) }
+
+// summary is Summary with paths in details named by name.
+func summary(w io.Writer, res *pipeline.Result, name func(string) string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	var stages []string
 	if len(res.Kernels) > 0 {
@@ -366,11 +369,11 @@ func Summary(w io.Writer, res *pipeline.Result) {
 	for _, k := range res.Kernels {
 		for _, s := range k.Stages {
 			if s.Detail != "" {
-				fmt.Fprintf(w, "%s %s: %s\n", k.Name, s.Name, s.Detail)
+				fmt.Fprintf(w, "%s %s: %s\n", k.Name, s.Name, name(s.Detail))
 			}
 		}
 		if k.Reason != "" {
-			fmt.Fprintf(w, "%s: %s because %s\n", k.Name, k.Verdict, k.Reason)
+			fmt.Fprintf(w, "%s: %s because %s\n", k.Name, k.Verdict, name(k.Reason))
 		}
 	}
 	fmt.Fprintf(w, "verdict: %s (%.0fs)\n", res.Verdict, res.Duration)

@@ -495,3 +495,62 @@ func Actionlint(t testing.TB, path string) []string {
 	}
 	return lines(out)
 }
+
+// ---- a whole output folder ----
+
+// Folder runs every check on a patchctl output folder (what `patchctl
+// run --out DIR` writes) and returns the problems, each prefixed with its
+// file: SARIF (Multitool errors with GitHub's rules, the OASIS schema),
+// junit.xml (the XSD; junitparser's counts equal the suites' own),
+// kcidb.json (the v5.3 schema, unique ids, links), each console
+// (kunit_parser of tree finds KTAP in it) and each build metadata
+// (tuxmake's two levels). The caller compares the counts with its run.
+func Folder(t testing.TB, dir, tree string) []string {
+	t.Helper()
+	var problems []string
+	add := func(file string, errs []string) {
+		for _, e := range errs {
+			problems = append(problems, file+": "+e)
+		}
+	}
+	sarifs, _ := filepath.Glob(filepath.Join(dir, "*.sarif"))
+	for _, p := range sarifs {
+		add(filepath.Base(p), SARIFErrors(t, p))
+		add(filepath.Base(p), SARIFSchema(t, p))
+	}
+	if p := filepath.Join(dir, "junit.xml"); exists(p) {
+		add("junit.xml", JUnitSchema(t, p))
+		c := JUnitRead(t, p)
+		if c.AttrTests != c.Tests || c.AttrFailures != c.Failures || c.AttrErrors != c.Errors || c.AttrSkipped != c.Skipped {
+			add("junit.xml", []string{fmt.Sprintf("junitparser counts %d tests, %d failures, %d errors, %d skipped; the suites say %d, %d, %d, %d",
+				c.Tests, c.Failures, c.Errors, c.Skipped, c.AttrTests, c.AttrFailures, c.AttrErrors, c.AttrSkipped)})
+		}
+	} else {
+		add("junit.xml", []string{"missing"})
+	}
+	if p := filepath.Join(dir, "kcidb.json"); exists(p) {
+		add("kcidb.json", KCIDB(t, p))
+	} else {
+		add("kcidb.json", []string{"missing"})
+	}
+	consoles, _ := filepath.Glob(filepath.Join(dir, "console-*.log"))
+	for _, p := range consoles {
+		if r := KTAP(t, tree, p); r.Status == "FAILURE_TO_PARSE_TESTS" || r.Status == "NO_TESTS" {
+			add(filepath.Base(p), []string{"kunit_parser: " + r.Status + "\n" + r.Output})
+		}
+	}
+	builds, _ := filepath.Glob(filepath.Join(dir, "build-*.json"))
+	for _, p := range builds {
+		data, _ := os.ReadFile(p)
+		var doc map[string]map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil || doc["build"] == nil || doc["results"] == nil {
+			add(filepath.Base(p), []string{fmt.Sprintf("not tuxmake's metadata (two levels, build and results always there): %v", err)})
+		}
+	}
+	return problems
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
