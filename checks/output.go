@@ -1,10 +1,18 @@
 package checks
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"path"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -65,7 +73,38 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// SARIF 2.1.0 (OASIS), the subset code-scanning tools read.
+// SARIF 2.1.0 (OASIS), written for GitHub code scanning: every location is
+// relative to a named base (uriBaseId) and never a host path. The bases are
+// the repository (%SRCROOT%, where the regenerated patches live) and the
+// kernel tree the findings were made in (KERNEL). A finding on a line that
+// a regenerated patch adds is placed on that line of the patch, so code
+// scanning can show it in the repository; the tree location is kept as the
+// first related location.
+
+// URI base ids of SARIF locations.
+const (
+	BaseRepo   = "%SRCROOT%"
+	BaseKernel = "KERNEL"
+	BaseOther  = "OUTSIDE"
+)
+
+// InformationURI is patchctl's home, as its module path names it.
+const InformationURI = "https://github.com/patchctl/patchctl"
+
+// SARIFOptions say what a SARIF log describes and what its paths are
+// relative to.
+type SARIFOptions struct {
+	Version string   // patchctl's version: tool.driver.version
+	Repo    string   // the repository root: absolute paths under it become %SRCROOT%-relative
+	Tree    string   // the kernel tree the findings' relative paths are in
+	Patches []string // the regenerated patches applied to Tree, in order
+	Kernel  string   // the kernel's name, for automationDetails
+	RunID   string   // the run, for automationDetails
+	// URLBase is where the output folder is published (http(s)); rule
+	// help links point into it (rules.md) when set.
+	URLBase string
+}
+
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
 	Version string     `json:"version"`
@@ -73,8 +112,15 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool               sarifTool                `json:"tool"`
+	AutomationDetails  *sarifAutomation         `json:"automationDetails,omitempty"`
+	OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds"`
+	Results            []sarifResult            `json:"results"`
+	ColumnKind         string                   `json:"columnKind"`
+}
+
+type sarifAutomation struct {
+	ID string `json:"id"`
 }
 
 type sarifTool struct {
@@ -82,16 +128,32 @@ type sarifTool struct {
 }
 
 type sarifDriver struct {
-	Name           string      `json:"name"`
-	Version        string      `json:"version,omitempty"`
-	InformationURI string      `json:"informationUri,omitempty"`
-	Rules          []sarifRule `json:"rules"`
+	Name            string      `json:"name"`
+	FullName        string      `json:"fullName"`
+	Version         string      `json:"version,omitempty"`
+	SemanticVersion string      `json:"semanticVersion,omitempty"`
+	InformationURI  string      `json:"informationUri"`
+	Rules           []sarifRule `json:"rules"`
 }
 
 type sarifRule struct {
-	ID               string       `json:"id"`
-	ShortDescription sarifMessage `json:"shortDescription"`
-	FullDescription  sarifMessage `json:"fullDescription"`
+	ID                   string             `json:"id"`
+	Name                 string             `json:"name"`
+	ShortDescription     sarifMessage       `json:"shortDescription"`
+	FullDescription      sarifMessage       `json:"fullDescription"`
+	Help                 sarifHelp          `json:"help"`
+	HelpURI              string             `json:"helpUri,omitempty"`
+	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
+	Properties           map[string]any     `json:"properties,omitempty"`
+}
+
+type sarifHelp struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown"`
+}
+
+type sarifConfiguration struct {
+	Level string `json:"level"`
 }
 
 type sarifMessage struct {
@@ -99,12 +161,13 @@ type sarifMessage struct {
 }
 
 type sarifResult struct {
-	RuleID           string          `json:"ruleId"`
-	RuleIndex        int             `json:"ruleIndex"`
-	Level            string          `json:"level"`
-	Message          sarifMessage    `json:"message"`
-	Locations        []sarifLocation `json:"locations"`
-	RelatedLocations []sarifLocation `json:"relatedLocations,omitempty"`
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifMessage      `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
 }
 
 type sarifLocation struct {
@@ -119,46 +182,188 @@ type sarifPhysicalLocation struct {
 }
 
 type sarifArtifact struct {
-	URI string `json:"uri"`
+	URI         string        `json:"uri,omitempty"`
+	URIBaseID   string        `json:"uriBaseId,omitempty"`
+	Description *sarifMessage `json:"description,omitempty"`
 }
 
 type sarifRegion struct {
 	StartLine int `json:"startLine"`
 }
 
-// WriteSARIF writes the findings as SARIF 2.1.0.
-func (r *Report) WriteSARIF(w io.Writer, version string) error {
-	ids := sortedKeys(Rules)
+// ruleTexts are each rule's SARIF title (shortDescription) and what to do
+// about a finding (help); the description proper is Rules.
+var ruleTexts = map[string]struct{ title, help string }{
+	RuleInlineSGE: {"A DMA address in the SGE of an inline send",
+		"Point the SGE at the buffer's kernel virtual address on the inline path (the CPU copies from it), and keep the DMA address for the by-reference path only."},
+	RuleInlineReg: {"IB_SEND_INLINE on a registration or invalidation",
+		"Clear IB_SEND_INLINE on REG_MR and LOCAL_INV work requests; set it only on the SEND that carries the payload."},
+	RuleInlineSize: {"Inline size not covered or not checked against the granted size",
+		"Request max_inline_data for what is posted inline, compare with qp_attr.cap.max_inline_data as the provider wrote it back after creating the QP, and record 0 when creation fails."},
+	RuleCheckpatch: {"checkpatch.pl message",
+		"Fix what checkpatch.pl reports in the regenerated patch, or note in the manifest why the kernel's style does not apply."},
+	RuleIncomplete: {"Analysis incomplete for a function",
+		"Nothing to fix in the code: the function has more paths than the analysis follows, so a problem in it may go unreported. Review it by hand."},
+}
+
+var ruleLevels = map[string]string{RuleCheckpatch: SevWarning, RuleIncomplete: SevNote}
+
+// ruleName is a rule id in PascalCase (SARIF's reportingDescriptor.name).
+func ruleName(id string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+func sarifRules(urlBase string) ([]sarifRule, map[string]int) {
+	ids := make([]string, 0, len(Rules))
+	for id := range Rules {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
 	index := map[string]int{}
 	var rules []sarifRule
 	for i, id := range ids {
 		index[id] = i
-		short := Rules[id]
-		if i := strings.Index(short, ":"); i > 0 && i < 100 {
-			short = short[:i]
+		full := Rules[id]
+		t, ok := ruleTexts[id]
+		if !ok {
+			t.title, t.help = firstSentence(full), full
 		}
-		rules = append(rules, sarifRule{ID: id, ShortDescription: sarifMessage{firstSentence(Rules[id])}, FullDescription: sarifMessage{Rules[id]}})
+		short := strings.TrimSuffix(t.title, ".")
+		if short == strings.TrimSuffix(full, ".") {
+			short = ruleName(id)
+		}
+		level := ruleLevels[id]
+		if level == "" {
+			level = SevError
+		}
+		name := ruleName(id)
+		if strings.EqualFold(name, id) {
+			name += "Finding" // SARIF1001: a name must differ from the id
+		}
+		r := sarifRule{ID: id, Name: name, ShortDescription: sarifMessage{short}, FullDescription: sarifMessage{full},
+			Help:                 sarifHelp{Text: full + "\n\nWhat to do: " + t.help, Markdown: "**" + short + "**\n\n" + full + "\n\n**What to do:** " + t.help},
+			DefaultConfiguration: sarifConfiguration{Level: level}, Properties: map[string]any{"tags": []string{"rdma", "kernel"}}}
+		if urlBase != "" {
+			r.HelpURI = strings.TrimSuffix(urlBase, "/") + "/rules.md#" + id
+		}
+		rules = append(rules, r)
 	}
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "patchctl", Version: version, Rules: rules}}, Results: []sarifResult{}}
+	return rules, index
+}
+
+// WriteSARIF writes the findings as SARIF 2.1.0 with paths relative to
+// the kernel tree (%SRCROOT% for nothing): WriteSARIFWith names the bases.
+func (r *Report) WriteSARIF(w io.Writer, version string) error {
+	return r.WriteSARIFWith(w, SARIFOptions{Version: version})
+}
+
+// WriteSARIFWith writes the findings as SARIF 2.1.0 for GitHub code
+// scanning.
+func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
+	rules, index := sarifRules(o.URLBase)
+	pl := newPatchLines(o)
+	bases := map[string]sarifArtifact{
+		BaseRepo:   {Description: &sarifMessage{"The root of the patchctl repository (the checkout), where series/<kernel>/ holds the regenerated patches."}},
+		BaseKernel: {Description: &sarifMessage{"The root of the kernel tree the checks read: the pinned pristine tree with the series applied."}},
+	}
+	automation := "patchctl/check/"
+	if o.Kernel != "" {
+		automation += o.Kernel + "/"
+	}
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "patchctl", FullName: "patchctl static checks for RDMA and NVMe over Fabrics patches",
+		Version: strings.TrimPrefix(o.Version, "v"), SemanticVersion: semver(o.Version), InformationURI: InformationURI, Rules: rules}},
+		AutomationDetails: &sarifAutomation{ID: automation + o.RunID}, OriginalURIBaseIDs: bases, Results: []sarifResult{}, ColumnKind: "unicodeCodePoints"}
+	seen := map[string]int{}
 	for _, f := range r.Findings {
-		res := sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: f.Severity, Message: sarifMessage{f.Message},
-			Locations: []sarifLocation{{PhysicalLocation: loc(f.File, f.Line)}}}
-		for i, e := range f.Evidence {
-			m := sarifMessage{e.Message}
-			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: i + 1, PhysicalLocation: loc(e.File, e.Line), Message: &m})
+		base, rel := pl.place(f.File)
+		if base == BaseOther {
+			bases[BaseOther] = sarifArtifact{Description: &sarifMessage{"A file outside the repository and the kernel tree: only its name is kept."}}
 		}
+		level := f.Severity
+		if level != SevError && level != SevWarning && level != SevNote {
+			level = "none"
+		}
+		res := sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: level, Message: sarifMessage{sentence(f.Message)}}
+		if _, ok := index[f.Rule]; !ok {
+			res.RuleIndex = -1
+		}
+		primary := sarifLocation{PhysicalLocation: loc(base, rel, f.Line)}
+		if base == BaseKernel {
+			if patch, line, ok := pl.adding(rel, f.Line); ok {
+				primary = sarifLocation{PhysicalLocation: loc(BaseRepo, patch, line)}
+				m := sarifMessage{fmt.Sprintf("%s:%d in the patched kernel tree.", rel, f.Line)}
+				res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: 1, PhysicalLocation: loc(BaseKernel, rel, f.Line), Message: &m})
+				res.Message.Text += fmt.Sprintf(" Added by %s, at [%s:%d](1) in the patched tree.", path.Base(patch), rel, f.Line)
+			}
+		}
+		res.Locations = []sarifLocation{primary}
+		for _, e := range f.Evidence {
+			eb, er := pl.place(e.File)
+			m := sarifMessage{sentence(e.Message)}
+			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: len(res.RelatedLocations) + 1, PhysicalLocation: loc(eb, er, e.Line), Message: &m})
+		}
+		// The fingerprint survives line moves: rule, file, function and
+		// the message with its numbers masked, plus the occurrence.
+		h := sha256.Sum256([]byte(strings.Join([]string{f.Rule, base, rel, f.Function, digits.ReplaceAllString(f.Message, "#")}, "\x00")))
+		key := hex.EncodeToString(h[:16])
+		seen[key]++
+		res.PartialFingerprints = map[string]string{"patchctlFinding/v1": fmt.Sprintf("%s:%d", key, seen[key])}
 		run.Results = append(run.Results, res)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+	return enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
 }
 
-func loc(file string, line int) sarifPhysicalLocation {
+var (
+	digits    = regexp.MustCompile(`[0-9]+`)
+	semverish = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?)$`)
+	nonSemver = regexp.MustCompile(`[^0-9A-Za-z.-]+`)
+)
+
+// semver makes a version string SemVer 2.0: v1.2.3 stays, anything else
+// (a commit, "dev") becomes build metadata of 0.0.0-dev.
+func semver(v string) string {
+	if m := semverish.FindStringSubmatch(v); m != nil {
+		return m[1]
+	}
+	meta := strings.Trim(nonSemver.ReplaceAllString(v, "."), ".")
+	for strings.Contains(meta, "..") {
+		meta = strings.ReplaceAll(meta, "..", ".")
+	}
+	if meta == "" {
+		return "0.0.0-dev"
+	}
+	return "0.0.0-dev+" + meta
+}
+
+// sentence ends a message with a period, as SARIF's style asks.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
+}
+
+func loc(base, rel string, line int) sarifPhysicalLocation {
 	if line < 1 {
 		line = 1
 	}
-	return sarifPhysicalLocation{ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(file)}, Region: sarifRegion{StartLine: line}}
+	return sarifPhysicalLocation{ArtifactLocation: sarifArtifact{URI: uriEscape(rel), URIBaseID: base}, Region: sarifRegion{StartLine: line}}
+}
+
+// uriEscape makes a relative path a relative URI reference.
+func uriEscape(rel string) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, p := range parts {
+		parts[i] = (&url.URL{Path: p}).EscapedPath()
+	}
+	return strings.Join(parts, "/")
 }
 
 func firstSentence(s string) string {
@@ -166,4 +371,215 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+// patchLines knows which regenerated patch adds which line of the
+// patched tree, and where paths belong.
+type patchLines struct {
+	repo, tree string
+	patches    []patchFile
+	byPath     map[string]string // a patch path as given or absolute -> repository-relative
+}
+
+type patchFile struct {
+	rel   string               // repository-relative path of the patch
+	files map[string]*patchMap // tree path -> what the patch does to it
+}
+
+// patchMap is one patch's hunks for one file, in new-file line numbers.
+type patchMap struct {
+	added  map[int]int // new line -> line of the patch file that adds it
+	hunks  []hunkSpan
+	remove bool // the patch deletes the file
+}
+
+type hunkSpan struct {
+	oldStart, oldLines, newStart, newLines int
+	context                                map[int]int // new line -> old line
+}
+
+func newPatchLines(o SARIFOptions) *patchLines {
+	pl := &patchLines{repo: absClean(o.Repo), tree: absClean(o.Tree), byPath: map[string]string{}}
+	for _, p := range o.Patches {
+		abs := absClean(p)
+		rel := ""
+		if r, ok := under(pl.repo, abs); ok {
+			rel = r
+		} else {
+			rel = "series/" + filepath.Base(p) // outside the repository: keep the name
+		}
+		pl.byPath[p], pl.byPath[abs] = rel, rel
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		pl.patches = append(pl.patches, patchFile{rel: rel, files: parseHunks(string(data))})
+	}
+	return pl
+}
+
+func absClean(p string) string {
+	if p == "" {
+		return ""
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return a
+}
+
+func under(base, p string) (string, bool) {
+	if base == "" {
+		return "", false
+	}
+	r, err := filepath.Rel(base, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") || filepath.IsAbs(r) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
+
+// place names the base of a finding's path and the path relative to it.
+func (pl *patchLines) place(file string) (string, string) {
+	if rel, ok := pl.byPath[file]; ok {
+		return BaseRepo, rel
+	}
+	if !filepath.IsAbs(file) {
+		return BaseKernel, filepath.ToSlash(filepath.Clean(file))
+	}
+	file = filepath.Clean(file)
+	if rel, ok := pl.byPath[file]; ok {
+		return BaseRepo, rel
+	}
+	if rel, ok := under(pl.tree, file); ok {
+		return BaseKernel, rel
+	}
+	if rel, ok := under(pl.repo, file); ok {
+		return BaseRepo, rel
+	}
+	return BaseOther, filepath.Base(file)
+}
+
+// adding finds the patch that adds line of the patched tree's file, and
+// the line of the patch that adds it. It walks the series backwards,
+// carrying the line number through each later patch's hunks.
+func (pl *patchLines) adding(file string, line int) (string, int, bool) {
+	for i := len(pl.patches) - 1; i >= 0; i-- {
+		m := pl.patches[i].files[file]
+		if m == nil {
+			continue
+		}
+		if pline, ok := m.added[line]; ok {
+			return pl.patches[i].rel, pline, true
+		}
+		old, ok := m.oldLine(line)
+		if !ok {
+			return "", 0, false
+		}
+		line = old
+	}
+	return "", 0, false
+}
+
+// oldLine is the line before the patch of a new line it did not add.
+func (m *patchMap) oldLine(n int) (int, bool) {
+	shift := 0
+	for _, h := range m.hunks {
+		if n < h.newStart {
+			break
+		}
+		if n < h.newStart+h.newLines {
+			o, ok := h.context[n]
+			return o, ok
+		}
+		shift = (h.oldStart + h.oldLines) - (h.newStart + h.newLines)
+	}
+	return n + shift, true
+}
+
+var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+
+// parseHunks reads a unified diff (git format-patch form) into per-file
+// line maps. Lines of the commit message never count: only what follows a
+// hunk header, for as many lines as the header says.
+func parseHunks(text string) map[string]*patchMap {
+	files := map[string]*patchMap{}
+	lines := strings.Split(text, "\n")
+	var cur *patchMap
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			cur = nil
+		case strings.HasPrefix(l, "+++ "):
+			name := strings.TrimSpace(strings.TrimPrefix(l, "+++ "))
+			if t := strings.IndexByte(name, '\t'); t >= 0 {
+				name = name[:t]
+			}
+			if name == "/dev/null" {
+				cur = &patchMap{added: map[int]int{}, remove: true}
+				continue
+			}
+			name = strings.TrimPrefix(name, "b/")
+			if files[name] == nil {
+				files[name] = &patchMap{added: map[int]int{}}
+			}
+			cur = files[name]
+		case cur != nil && hunkHeader.MatchString(l):
+			m := hunkHeader.FindStringSubmatch(l)
+			h := hunkSpan{oldStart: atoiOr(m[1], 0), oldLines: atoiOr(m[2], 1), newStart: atoiOr(m[3], 0), newLines: atoiOr(m[4], 1), context: map[int]int{}}
+			oldN, newN := h.oldStart, h.newStart
+			oldLeft, newLeft := h.oldLines, h.newLines
+			for i+1 < len(lines) && (oldLeft > 0 || newLeft > 0) {
+				i++
+				b := lines[i]
+				switch {
+				case strings.HasPrefix(b, "+"):
+					cur.added[newN] = i + 1
+					newN++
+					newLeft--
+				case strings.HasPrefix(b, "-"):
+					oldN++
+					oldLeft--
+				case strings.HasPrefix(b, "\\"):
+				default: // context (a lone empty line is a context line whose space was lost)
+					h.context[newN] = oldN
+					oldN++
+					newN++
+					oldLeft--
+					newLeft--
+				}
+			}
+			if h.newLines == 0 { // a pure deletion: the header names the line before
+				h.newStart++
+			}
+			cur.hunks = append(cur.hunks, h)
+		}
+	}
+	return files
+}
+
+func atoiOr(s string, def int) int {
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// WriteRulesMarkdown writes the rules' descriptions and help, one section
+// per rule: the page SARIF helpUri links point at (rules.md#<rule-id>).
+func WriteRulesMarkdown(w io.Writer) error {
+	rules, _ := sarifRules("")
+	var b strings.Builder
+	b.WriteString("# patchctl check rules\n")
+	for _, r := range rules {
+		fmt.Fprintf(&b, "\n<a id=%q></a>\n## %s (`%s`, default level %s)\n\n%s\n", r.ID, r.ShortDescription.Text, r.ID, r.DefaultConfiguration.Level, r.Help.Markdown)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

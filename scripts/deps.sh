@@ -7,9 +7,13 @@
 set -euo pipefail
 
 pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
-      cpio ccache xz-utils qemu-system-x86 dpkg-dev patch perl)
-# Node.js and npm run the SARIF schema check in the tests; a machine that
-# has its own node keeps it.
+      cpio ccache xz-utils qemu-system-x86 dpkg-dev patch perl
+      # the reports' reference validators (tests) and CI's JUnit summary:
+      # xmllint, a JUnit consumer, JSON schema with its uri format
+      libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987)
+# Node.js and npm run the SARIF schema check and install the SARIF
+# Multitool (@microsoft/sarif-multitool-linux, into the user's cache) in
+# the tests; a machine that has its own node keeps it.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   pkgs+=(nodejs npm)
 fi

@@ -65,6 +65,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return fmt.Errorf("--tree and --kernel exclude each other: %w", errs.ErrUsage)
 	}
 	var rep *checks.Report
+	so := checks.SARIFOptions{Version: versionString()}
 	if opts.Tree == "" {
 		t, err := opts.Global.target(opts.IO, opts.Kernel)
 		if err != nil {
@@ -83,6 +84,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if rep, err = checks.RunStage(ctx, in); err != nil {
 			return err
 		}
+		so.Repo, so.Kernel = t.root, t.k.Name
+		so.Tree, so.Patches = t.cache.WorkTreeDir(t.k), out.Patches
 	} else {
 		if st, err := os.Stat(opts.Tree); err != nil || !st.IsDir() {
 			return fmt.Errorf("--tree %s is not a folder: %w", opts.Tree, errs.ErrInput)
@@ -91,13 +94,14 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if rep, err = checks.Run(checks.Options{Tree: opts.Tree, Paths: opts.Paths}); err != nil {
 			return fmt.Errorf("checking %s: %w", opts.Tree, err)
 		}
+		so.Tree = opts.Tree
 	}
 	var err error
 	switch opts.Format {
 	case "json":
 		err = rep.WriteJSON(opts.IO.Out)
 	case "sarif":
-		err = rep.WriteSARIF(opts.IO.Out, versionString())
+		err = rep.WriteSARIFWith(opts.IO.Out, so)
 	default:
 		rep.WriteText(opts.IO.Out)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
 	"github.com/spf13/cobra"
@@ -21,12 +22,13 @@ type RunOptions struct {
 	JSON       bool
 	Accel      string
 	NoCcache   bool
+	URLBase    string
 }
 
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	opts := &RunOptions{IO: io, Global: g}
 	cmd := &cobra.Command{
-		Use:   "run [--kernel K...] [--out DIR] [--json]",
+		Use:   "run [--kernel K...] [--out DIR] [--url-base URL] [--json]",
 		Short: "The whole pipeline over the kernel matrix, with reports CI systems read",
 		Long: `Run does, per kernel: prepare the tree, apply the series (dispositions must
 match the manifest, regenerated patches must match series/<kernel>/), the
@@ -35,7 +37,8 @@ compare (the patched kernel shows the inline path, the baseline does not),
 verdict. Stages whose inputs did not change since their last successful run
 (content hashes) are reused. Reports go to --out: summary.txt, junit.xml,
 kcidb.json (KCIDB v5.3), check-<kernel>.sarif, build metadata, console logs,
-result.json.
+result.json; --url-base makes KCIDB's and SARIF's links point where the
+folder will be published.
 
 Exit status: 0 every kernel passed, 1 a stage failed, 2 usage or input
 error, 3 the harness could not run.`,
@@ -48,6 +51,7 @@ error, 3 the harness could not run.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
+	cmd.Flags().StringVar(&opts.URLBase, "url-base", "", "http(s) URL where --out will be published: KCIDB and SARIF link under it")
 	return cmd
 }
 
@@ -62,6 +66,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	accel, err := boot.ParseAccel(opts.Accel)
 	if err != nil {
 		return err
+	}
+	if err := report.CheckURLBase(opts.URLBase); err != nil {
+		return fmt.Errorf("%w: %w", err, errs.ErrUsage)
 	}
 	lock, root, err := opts.Global.lock()
 	if err != nil {
@@ -82,7 +89,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if out == "" {
 		out = filepath.Join(root, "out", "run")
 	}
-	files, err := report.Write(out, res, versionString())
+	files, err := report.WriteWith(out, res, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase})
 	if err != nil {
 		return fmt.Errorf("writing reports: %w", err)
 	}

@@ -19,7 +19,7 @@ type Test struct {
 	Diagnostics []string `json:"diagnostics,omitempty"`
 	Plan        int      `json:"plan,omitempty"`
 	Subtests    []*Test  `json:"subtests,omitempty"`
-	Bail        string   `json:"bail,omitempty"`
+	Bail        string   `json:"bail,omitempty"` // the run was abandoned: a top-level ERROR result, or a TAP "Bail out!"
 }
 
 var (
@@ -99,6 +99,14 @@ func Parse(text string) *Test {
 			}
 			t.Diagnostics = append(pending[d], t.Diagnostics...)
 			delete(pending, d)
+			if d == 0 && t.Directive == "ERROR" && !t.OK {
+				// the run itself could not go on (ktap.rst's ERROR
+				// directive on a top-level test)
+				root.Bail = strings.TrimSpace(m[6])
+				if root.Bail == "" {
+					root.Bail = t.Name
+				}
+			}
 			levels[d].Subtests = append(levels[d].Subtests, t)
 			continue
 		}

@@ -62,12 +62,13 @@ type Options struct {
 
 // Stage is one stage's outcome.
 type Stage struct {
-	Name      string  `json:"name"`
-	Status    string  `json:"status"`
-	Duration  float64 `json:"duration_s"`
-	Reused    bool    `json:"reused"`
-	Detail    string  `json:"detail,omitempty"`
-	InputHash string  `json:"input_hash,omitempty"`
+	Name      string    `json:"name"`
+	Status    string    `json:"status"`
+	Start     time.Time `json:"start_time"`
+	Duration  float64   `json:"duration_s"`
+	Reused    bool      `json:"reused"`
+	Detail    string    `json:"detail,omitempty"`
+	InputHash string    `json:"input_hash,omitempty"`
 	// Redone says why a stage that ran before was not reused.
 	Redone string `json:"redone,omitempty"`
 	// Class says whose fault an ERROR is: "input" (a file or option given
@@ -163,11 +164,10 @@ type kernelRun struct {
 // stage runs fn as the named stage: it is timed, and its error becomes
 // the stage's status (ERROR for a harness fault, FAIL otherwise).
 func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
-	s := &Stage{Name: name, Status: Pass}
+	s := &Stage{Name: name, Status: Pass, Start: time.Now()}
 	r.kr.Stages = append(r.kr.Stages, s)
-	start := time.Now()
 	err := fn(s)
-	s.Duration = time.Since(start).Seconds()
+	s.Duration = time.Since(s.Start).Seconds()
 	switch {
 	case err == nil:
 	case errors.Is(err, errs.ErrFindings):
@@ -359,7 +359,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 	name := "boot-" + variant
 	md := r.kr.Builds[variant]
 	if md == nil || md.Status != "PASS" {
-		r.kr.Stages = append(r.kr.Stages, &Stage{Name: name, Status: Skip, Detail: "no kernel image"})
+		r.kr.Stages = append(r.kr.Stages, &Stage{Name: name, Status: Skip, Start: time.Now(), Detail: "no kernel image"})
 		return
 	}
 	r.stage(name, func(s *Stage) error {
@@ -403,7 +403,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 // compare: the patched kernel shows the inline path, the baseline not,
 // by the agent's typed evidence and the one inline rule.
 func (r *kernelRun) compare(out *apply.Out) {
-	s := &Stage{Name: StageCompare, Status: Pass}
+	s := &Stage{Name: StageCompare, Status: Pass, Start: time.Now()}
 	r.kr.Stages = append(r.kr.Stages, s)
 	var notes []string
 	for _, v := range []string{build.Baseline, build.Patched} {
@@ -437,7 +437,7 @@ func (r *kernelRun) skipRest() {
 	}
 	for _, n := range Stages {
 		if !have[n] {
-			r.kr.Stages = append(r.kr.Stages, &Stage{Name: n, Status: Skip, Detail: "an earlier stage failed"})
+			r.kr.Stages = append(r.kr.Stages, &Stage{Name: n, Status: Skip, Start: time.Now(), Detail: "an earlier stage failed"})
 		}
 	}
 }

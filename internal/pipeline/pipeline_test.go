@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
+	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -61,7 +62,7 @@ func TestRunBothKernels(t *testing.T) {
 	t.Log("\n" + sum.String())
 
 	dir := t.TempDir()
-	if _, err := report.Write(dir, res, "test"); err != nil {
+	if _, err := report.WriteWith(dir, res, report.Options{Version: "test", Root: root, Cache: c.Dir}); err != nil {
 		t.Fatal(err)
 	}
 	junit, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
@@ -72,23 +73,35 @@ func TestRunBothKernels(t *testing.T) {
 	if err := xml.Unmarshal(junit, &j); err != nil || j.Tests < 60 || j.Failures != 0 {
 		t.Errorf("junit: %v, %d tests, %d failures", err, j.Tests, j.Failures)
 	}
-	kc, _ := os.ReadFile(filepath.Join(dir, "kcidb.json"))
-	if errs := report.ValidateKCIDB(kc); len(errs) > 0 {
-		t.Errorf("KCIDB: %s", strings.Join(errs, "\n"))
+	// Every report, read by the tool of its own ecosystem (SARIF
+	// Multitool and schema, xmllint and junitparser, kcidb's schema,
+	// kunit_parser on each console).
+	_, tree := testenv.Kernel(t, "6.12")
+	if p := reportcheck.Folder(t, dir, tree); len(p) > 0 {
+		t.Errorf("reports rejected by their consumers:\n%s", strings.Join(p, "\n"))
 	}
-	for _, k := range res.Kernels {
-		if out := testenv.ValidateSARIF(t, filepath.Join(dir, "check-"+k.Name+".sarif")); out != "" {
-			t.Errorf("SARIF %s: %s", k.Name, out)
-		}
-	}
-	// A second run reuses every stage.
+	// A second run reuses every stage, and its reports are a submission
+	// of their own (no KCIDB id in common).
 	again, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: []string{"6.12"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range again.Kernels[0].Stages {
 		if !s.Reused && (strings.HasPrefix(s.Name, "build") || strings.HasPrefix(s.Name, "boot") || s.Name == "check") {
-			t.Errorf("second run redid %s", s.Name)
+			t.Errorf("second run redid %s (%s)", s.Name, s.Redone)
+		}
+	}
+	dir2 := t.TempDir()
+	if _, err := report.WriteWith(dir2, again, report.Options{Version: "test", Root: root, Cache: c.Dir}); err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]bool{}
+	for _, id := range reportcheck.KCIDBIDs(t, filepath.Join(dir, "kcidb.json")) {
+		first[id] = true
+	}
+	for _, id := range reportcheck.KCIDBIDs(t, filepath.Join(dir2, "kcidb.json")) {
+		if first[id] {
+			t.Errorf("KCIDB id %s in both runs' reports: a second submission would merge into the first", id)
 		}
 	}
 }

@@ -4,39 +4,43 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 )
 
-// JUnit XML, as CI systems read it: a testsuite per kernel, a testcase per
-// stage, patch disposition, check finding, build, and KTAP subtest.
+// JUnit XML as Jenkins (the xUnit plugin's junit-10 schema), GitLab and
+// GitHub's test reporters read it: a testsuite per kernel, a testcase per
+// stage, patch disposition, check finding, and KTAP test. Times have at
+// most three decimals; the testsuites root has no skipped count (the
+// schema does not allow one); names hold no host paths.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     float64      `xml:"time,attr"`
+	Time     secs         `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     float64     `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      secs        `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
+	Time      secs          `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitProblem `xml:"skipped,omitempty"`
@@ -46,6 +50,23 @@ type junitCase struct {
 type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Text    string `xml:",chardata"`
+}
+
+// secs is a time in seconds, written with three decimals.
+type secs float64
+
+func (s secs) MarshalXMLAttr(name xml.Name) (xml.Attr, error) {
+	v := float64(s)
+	if v < 0 {
+		v = 0
+	}
+	return xml.Attr{Name: name, Value: strconv.FormatFloat(v, 'f', 3, 64)}, nil
+}
+
+func (s *secs) UnmarshalXMLAttr(a xml.Attr) error {
+	v, err := strconv.ParseFloat(a.Value, 64)
+	*s = secs(v)
+	return err
 }
 
 func (s *junitSuite) add(c junitCase) {
@@ -62,8 +83,8 @@ func (s *junitSuite) add(c junitCase) {
 	s.Cases = append(s.Cases, c)
 }
 
-func statusCase(name, class, status, detail string, secs float64) junitCase {
-	c := junitCase{Name: name, Classname: class, Time: secs}
+func statusCase(name, class, status, detail string, t float64) junitCase {
+	c := junitCase{Name: name, Classname: class, Time: secs(t)}
 	switch status {
 	case pipeline.Fail:
 		c.Failure = &junitProblem{Message: firstLine(detail), Text: detail}
@@ -84,14 +105,26 @@ func firstLine(s string) string {
 	return s
 }
 
-// JUnit writes the run as JUnit XML.
+// JUnit writes the run as JUnit XML (paths relative to the repository
+// found above the run's patches).
 func JUnit(w io.Writer, res *pipeline.Result) error {
-	all := junitSuites{Name: "patchctl", Time: res.Duration}
+	o := Options{}
+	if err := o.defaults(res); err != nil {
+		return err
+	}
+	return junit(w, res, newNamer(&o, ""))
+}
+
+func junit(w io.Writer, res *pipeline.Result, n *namer) error {
+	all := junitSuites{Name: "patchctl", Time: secs(res.Duration)}
 	for _, k := range res.Kernels {
 		s := junitSuite{Name: "patchctl." + k.Name}
+		if !k.Start.IsZero() {
+			s.Timestamp = k.Start.UTC().Format("2006-01-02T15:04:05")
+		}
 		cls := "patchctl." + k.Name
 		for _, st := range k.Stages {
-			s.add(statusCase("stage."+st.Name, cls+".stage", st.Status, st.Detail, st.Duration))
+			s.add(statusCase("stage."+st.Name, cls+".stage", st.Status, n.subst(st.Detail), st.Duration))
 		}
 		for _, r := range k.Apply {
 			st := pipeline.Pass
@@ -99,36 +132,49 @@ func JUnit(w io.Writer, res *pipeline.Result) error {
 				st = pipeline.Fail
 			}
 			s.add(statusCase("apply."+r.Entry.Series(), cls+".apply", st,
-				fmt.Sprintf("%s: %s (manifest: %s) %s", r.Source, r.Disposition, r.Expected, r.Reason), 0))
+				fmt.Sprintf("%s: %s (manifest: %s) %s", n.rel(r.Source), r.Disposition, r.Expected, r.Reason), 0))
 		}
 		if k.Check != nil {
-			n := 0
+			count := 0
 			for _, f := range k.Check.Findings {
 				st := pipeline.Pass
 				if f.Severity == "error" {
 					st = pipeline.Fail
 				}
 				if f.Severity == "error" || f.Severity == "warning" {
-					n++
-					s.add(statusCase(fmt.Sprintf("check.%s:%s:%d", f.Rule, f.File, f.Line), cls+".check", st, f.Severity+": "+f.Message, 0))
+					count++
+					s.add(statusCase(fmt.Sprintf("check.%s:%s:%d", f.Rule, n.rel(f.File), f.Line), cls+".check", st, f.Severity+": "+n.subst(f.Message), 0))
 				}
 			}
-			if n == 0 {
+			if count == 0 {
 				s.add(statusCase("check", cls+".check", pipeline.Pass, "no findings", 0))
 			}
 		}
 		for _, v := range []string{"baseline", "patched"} {
-			if b := k.Boots[v]; b != nil && b.KTAP != nil {
-				for _, tr := range b.KTAP.Subtests {
-					addKTAP(&s, cls+".boot."+v+"."+tr.Name, tr)
-				}
+			b := k.Boots[v]
+			if b == nil || b.KTAP == nil {
+				continue
 			}
+			st, start := stageOf(k, "boot-"+v)
+			dur := 0.0
+			if st != nil {
+				dur = st.Duration
+			}
+			times := ktapTimes(b.KTAP, start, dur)
+			if b.KTAP.Bail != "" {
+				s.add(statusCase("ktap", cls+".boot."+v, pipeline.Error, "the guest could not run its tests: "+b.KTAP.Bail, 0))
+			}
+			for _, tr := range b.KTAP.Subtests {
+				addKTAP(&s, cls+".boot."+v, tr, times)
+			}
+		}
+		if k.Duration > 0 {
+			s.Time = secs(k.Duration) // the stages ran one after another, the KTAP tests inside a boot stage
 		}
 		all.Suites = append(all.Suites, s)
 		all.Tests += s.Tests
 		all.Failures += s.Failures
 		all.Errors += s.Errors
-		all.Skipped += s.Skipped
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -142,19 +188,54 @@ func JUnit(w io.Writer, res *pipeline.Result) error {
 	return err
 }
 
-func addKTAP(s *junitSuite, class string, t *ktap.Test) {
+// ktapStatus is a KTAP result as a pipeline status.
+func ktapStatus(t *ktap.Test) string {
+	switch {
+	case t.Skip:
+		return pipeline.Skip
+	case !t.OK && t.Directive == "ERROR":
+		return pipeline.Error
+	case !t.OK:
+		return pipeline.Fail
+	}
+	return pipeline.Pass
+}
+
+// failedBelow reports whether a test has a failed or errored descendant.
+func failedBelow(t *ktap.Test) bool {
 	for _, c := range t.Subtests {
-		if len(c.Subtests) > 0 {
-			addKTAP(s, class+"."+c.Name, c)
-			continue
+		if (!c.OK && !c.Skip) || failedBelow(c) {
+			return true
 		}
-		st := pipeline.Pass
-		switch {
-		case c.Skip:
-			st = pipeline.Skip
-		case !c.OK:
-			st = pipeline.Fail
+	}
+	return false
+}
+
+// addKTAP adds t's leaves as test cases of class (t's path). A failed
+// parent none of whose results failed (the guest crashed or the list was
+// cut short) is a failing test case of its own, so the failure is not
+// lost.
+func addKTAP(s *junitSuite, parent string, t *ktap.Test, times map[*ktap.Test]timing) {
+	if len(t.Subtests) == 0 {
+		s.add(statusCase(t.Name, parent, ktapStatus(t), strings.Join(diagnostics(t), "\n"), times[t].dur))
+		return
+	}
+	class := parent + "." + t.Name
+	for _, c := range t.Subtests {
+		addKTAP(s, class, c, times)
+	}
+	if !t.OK && !t.Skip && !failedBelow(t) {
+		why := fmt.Sprintf("%s failed although none of its %d results failed", t.Name, len(t.Subtests))
+		if t.Plan > len(t.Subtests) {
+			why += fmt.Sprintf(" (%d of %d planned results: the run was cut short)", len(t.Subtests), t.Plan)
 		}
-		s.add(statusCase(c.Name, class, st, strings.Join(c.Diagnostics, "\n"), 0))
+		if d := diagnostics(t); len(d) > 0 {
+			why += "\n" + strings.Join(d, "\n")
+		}
+		st := pipeline.Fail
+		if t.Directive == "ERROR" {
+			st = pipeline.Error
+		}
+		s.add(statusCase(t.Name, parent, st, why, times[t].dur))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,8 +17,10 @@ import (
 // KCIDB v5.3 (KernelCI's common report schema): checkouts, builds, tests.
 // Each kernel has two checkouts, the pristine source and the source with
 // the series (patchset_files, patchset_hash), each with its build; every
-// KTAP test and every static check rule is a test of the patched build
-// (the checks of the patched checkout's source).
+// KTAP test and every static check rule is a test of its build, under
+// parent nodes (nvme, nvme.rdma, static) that summarize them. Every id
+// carries the run id, so a second run's report adds to the database
+// instead of overwriting the first.
 
 type kcidbDoc struct {
 	Version   kcidbVersion    `json:"version"`
@@ -40,7 +43,7 @@ type kcidbCheckout struct {
 	ID            string          `json:"id"`
 	Origin        string          `json:"origin"`
 	TreeName      string          `json:"tree_name,omitempty"`
-	PatchsetFiles []kcidbResource `json:"patchset_files"`
+	PatchsetFiles []kcidbResource `json:"patchset_files,omitempty"`
 	PatchsetHash  string          `json:"patchset_hash"`
 	Comment       string          `json:"comment,omitempty"`
 	StartTime     string          `json:"start_time,omitempty"`
@@ -56,6 +59,7 @@ type kcidbBuild struct {
 	StartTime    string          `json:"start_time,omitempty"`
 	Duration     float64         `json:"duration"`
 	Architecture string          `json:"architecture"`
+	Command      string          `json:"command,omitempty"`
 	Compiler     string          `json:"compiler,omitempty"`
 	ConfigName   string          `json:"config_name"`
 	ConfigURL    string          `json:"config_url,omitempty"`
@@ -66,58 +70,99 @@ type kcidbBuild struct {
 }
 
 type kcidbTest struct {
-	ID        string         `json:"id"`
-	BuildID   string         `json:"build_id"`
-	Origin    string         `json:"origin"`
-	Path      string         `json:"path"`
-	Status    string         `json:"status"`
-	Comment   string         `json:"comment,omitempty"`
-	LogURL    string         `json:"log_url,omitempty"`
-	StartTime string         `json:"start_time,omitempty"`
-	Duration  float64        `json:"duration,omitempty"`
-	Misc      map[string]any `json:"misc,omitempty"`
+	ID          string         `json:"id"`
+	BuildID     string         `json:"build_id"`
+	Origin      string         `json:"origin"`
+	Environment *kcidbEnv      `json:"environment,omitempty"`
+	Path        string         `json:"path"`
+	Status      string         `json:"status"`
+	Comment     string         `json:"comment,omitempty"`
+	LogURL      string         `json:"log_url,omitempty"`
+	StartTime   string         `json:"start_time,omitempty"`
+	Duration    *float64       `json:"duration,omitempty"`
+	Misc        map[string]any `json:"misc,omitempty"`
+}
+
+type kcidbEnv struct {
+	Comment string `json:"comment,omitempty"`
 }
 
 var idUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-func kid(parts ...string) string {
-	return Origin + ":" + idUnsafe.ReplaceAllString(strings.Join(parts, "-"), "_")
-}
-
 // pathPart makes a KCIDB path component (no dots inside a component).
 func pathPart(s string) string {
-	return strings.Trim(idUnsafe.ReplaceAllString(strings.ReplaceAll(s, ".", "_"), "_"), "_")
-}
-
-func fileURL(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		abs = p
+	p := strings.Trim(idUnsafe.ReplaceAllString(strings.ReplaceAll(s, ".", "_"), "_"), "_")
+	if p == "" {
+		p = "unnamed"
 	}
-	return "file://" + filepath.ToSlash(abs)
+	return p
 }
 
-// KCIDB writes the run as KCIDB v5.3 JSON; dir is where the logs were put.
-func KCIDB(w io.Writer, res *pipeline.Result, dir string) error {
+// kcidbTime is KCIDB's date-time: RFC 3339, UTC, microseconds.
+func kcidbTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+func dur(d float64) *float64 {
+	d = float64(int64(d*1000+0.5)) / 1000
+	return &d
+}
+
+// statusRank is KCIDB's priority of statuses (highest first).
+var statusRank = map[string]int{pipeline.Fail: 6, pipeline.Error: 5, "MISS": 4, pipeline.Pass: 3, pipeline.Done: 2, pipeline.Skip: 1}
+
+func worst(a, b string) string {
+	if statusRank[b] > statusRank[a] {
+		return b
+	}
+	return a
+}
+
+// KCIDB writes the run as KCIDB v5.3 JSON, with the default Options (no
+// links: see Options.URLBase).
+func KCIDB(w io.Writer, res *pipeline.Result) error {
+	o := Options{}
+	if err := o.defaults(res); err != nil {
+		return err
+	}
+	return kcidb(w, res, newNamer(&o, ""), published{})
+}
+
+func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 	doc := kcidbDoc{Version: kcidbVersion{5, 3}, Checkouts: []kcidbCheckout{}, Builds: []kcidbBuild{}, Tests: []kcidbTest{}}
+	run := n.o.RunID
+	kid := func(parts ...string) string {
+		return Origin + ":" + idUnsafe.ReplaceAllString(run+"-"+strings.Join(parts, "-"), "_")
+	}
+	link := func(parts ...string) string { return n.url(pub[key(parts...)]) }
 	for _, k := range res.Kernels {
-		start := k.Start.UTC().Format(time.RFC3339)
 		applyOK := true
 		for _, s := range k.Stages {
 			if s.Name == "apply" && s.Status != pipeline.Pass {
 				applyOK = false
 			}
 		}
+		_, prepStart := stageOf(k, "prepare")
+		_, applyStart := stageOf(k, "apply")
 		for _, v := range []string{"baseline", "patched"} {
-			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: "debian-" + k.Name, PatchsetFiles: []kcidbResource{},
-				StartTime: start, Valid: true, Misc: map[string]any{"source": k.Source}}
+			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: "debian-" + k.Name,
+				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
 			co.Comment = "Debian linux-source " + k.Name + ", pristine"
 			if v == "patched" {
 				co.Comment = "Debian linux-source " + k.Name + " with the series of record"
+				co.StartTime = kcidbTime(applyStart)
 				co.Valid = applyOK
-				for _, p := range k.Patches {
-					co.PatchsetFiles = append(co.PatchsetFiles, kcidbResource{Name: filepath.Base(p), URL: fileURL(p)})
+				var names []string
+				for i, p := range k.Patches {
+					names = append(names, filepath.Base(p))
+					if u := link(k.Name, "patch", fmt.Sprint(i)); u != "" {
+						co.PatchsetFiles = append(co.PatchsetFiles, kcidbResource{Name: filepath.Base(p), URL: u})
+					}
 				}
+				co.Misc["patches"] = names
 				h, err := PatchsetHash(k.Patches)
 				if err != nil {
 					return err
@@ -138,46 +183,53 @@ func KCIDB(w io.Writer, res *pipeline.Result, dir string) error {
 			if b.Status != "PASS" {
 				status = pipeline.Fail
 			}
-			bid := kid(k.Name, v, b.ConfigHash[:12])
-			kb := kcidbBuild{ID: bid, CheckoutID: co.ID, Origin: Origin, Duration: b.Duration, Architecture: "x86_64", Compiler: b.Compiler,
-				ConfigName: "tinyconfig+" + strings.Join(b.Fragments, "+"), Status: status, StartTime: start,
-				Misc: map[string]any{"kernel_release": b.KernelRelease, "config_hash": b.ConfigHash, "compile_tested": b.CompileTested}}
-			if b.Log != "" {
-				kb.LogURL = fileURL(b.Log)
-			}
-			if c := b.Artifacts["config"]; c != "" {
-				kb.ConfigURL = fileURL(c)
-			}
-			if img := b.Artifacts["bzImage"]; img != "" {
-				kb.OutputFiles = []kcidbResource{{Name: "bzImage", URL: fileURL(img)}}
+			bst, bstart := stageOf(k, "build-"+v)
+			bid := kid(k.Name, v, "build")
+			kb := kcidbBuild{ID: bid, CheckoutID: co.ID, Origin: Origin, Duration: *dur(b.Duration), Architecture: "x86_64", Compiler: b.Compiler,
+				Command:    fmt.Sprintf("patchctl build --kernel %s --variant %s", k.Name, v),
+				ConfigName: "tinyconfig+" + strings.Join(b.Fragments, "+"), Status: status, StartTime: kcidbTime(bstart),
+				Misc: map[string]any{"kernel_release": b.KernelRelease, "config_hash": b.ConfigHash, "compile_tested": b.CompileTested,
+					"reused": bst != nil && bst.Reused, "warnings": b.Warnings, "errors": b.Errors}}
+			kb.LogURL = link(k.Name, v, "log")
+			kb.ConfigURL = link(k.Name, v, "config")
+			if u := link(k.Name, v, "metadata"); u != "" {
+				kb.OutputFiles = append(kb.OutputFiles, kcidbResource{Name: "metadata.json", URL: u})
 			}
 			doc.Builds = append(doc.Builds, kb)
 			if bt := k.Boots[v]; bt != nil && bt.KTAP != nil {
-				log := fileURL(filepath.Join(dir, fmt.Sprintf("console-%s-%s.log", k.Name, v)))
-				for _, tr := range bt.KTAP.Subtests {
-					addTests(&doc, bid, k.Name+"-"+v, "nvme.rdma."+pathPart(tr.Name), tr, log, start)
+				st, start := stageOf(k, "boot-"+v)
+				sdur := 0.0
+				if st != nil {
+					sdur = st.Duration
 				}
+				times := ktapTimes(bt.KTAP, start, sdur)
+				log := link(k.Name, v, "console")
+				env := &kcidbEnv{Comment: fmt.Sprintf("QEMU x86_64 (%s), soft-RoCE and soft-iWARP loopback", bt.Accel)}
+				var tests []kcidbTest
+				for _, tr := range bt.KTAP.Subtests {
+					addTests(&tests, kid, bid, k.Name+"-"+v, "nvme.rdma."+pathPart(tr.Name), tr, log, env, times)
+				}
+				rt := times[bt.KTAP]
+				rootStatus := pipeline.Pass
+				for _, t := range tests {
+					rootStatus = worst(rootStatus, t.Status)
+				}
+				comment := ""
+				if bt.KTAP.Bail != "" {
+					rootStatus, comment = pipeline.Error, "the guest could not run its tests: "+bt.KTAP.Bail
+				}
+				for _, p := range []string{"nvme", "nvme.rdma"} {
+					t := kcidbTest{ID: kid(k.Name, v, p), BuildID: bid, Origin: Origin, Path: p, Status: rootStatus, Comment: comment,
+						LogURL: log, Environment: env, StartTime: kcidbTime(rt.start)}
+					if rt.known {
+						t.Duration = dur(rt.dur)
+					}
+					doc.Tests = append(doc.Tests, t)
+				}
+				doc.Tests = append(doc.Tests, tests...)
 			}
 			if v == "patched" && k.Check != nil {
-				rules := map[string]string{"inline-sge-addr": pipeline.Pass, "inline-on-registration": pipeline.Pass, "inline-size": pipeline.Pass}
-				notes := map[string][]string{}
-				for _, f := range k.Check.Findings {
-					if f.Severity == "error" {
-						rules[f.Rule] = pipeline.Fail
-					}
-					notes[f.Rule] = append(notes[f.Rule], fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message))
-				}
-				for _, rule := range []string{"inline-sge-addr", "inline-on-registration", "inline-size", "checkpatch"} {
-					st, ok := rules[rule]
-					if !ok {
-						st = pipeline.Pass
-						if rule == "checkpatch" && len(notes[rule]) > 0 {
-							st = pipeline.Done // warnings only: reported, not judged
-						}
-					}
-					doc.Tests = append(doc.Tests, kcidbTest{ID: kid(k.Name, v, "static", rule), BuildID: bid, Origin: Origin,
-						Path: "static." + pathPart(rule), Status: st, Comment: strings.Join(notes[rule], "\n"), StartTime: start})
-				}
+				doc.Tests = append(doc.Tests, staticTests(k, kid, bid, n)...)
 			}
 		}
 	}
@@ -186,17 +238,56 @@ func KCIDB(w io.Writer, res *pipeline.Result, dir string) error {
 	return enc.Encode(doc)
 }
 
-func addTests(doc *kcidbDoc, buildID, prefix, path string, t *ktap.Test, log, start string) {
-	st := pipeline.Pass
-	switch {
-	case t.Skip:
-		st = pipeline.Skip
-	case !t.OK:
-		st = pipeline.Fail
+// staticTests are the check stage's rules as tests of the patched build,
+// under a "static" node.
+func staticTests(k *pipeline.Kernel, kid func(...string) string, bid string, n *namer) []kcidbTest {
+	st, start := stageOf(k, "check")
+	var d *float64
+	if st != nil {
+		d = dur(st.Duration)
 	}
-	doc.Tests = append(doc.Tests, kcidbTest{ID: kid(prefix, path), BuildID: buildID, Origin: Origin, Path: path, Status: st,
-		Comment: strings.Join(t.Diagnostics, "\n"), LogURL: log, StartTime: start})
+	rules := map[string]string{"inline-sge-addr": pipeline.Pass, "inline-on-registration": pipeline.Pass, "inline-size": pipeline.Pass, "checkpatch": pipeline.Pass}
+	notes := map[string][]string{}
+	for _, f := range k.Check.Findings {
+		if _, ok := rules[f.Rule]; !ok {
+			rules[f.Rule] = pipeline.Pass
+		}
+		switch f.Severity {
+		case "error":
+			rules[f.Rule] = pipeline.Fail
+		case "warning":
+			if rules[f.Rule] == pipeline.Pass {
+				rules[f.Rule] = pipeline.Done // warnings only: reported, not judged
+			}
+		}
+		notes[f.Rule] = append(notes[f.Rule], fmt.Sprintf("%s:%d: %s", n.rel(f.File), f.Line, n.subst(f.Message)))
+	}
+	ids := make([]string, 0, len(rules))
+	for r := range rules {
+		ids = append(ids, r)
+	}
+	sort.Strings(ids)
+	status := pipeline.Pass
+	var out []kcidbTest
+	for _, rule := range ids {
+		status = worst(status, rules[rule])
+		out = append(out, kcidbTest{ID: kid(k.Name, "patched", "static", rule), BuildID: bid, Origin: Origin, Path: "static." + pathPart(rule),
+			Status: rules[rule], Comment: strings.Join(notes[rule], "\n"), StartTime: kcidbTime(start), Duration: d})
+	}
+	parent := kcidbTest{ID: kid(k.Name, "patched", "static"), BuildID: bid, Origin: Origin, Path: "static", Status: status,
+		Comment: fmt.Sprintf("%d findings in %d files, %d functions", len(k.Check.Findings), k.Check.Files, k.Check.Functions), StartTime: kcidbTime(start), Duration: d}
+	return append([]kcidbTest{parent}, out...)
+}
+
+func addTests(out *[]kcidbTest, kid func(...string) string, buildID, prefix, path string, t *ktap.Test, log string, env *kcidbEnv, times map[*ktap.Test]timing) {
+	tm := times[t]
+	kt := kcidbTest{ID: kid(prefix, path), BuildID: buildID, Origin: Origin, Path: path, Status: ktapStatus(t),
+		Comment: strings.Join(diagnostics(t), "\n"), LogURL: log, Environment: env, StartTime: kcidbTime(tm.start)}
+	if tm.known {
+		kt.Duration = dur(tm.dur)
+	}
+	*out = append(*out, kt)
 	for _, c := range t.Subtests {
-		addTests(doc, buildID, prefix, path+"."+pathPart(c.Name), c, log, start)
+		addTests(out, kid, buildID, prefix, path+"."+pathPart(c.Name), c, log, env, times)
 	}
 }

@@ -13,7 +13,9 @@ import (
 // properties the schema does not define (it forbids them), id and origin
 // patterns, status values, dot-separated test paths, the patchset hash,
 // date-time and URI formats, and that tests and builds point at objects in
-// the report. (Written from the schema in kernelci/kcidb-io, v05_03.)
+// the report. (Written from the schema in kernelci/kcidb-io, v05_03.) It is
+// a quick in-process check; reportcheck.KCIDB runs the full v5.3 JSON
+// schema with python3-jsonschema.
 func ValidateKCIDB(data []byte) []string {
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {

@@ -53,7 +53,7 @@ func main() {
 	start := time.Now()
 	k := &ktap{out: os.Stdout}
 	if err := mountAll(); err != nil {
-		k.bail(err.Error())
+		k.abort(err.Error())
 		halt()
 	}
 	b, err := os.ReadFile(guestconf.Path)
@@ -62,7 +62,7 @@ func main() {
 		err = json.Unmarshal(b, &cfg)
 	}
 	if err != nil {
-		k.bail("reading /patchctl.json: " + err.Error())
+		k.abort("reading /patchctl.json: " + err.Error())
 		halt()
 	}
 	fmt.Fprintf(os.Stdout, "\npatchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
@@ -82,7 +82,7 @@ func main() {
 		}
 	}
 	if err := setupNetwork(cfg.Address); err != nil {
-		k.bail("network: " + err.Error())
+		k.abort("network: " + err.Error())
 		halt()
 	}
 	k.header("", len(cfg.Transports))

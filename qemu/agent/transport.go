@@ -13,6 +13,7 @@ import (
 
 // runTransport runs every test over one transport as a KTAP subtest.
 func runTransport(k *ktap, n int, transport string, cfg *Config) {
+	begin := time.Now()
 	parentOK := true
 	marker := fmt.Sprintf("patchctl: begin %s %d", transport, time.Now().UnixNano())
 	writeFile("/dev/kmsg", marker)
@@ -38,7 +39,7 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		for i := step + 1; i <= total; i++ {
 			k.result(true, names[i-1], why)
 		}
-		finishParent(k, n, transport, false)
+		finishParent(k, n, transport, false, begin)
 	}
 	undoTarget := func() { teardownTarget(cfg.NQN) }
 	undoLink := func() { delRDMALink(transport) }
@@ -132,11 +133,11 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 	} else {
 		k.result(true, "dmesg", "")
 	}
-	finishParent(k, n, transport, parentOK)
+	finishParent(k, n, transport, parentOK, begin)
 }
 
-func finishParent(k *ktap, n int, transport string, ok bool) {
-	parent := &ktap{out: k.out, indent: k.indent[:len(k.indent)-4], n: n - 1}
+func finishParent(k *ktap, n int, transport string, ok bool, begin time.Time) {
+	parent := &ktap{out: k.out, indent: k.indent[:len(k.indent)-4], n: n - 1, last: begin}
 	parent.result(ok, transport, "")
 }
 

@@ -1,0 +1,89 @@
+package reportcheck
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/testenv"
+	"gopkg.in/yaml.v3"
+)
+
+// currentMajors are the actions' majors that run on Node 24 (the Node 20
+// ones are deprecated on GitHub's runners).
+var currentMajors = map[string]string{"actions/checkout": "v7", "actions/setup-go": "v7", "actions/cache": "v5", "actions/cache/restore": "v5",
+	"actions/cache/save": "v5", "actions/upload-artifact": "v7", "github/codeql-action/upload-sarif": "v4"}
+
+func TestWorkflow(t *testing.T) {
+	path := filepath.Join(testenv.RepoRoot(t), ".github", "workflows", "patchctl.yml")
+	if errs := Actionlint(t, path); len(errs) > 0 {
+		t.Errorf("actionlint:\n%s", strings.Join(errs, "\n"))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Permissions map[string]string
+		Jobs        map[string]struct {
+			Container   any
+			Permissions any
+			Steps       []struct {
+				Uses string
+				Run  string
+				With map[string]string
+			}
+		}
+	}
+	if err := yaml.Unmarshal(data, &wf); err != nil {
+		t.Fatal(err)
+	}
+	if wf.Permissions["contents"] != "read" {
+		t.Errorf("top-level permissions %v: want contents: read", wf.Permissions)
+	}
+	k := wf.Jobs["kernel"]
+	if c, _ := k.Container.(map[string]any); c == nil || !strings.Contains(c["options"].(string), "--device /dev/kvm") {
+		t.Errorf("the kernel job's container gets no /dev/kvm: %v", k.Container)
+	}
+	if p, _ := k.Permissions.(map[string]any); p["security-events"] != "write" {
+		t.Errorf("the kernel job cannot upload SARIF: permissions %v", k.Permissions)
+	}
+	uses := regexp.MustCompile(`^([^@]+)@(v\d+)$`)
+	var restoreKeys, summary, saveAlways bool
+	for name, j := range wf.Jobs {
+		for _, s := range j.Steps {
+			if s.Uses == "" {
+				if strings.Contains(s.Run, "GITHUB_STEP_SUMMARY") && strings.Contains(s.Run, "junit") {
+					summary = true
+				}
+				continue
+			}
+			m := uses.FindStringSubmatch(s.Uses)
+			if m == nil || currentMajors[m[1]] == "" || currentMajors[m[1]] != m[2] {
+				t.Errorf("job %s uses %s: want one of %v", name, s.Uses, currentMajors)
+			}
+			if m != nil && m[1] == "actions/cache/restore" {
+				restoreKeys = s.With["restore-keys"] != "" && strings.Contains(s.With["path"], "ccache") && strings.Contains(s.With["path"], "patchctl/build")
+			}
+			if m != nil && m[1] == "actions/cache/save" {
+				saveAlways = true
+			}
+		}
+	}
+	if !restoreKeys || !saveAlways || !summary {
+		t.Errorf("cache restore-keys with ccache and build folders %v, saved on every run %v, JUnit job summary %v", restoreKeys, saveAlways, summary)
+	}
+	// actionlint rejects a broken workflow
+	broken := filepath.Join(t.TempDir(), "broken.yml")
+	os.WriteFile(broken, []byte(strings.Replace(string(data), "${{ matrix.kernel }}", "${{ matrix.kernel ", 1)), 0o644)
+	if errs := Actionlint(t, broken); len(errs) == 0 {
+		t.Error("actionlint accepts an unclosed expression")
+	}
+	broken2 := filepath.Join(t.TempDir(), "broken2.yml")
+	os.WriteFile(broken2, []byte(strings.Replace(string(data), "runs-on: ubuntu-latest", "runs-on: ubuntu-latest\n    timeout-minutes: soon", 1)), 0o644)
+	if errs := Actionlint(t, broken2); len(errs) == 0 {
+		t.Error("actionlint accepts timeout-minutes: soon")
+	}
+}
