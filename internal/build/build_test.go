@@ -71,7 +71,7 @@ func fakeKernel(t *testing.T) (Options, string) {
 	w("kconfig/needs-b.config", "CONFIG_NEEDS_B=y\n")
 	w("kconfig/broken.config", "CONFIG_BROKEN=y\n")
 	w("patches/s/0001.patch", "From: J <j@example.org>\nSubject: [PATCH] main: return 1\n\n---\n"+
-		"diff --git a/main.c b/main.c\n--- a/main.c\n+++ b/main.c\n@@ -1,4 +1,4 @@\n int main_fn(void)\n {\n-\treturn 0;\n+\treturn 1;\n }\n")
+		"diff --git a/main.c b/main.c\n--- a/main.c\n+++ b/main.c\n@@ -1,5 +1,5 @@\n int main_fn(void)\n {\n-\treturn 0;\n+\treturn 1;\n }\n #ifdef BROKEN\n")
 	w("series/9.9/manifest.yaml", "kernel: \"9.9\"\npatches:\n  - source: patches/s/0001.patch\n    expect: applies\n")
 	k := &tree.Kernel{Name: "9.9", Git: &tree.GitSource{URL: src, Tag: "v9.9"}}
 	o := Options{Root: root, Cache: &tree.Cache{Dir: t.TempDir()}, Kernel: k, Fragments: []string{"base"}, Jobs: 2}
