@@ -38,6 +38,13 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 		return nil, err
 	}
 	defer release()
+	scopes := in.Paths
+	if len(scopes) == 0 {
+		scopes = DefaultPaths
+	}
+	if err := in.Cache.Verify(in.Apply.Kernel, scopes, nil); err != nil {
+		return nil, err
+	}
 	if err := apply.Checkout(wt, in.Apply, apply.Patched); err != nil {
 		return nil, err
 	}

@@ -105,9 +105,9 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
-	out := opts.Out
-	if out == "" {
-		out = filepath.Join(root, "out", "boot", k.Name+"-"+opts.Variant)
+	out, err := outputDir(opts.Out, filepath.Join(root, "out", "boot", k.Name+"-"+opts.Variant), root)
+	if err != nil {
+		return err
 	}
 	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
 		BzImage: filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), BuildDir: dir, OutDir: out, Transports: trs,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
@@ -92,5 +93,43 @@ func (t *target) applied(ctx context.Context, seriesName string) (*apply.Out, er
 	if err != nil {
 		return nil, err
 	}
-	return apply.Run(ctx, apply.In{Root: t.root, Kernel: t.k, Pristine: pristine, Series: seriesName})
+	return apply.Run(ctx, apply.In{Root: t.root, Kernel: t.k, Pristine: pristine, Series: seriesName, Cache: t.cache})
+}
+
+// outputDir resolves an --out folder before any work is done: given (a
+// path relative to the current folder, as every path on the command line)
+// or the default under the repository's out/. It refuses / and the
+// repository root (or a folder above it), a file, and a folder that
+// cannot be written, so that a long run never fails at its end for want
+// of a place to put its reports.
+func outputDir(given, def, root string) (string, error) {
+	out := given
+	if out == "" {
+		out = def
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return "", fmt.Errorf("--out %s: %w: %w", out, err, errs.ErrUsage)
+	}
+	if abs == "/" {
+		return "", fmt.Errorf("--out %s is the file system's root: name a folder of its own: %w", out, errs.ErrUsage)
+	}
+	if r, err := filepath.Abs(root); err == nil && root != "" {
+		if rel, err := filepath.Rel(abs, r); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			return "", fmt.Errorf("--out %s is the repository or a folder above it: name a folder of its own (default %s): %w", out, def, errs.ErrUsage)
+		}
+	}
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return "", fmt.Errorf("--out %s is a file, not a folder: %w", out, errs.ErrUsage)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", fmt.Errorf("--out %s cannot be made: %w: %w", out, err, errs.ErrUsage)
+	}
+	probe, err := os.CreateTemp(abs, ".patchctl-write-test-")
+	if err != nil {
+		return "", fmt.Errorf("--out %s cannot be written: %w: %w", out, err, errs.ErrUsage)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return abs, nil
 }

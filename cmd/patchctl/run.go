@@ -79,15 +79,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return err
 		}
 	}
+	out, err := outputDir(opts.Out, filepath.Join(root, "out", "run"), root)
+	if err != nil {
+		return err
+	}
 	cache := opts.Global.cache(opts.IO)
 	res, err := pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
 		Accel: accel, NoCcache: opts.NoCcache})
 	if err != nil {
 		return err
-	}
-	out := opts.Out
-	if out == "" {
-		out = filepath.Join(root, "out", "run")
 	}
 	files, err := report.WriteWith(out, res, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase})
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,5 +36,45 @@ func TestRunInputErrors(t *testing.T) {
 	}
 	if code, _, _ := run(t, "--root", root, "run", "--transport", "ib"); code != 2 {
 		t.Errorf("bad transport: exit %d", code)
+	}
+}
+
+// TestRunRefusesBeforeWork: what run would only find out at its end is
+// refused before any work, with exit 2: an --out that is / or the
+// repository, a file, or a folder that cannot be made; no kernels pinned;
+// a cache path kbuild refuses.
+func TestRunRefusesBeforeWork(t *testing.T) {
+	root, cache := slowProject(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, out := range []string{"/", root, filepath.Dir(root), file, filepath.Join(file, "below")} {
+		code, _, errOut := run(t, "--root", root, "--cache", cache, "run", "--out", out)
+		if code != 2 || !strings.Contains(errOut, "--out") {
+			t.Errorf("--out %s: exit %d %s", out, code, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cache, "trees")); err == nil {
+		t.Error("a refused run prepared a tree first")
+	}
+	spaced := filepath.Join(t.TempDir(), "my cache")
+	code, _, errOut := run(t, "--root", root, "--cache", spaced, "build", "--kernel", "9.9")
+	if code != 2 || !strings.Contains(errOut, "space or a colon") {
+		t.Errorf("cache with a space: exit %d %s", code, errOut)
+	}
+	// A malformed fragment is the input's fault in run as in build.
+	if code, _, errOut := run(t, "--root", root, "--cache", cache, "refresh", "--kernel", "9.9"); code != 0 {
+		t.Fatalf("refresh: %d %s", code, errOut)
+	}
+	os.WriteFile(filepath.Join(root, "kconfig", "base.config"), []byte("CONFIG_A=y\nthis is not kconfig\n"), 0o644)
+	for _, args := range [][]string{{"build", "--kernel", "9.9"}, {"run", "--out", t.TempDir()}} {
+		code, _, errOut := run(t, append([]string{"--root", root, "--cache", cache}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "base.config") && args[0] == "build" {
+			t.Errorf("%s with a malformed fragment: exit %d %s", args[0], code, errOut)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "series", "kernels.yaml"), []byte("kernels: []\n"), 0o644)
+	code, out, errOut := run(t, "--root", root, "--cache", cache, "run", "--out", t.TempDir())
+	if code != 2 || strings.Contains(out, "PASS") || !strings.Contains(errOut, "no kernels") {
+		t.Errorf("no kernels: exit %d %s %s", code, out, errOut)
 	}
 }

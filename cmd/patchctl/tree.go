@@ -16,6 +16,7 @@ type TreeOptions struct {
 	Kernels []string
 	All     bool
 	JSON    bool
+	Force   bool
 }
 
 func newTreeCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -30,13 +31,16 @@ func newTreeCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 		Long: `Prepare puts each kernel's pristine tree under the cache: the exact Debian
 linux-source package from series/kernels.yaml (apt-get download), its .deb
 and source tarball checked against the pinned sha256, extracted in one pass.
-A prepared tree is a no-op. A tree appears only complete and verified.`,
+A prepared tree is a no-op. A tree appears only complete and verified,
+with a manifest of every file (size and sha256) that later stages check
+what they read against (patchctl tree verify checks all of it).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runTreePrepare(c.Context(), opts) },
 	}
 	prepare.Flags().StringSliceVar(&opts.Kernels, "kernel", nil, "kernel to prepare (default: the lock's default)")
 	prepare.Flags().BoolVar(&opts.All, "all", false, "prepare every pinned kernel")
 	prepare.Flags().BoolVar(&opts.JSON, "json", false, "print the prepared trees as JSON")
+	prepare.Flags().BoolVar(&opts.Force, "force", false, "extract again even when prepared (repairs a damaged tree; the old one stays until the new one is complete)")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the pinned kernels and whether they are prepared",
@@ -61,7 +65,7 @@ A prepared tree is a no-op. A tree appears only complete and verified.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(prepare, list)
+	cmd.AddCommand(prepare, list, newTreeVerifyCmd(io, g))
 	return cmd
 }
 
@@ -111,7 +115,11 @@ func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
 			return err
 		}
 		start := time.Now()
-		dir, err := cache.Prepare(ctx, k)
+		prep := cache.Prepare
+		if opts.Force {
+			prep = cache.Reprepare
+		}
+		dir, err := prep(ctx, k)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,10 @@ type In struct {
 	Kernel   *tree.Kernel
 	Pristine string // the prepared pristine tree
 	Series   string // only this series ("" for all)
+	// Cache, when set, holds the pristine tree's manifest: the files the
+	// series reads, and their folders, are checked against it first, so
+	// that a damaged tree is not blamed on a patch.
+	Cache *tree.Cache
 }
 
 // Out is the apply stage's output: the series applied in memory, with
@@ -44,6 +48,12 @@ func Run(ctx context.Context, in In) (*Out, error) {
 	plan, err := LoadPlan(in.Root, in.Kernel.Name, in.Series)
 	if err != nil {
 		return nil, err
+	}
+	if in.Cache != nil {
+		touched := (&Out{Plan: plan}).Touched()
+		if err := in.Cache.Verify(in.Kernel, tree.Dirs(touched), touched); err != nil {
+			return nil, err
+		}
 	}
 	res, err := plan.Run(in.Pristine)
 	if err != nil {

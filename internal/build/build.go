@@ -231,12 +231,22 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := CheckHostTools(); err != nil {
 		return nil, err
 	}
+	// kbuild refuses these ("source directory cannot contain spaces or
+	// colons"), late and in its own words: say it first, and how to fix.
+	if strings.ContainsAny(o.Cache.Dir, " :") {
+		return nil, fmt.Errorf("the cache folder %q holds a space or a colon, which the kernel build refuses in its source and output paths: use --cache or PATCHCTL_CACHE with a path without them: %w", o.Cache.Dir, errs.ErrInput)
+	}
 	frags, hash, err := fragments(o.Root, o.Fragments)
 	if err != nil {
 		return nil, err
 	}
 	pristine, err := o.Cache.Prepare(ctx, o.Kernel)
 	if err != nil {
+		return nil, err
+	}
+	// The build reads the whole tree: every file must be there, at its
+	// size, and the touched ones with their content.
+	if err := o.Cache.Verify(o.Kernel, []string{"."}, o.Apply.Touched()); err != nil {
 		return nil, err
 	}
 	wt, release, err := o.Cache.HoldWorkTree(ctx, o.Kernel)

@@ -51,3 +51,6 @@ func Code(err error) int {
 		return ExitEnv
 	}
 }
+
+// IsEnv reports whether err is an environment error.
+func IsEnv(err error) bool { return errors.Is(err, ErrEnv) }

@@ -266,7 +266,7 @@ func (r *kernelRun) run(ctx context.Context) {
 	// apply: in memory, every time (a fraction of a second)
 	var out *apply.Out
 	if r.stage(StageApply, func(s *Stage) (err error) {
-		out, err = apply.Run(ctx, apply.In{Root: r.o.Root, Kernel: r.k, Pristine: pristine})
+		out, err = apply.Run(ctx, apply.In{Root: r.o.Root, Kernel: r.k, Pristine: pristine, Cache: r.o.Cache})
 		if err != nil {
 			return err
 		}

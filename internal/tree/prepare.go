@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/progress"
 	runner "github.com/patchctl/patchctl/internal/run"
 )
@@ -60,11 +62,23 @@ func (c *Cache) Prepared(k *Kernel) bool {
 }
 
 // Prepare makes k's pristine tree. A prepared tree is a no-op; a tree from
-// another source or left incomplete is removed first. The tree appears
-// under its final name only when complete and verified.
+// another source or left incomplete is replaced, but only once its
+// successor is complete: a failed download leaves what was there. The
+// tree appears under its final name only when complete and verified, with
+// its manifest (every file's size and hash).
 func (c *Cache) Prepare(ctx context.Context, k *Kernel) (string, error) {
+	return c.prepare(ctx, k, false)
+}
+
+// Reprepare extracts k's tree again even when it is prepared (to repair a
+// damaged one); the old tree stays until the new one is complete.
+func (c *Cache) Reprepare(ctx context.Context, k *Kernel) (string, error) {
+	return c.prepare(ctx, k, true)
+}
+
+func (c *Cache) prepare(ctx context.Context, k *Kernel, force bool) (string, error) {
 	dir := c.PristineDir(k)
-	if c.Prepared(k) {
+	if !force && c.Prepared(k) {
 		return dir, nil
 	}
 	unlock, err := c.Lock(ctx, "tree-"+k.Name)
@@ -75,16 +89,11 @@ func (c *Cache) Prepare(ctx context.Context, k *Kernel) (string, error) {
 	// What an interrupted prepare of this kernel left: under the lock,
 	// nobody is using it.
 	c.removeStale(k)
-	if c.Prepared(k) { // another process finished it while we waited
+	if !force && c.Prepared(k) { // another process finished it while we waited
 		return dir, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
-	}
-	// Whatever is there is not this source's complete tree.
-	os.Remove(c.markerPath(k))
-	if err := os.RemoveAll(dir); err != nil {
-		return "", fmt.Errorf("preparing %s: removing stale tree: %w", k.Name, err)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+k.Name+".tmp-")
 	if err != nil {
@@ -101,11 +110,37 @@ func (c *Cache) Prepare(ctx context.Context, k *Kernel) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
+	c.Progress.Start("manifest " + k.Name)
+	m, err := makeManifest(top, k.Key())
+	if err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	c.Progress.Done("%d files recorded", len(m.Files))
+	// The new tree is complete: only now does the old one go (aside into
+	// the temporary folder, removed with it).
+	os.Remove(c.markerPath(k))
+	if err := os.Rename(dir, filepath.Join(tmp, "old")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("preparing %s: moving the old tree aside: %w", k.Name, err)
+	}
 	if err := os.Rename(top, dir); err != nil {
 		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
-	if err := os.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644); err != nil {
+	if err := writeManifest(c.manifestPath(k), m); err != nil {
 		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	if err := fsutil.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	if force {
+		// The work tree links into the old tree's files: make it anew.
+		release, err := c.Lock(ctx, "work-"+k.Name)
+		if err != nil {
+			return "", err
+		}
+		defer release()
+		if err := os.RemoveAll(c.WorkTreeDir(k)); err != nil {
+			return "", fmt.Errorf("preparing %s: removing the work tree: %w", k.Name, err)
+		}
 	}
 	return dir, nil
 }

@@ -1,18 +1,23 @@
 package tree
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/progress"
 )
 
 // fakeDebian builds a linux-source-like .deb (dpkg-deb --build) holding a
@@ -44,7 +49,11 @@ func run(t *testing.T, dir, prog string, args ...string) {
 	}
 }
 
-func newFakeDebian(t *testing.T) *fakeDebian {
+func newFakeDebian(t *testing.T) *fakeDebian { return newFakeDebianSized(t, 0) }
+
+// newFakeDebianSized adds pad bytes of incompressible data to the tree
+// (a package bigger than a pipe's buffer).
+func newFakeDebianSized(t *testing.T, pad int) *fakeDebian {
 	t.Helper()
 	for _, tool := range []string{"dpkg-deb", "tar", "xz"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -56,6 +65,11 @@ func newFakeDebian(t *testing.T) *fakeDebian {
 	os.MkdirAll(filepath.Join(src, "drivers", "nvme", "host"), 0o755)
 	os.WriteFile(filepath.Join(src, "drivers", "nvme", "host", "rdma.c"), []byte("int x;\n"), 0o644)
 	os.WriteFile(filepath.Join(src, "Makefile"), []byte("VERSION = 9\n"), 0o644)
+	if pad > 0 {
+		b := make([]byte, pad)
+		rand.New(rand.NewSource(1)).Read(b)
+		os.WriteFile(filepath.Join(src, "pad.bin"), b, 0o644)
+	}
 	// The Debian tarball's .gitignore hides everything from git.
 	os.WriteFile(filepath.Join(src, ".gitignore"), []byte("/*\n!/debian/\n"), 0o644)
 	pkg := filepath.Join(work, "pkg")
@@ -152,6 +166,9 @@ func TestPrepareRefusals(t *testing.T) {
 			if tc.input && !errors.Is(err, errs.ErrInput) {
 				t.Errorf("error is not an input error: %v", err)
 			}
+			if !tc.input && !errors.Is(err, errs.ErrEnv) {
+				t.Errorf("error is not an environment error: %v", err)
+			}
 			if c.Prepared(&k) {
 				t.Error("marked prepared after a failure")
 			}
@@ -225,5 +242,153 @@ func TestRealLock(t *testing.T) {
 		if k.Debian == nil || k.Debian.Version != v {
 			t.Errorf("%s is not pinned to Debian %s", n, v)
 		}
+	}
+}
+
+// TestPrepareRefusedForSpaceReturns: a package bigger than a pipe's
+// buffer, refused for space after dpkg-deb started writing: prepare
+// returns (it once blocked for ever on the pipe nobody read).
+func TestPrepareRefusedForSpaceReturns(t *testing.T) {
+	f := newFakeDebianSized(t, 4<<20)
+	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet, MinFree: 1 << 62}
+	done := make(chan error, 1)
+	go func() { _, err := c.Prepare(context.Background(), &f.kernel); done <- err }()
+	err := <-done
+	if !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), "no disk space") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// TestPrepareRemovesStaleTemps: what an interrupted prepare left (a
+// partial tree, a partial download) goes with the next prepare.
+func TestPrepareRemovesStaleTemps(t *testing.T) {
+	f := newFakeDebian(t)
+	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet}
+	stale := []string{filepath.Join(c.Dir, "trees", ".9.9.tmp-123", "drivers", "x.c"), filepath.Join(c.Dir, "debs", ".download-linux-source-9.9-456", "partial.deb")}
+	for _, p := range stale {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, make([]byte, 1<<20), 0o644)
+	}
+	if _, err := c.Prepare(context.Background(), &f.kernel); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(filepath.Dir(p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived a successful prepare", filepath.Dir(p))
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for two goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestLockWaitSaysWho: waiting for a lock another holder has is said,
+// with the holder; the wait ends when the lock is free, or with the
+// context.
+func TestLockWaitSaysWho(t *testing.T) {
+	dir := t.TempDir()
+	holder := &Cache{Dir: dir}
+	release, err := holder.Lock(context.Background(), "work-9.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	waiter := &Cache{Dir: dir, Progress: progress.New(&out)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := waiter.Lock(ctx, "work-9.9"); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled wait: %v", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		r, err := waiter.Lock(context.Background(), "work-9.9")
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	for i := 0; i < 100 && !strings.Contains(out.String(), "waiting"); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	release()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "waiting for the work-9.9 lock, held by pid "+fmt.Sprint(os.Getpid())) || !strings.Contains(s, "since") {
+		t.Errorf("the wait does not say who holds the lock: %q", s)
+	}
+}
+
+// TestDamagedTreeIsNamed: a prepared tree that lost files or had one
+// changed is reported as damaged (an environment error naming the files),
+// never trusted; a repair extracts it again.
+func TestDamagedTreeIsNamed(t *testing.T) {
+	f := newFakeDebian(t)
+	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet}
+	dir, err := c.Prepare(context.Background(), &f.kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &f.kernel
+	if err := c.VerifyAll(k); err != nil {
+		t.Fatalf("a fresh tree: %v", err)
+	}
+	if err := c.Verify(k, Dirs([]string{"drivers/nvme/host/rdma.c"}), []string{"drivers/nvme/host/rdma.c"}); err != nil {
+		t.Fatalf("a fresh tree, scoped: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "drivers/nvme/host/rdma.c"))
+	err = c.Verify(k, Dirs([]string{"drivers/nvme/host/rdma.c"}), []string{"drivers/nvme/host/rdma.c"})
+	if !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), "drivers/nvme/host/rdma.c missing") || !strings.Contains(err.Error(), "tree prepare --kernel 9.9 --force") {
+		t.Errorf("a removed file: %v", err)
+	}
+	// Same size, other content: only a content check sees it.
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("VERSION = 8\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "drivers/extra.c"), []byte("x"), 0o644)
+	err = c.VerifyAll(k)
+	for _, want := range []string{"Makefile changed", "drivers/extra.c added", "rdma.c missing"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("full verify does not say %q: %v", want, err)
+		}
+	}
+	if _, err := c.Reprepare(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.VerifyAll(k); err != nil {
+		t.Errorf("after the repair: %v", err)
+	}
+}
+
+// TestFailedPrepareKeepsTheTree: with the marker gone and the download
+// failing (no network, or no longer served), the tree that was there is
+// still there.
+func TestFailedPrepareKeepsTheTree(t *testing.T) {
+	f := newFakeDebian(t)
+	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet}
+	dir, err := c.Prepare(context.Background(), &f.kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(c.markerPath(&f.kernel))
+	os.Remove(c.DebPath(f.kernel.Debian))
+	broken := filepath.Join(t.TempDir(), "apt-get")
+	os.WriteFile(broken, []byte("#!/bin/sh\necho 'E: Failed to fetch: Temporary failure resolving' >&2\nexit 100\n"), 0o755)
+	c.AptGet = broken
+	if _, err := c.Prepare(context.Background(), &f.kernel); err == nil {
+		t.Fatal("prepare without network succeeded")
+	} else if !errors.Is(err, errs.ErrEnv) {
+		t.Errorf("no network is %v, want an environment error", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "drivers/nvme/host/rdma.c")); err != nil {
+		t.Errorf("the good tree was deleted before the download succeeded: %v", err)
 	}
 }

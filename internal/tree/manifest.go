@@ -1,0 +1,228 @@
+package tree
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
+)
+
+// A prepared tree's manifest records every file with its size and hash,
+// made when the tree was extracted and verified. Stages check what they
+// read against it, so a damaged tree is reported as such, not blamed on a
+// patch.
+
+// fileEntry is one file of a pristine tree.
+type fileEntry struct {
+	Size   int64  `json:"s"`
+	SHA256 string `json:"h,omitempty"` // "" for a symlink
+	Link   string `json:"l,omitempty"`
+}
+
+type manifest struct {
+	Key   string               `json:"key"`
+	Files map[string]fileEntry `json:"files"` // slash path relative to the tree
+}
+
+func (c *Cache) manifestPath(k *Kernel) string {
+	return filepath.Join(c.Dir, "trees", k.Name+".manifest.json.gz")
+}
+
+// makeManifest walks dir and records every file.
+func makeManifest(dir, key string) (*manifest, error) {
+	m := &manifest{Key: key, Files: map[string]fileEntry{}}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.Type()&fs.ModeSymlink != 0 {
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			m.Files[rel] = fileEntry{Link: l}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := fsutil.HashFile(p)
+		if err != nil {
+			return err
+		}
+		m.Files[rel] = fileEntry{Size: info.Size(), SHA256: h}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording the tree's manifest: %w", err)
+	}
+	return m, nil
+}
+
+func writeManifest(path string, m *manifest) error {
+	return fsutil.Write(path, 0o644, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		if err := json.NewEncoder(zw).Encode(m); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+}
+
+func readManifest(path string) (*manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var m manifest
+	if err := json.NewDecoder(zr).Decode(&m); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return &m, nil
+}
+
+// loadManifest returns k's manifest, recording it now for a tree prepared
+// before manifests existed.
+func (c *Cache) loadManifest(k *Kernel) (*manifest, error) {
+	m, err := readManifest(c.manifestPath(k))
+	if err == nil && m.Key == k.Key() {
+		return m, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	m, err = makeManifest(c.PristineDir(k), k.Key())
+	if err != nil {
+		return nil, err
+	}
+	return m, writeManifest(c.manifestPath(k), m)
+}
+
+// Verify checks k's pristine tree against its manifest: every file under
+// the scopes (folders or files, slash paths relative to the tree; none
+// means the whole tree) exists with its size and no file was added, and
+// the files in hash also have their content. The error lists what
+// differs and how to repair.
+func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
+	if !c.Prepared(k) {
+		return fmt.Errorf("kernel %s is not prepared: run 'patchctl tree prepare --kernel %s': %w", k.Name, k.Name, errs.ErrInput)
+	}
+	m, err := c.loadManifest(k)
+	if err != nil {
+		return err
+	}
+	dir := c.PristineDir(k)
+	var bad []string
+	in := func(p string) bool {
+		if len(scopes) == 0 {
+			return true
+		}
+		for _, s := range scopes {
+			s = strings.TrimSuffix(s, "/")
+			if s == "." || p == s || strings.HasPrefix(p, s+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for p, e := range m.Files {
+		if !in(p) {
+			continue
+		}
+		seen[p] = true
+		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case err != nil:
+			bad = append(bad, p+" missing")
+		case e.Link == "" && st.Size() != e.Size:
+			bad = append(bad, fmt.Sprintf("%s has %d bytes, not %d", p, st.Size(), e.Size))
+		}
+	}
+	for _, s := range scopes {
+		root := filepath.Join(dir, filepath.FromSlash(s))
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir, p)
+			if rel = filepath.ToSlash(rel); !seen[rel] {
+				bad = append(bad, rel+" added")
+			}
+			return nil
+		})
+	}
+	for _, p := range hash {
+		e, ok := m.Files[p]
+		if !ok || e.Link != "" {
+			continue // a file the patch creates, or a link
+		}
+		h, err := fsutil.HashFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err == nil && h != e.SHA256 {
+			bad = append(bad, p+" changed")
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	more := ""
+	if len(bad) > 8 {
+		more = fmt.Sprintf(" and %d more", len(bad)-8)
+		bad = bad[:8]
+	}
+	return fmt.Errorf("the pristine %s tree is damaged (%s%s): run 'patchctl tree prepare --kernel %s --force' to extract it again: %w",
+		k.Name, strings.Join(bad, ", "), more, k.Name, errs.ErrEnv)
+}
+
+// VerifyAll checks every file of k's pristine tree, content included.
+func (c *Cache) VerifyAll(k *Kernel) error {
+	if !c.Prepared(k) {
+		return c.Verify(k, nil, nil)
+	}
+	m, err := c.loadManifest(k)
+	if err != nil {
+		return err
+	}
+	all := make([]string, 0, len(m.Files))
+	for p := range m.Files {
+		all = append(all, p)
+	}
+	return c.Verify(k, []string{"."}, all)
+}
+
+// Dirs returns the folders of the paths (for Verify's scopes).
+func Dirs(paths []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		d := path.Dir(p)
+		if d != "." && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
