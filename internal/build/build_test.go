@@ -203,3 +203,43 @@ func TestMissingHostTools(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyCoversConfigAndSources: editing a fragment, the series or the
+// variant gives another build key; the same inputs the same key.
+func TestKeyCoversConfigAndSources(t *testing.T) {
+	o, _ := fakeKernel(t)
+	o.Variant = Baseline
+	k1, err := Key(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k2, _ := Key(o); k1 != k2 {
+		t.Fatal("the same inputs give two keys")
+	}
+	p := o
+	p.Variant = Patched
+	kp, _ := Key(p)
+	if kp == k1 {
+		t.Error("baseline and patched share a key")
+	}
+	os.WriteFile(filepath.Join(o.Root, "kconfig", "base.config"), []byte("CONFIG_A=y\n# an edit\n"), 0o644)
+	if k3, _ := Key(o); k3 == k1 {
+		t.Error("editing a fragment does not change the build's key")
+	}
+	// Another series: the patched key changes.
+	kp, _ = Key(p)
+	os.WriteFile(filepath.Join(o.Root, "patches/s/0001.patch"), []byte(strings.Replace(string(mustRead(t, filepath.Join(o.Root, "patches/s/0001.patch"))), "return 1;", "return 2;", 1)), 0o644)
+	p.Apply = applied(t, p)
+	if kp2, _ := Key(p); kp2 == kp {
+		t.Error("editing the series does not change the patched build's key")
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,80 @@
+package stage
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestKeyCoversContentNotFolders(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		os.WriteFile(filepath.Join(d, "base.config"), []byte("CONFIG_A=y\n"), 0o644)
+	}
+	ka, err := NewKey("build").File(filepath.Join(a, "base.config")).Sum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := NewKey("build").File(filepath.Join(b, "base.config")).Sum()
+	if ka != kb {
+		t.Error("the same file in another folder gives another key")
+	}
+	os.WriteFile(filepath.Join(b, "base.config"), []byte("CONFIG_A=n\n"), 0o644)
+	if kc, _ := NewKey("build").File(filepath.Join(b, "base.config")).Sum(); kc == ka {
+		t.Error("another content gives the same key")
+	}
+	if kd, _ := NewKey("boot").File(filepath.Join(a, "base.config")).Sum(); kd == ka {
+		t.Error("another stage gives the same key")
+	}
+	if k1, _ := NewKey("x").Add("a", "b", "c").Sum(); k1 == func() string { k, _ := NewKey("x").Add("a", "bc").Sum(); return k }() {
+		t.Error("values run together")
+	}
+	self, err := Self()
+	if err != nil || len(self) != 64 {
+		t.Errorf("Self() = %q, %v", self, err)
+	}
+	if kc, _ := NewKey("build").Code().File(filepath.Join(a, "base.config")).Sum(); kc == ka {
+		t.Error("the program's code is not in the key")
+	}
+}
+
+// TestStoreReusesOnlyWhatIsProvably the record: a record is reused only
+// under its key and while its artifacts hash as they did when made.
+func TestStoreReusesOnlyWhatIsProvably(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	img := filepath.Join(t.TempDir(), "bzImage")
+	os.WriteFile(img, []byte("baseline kernel"), 0o644)
+	arts, err := Artifacts(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save("6.12", "build-baseline", "k1", map[string]string{"image": img}, arts); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]string
+	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); !ok || out["image"] != img {
+		t.Fatalf("not reused: %s", why)
+	}
+	if ok, why := s.Load("6.12", "build-baseline", "k2", &out); ok || why != "inputs changed" {
+		t.Errorf("another key reused: %v %s", ok, why)
+	}
+	// Another process rewrote the snapshot: not what was recorded.
+	os.WriteFile(img, []byte("patched kernel!"), 0o644)
+	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); ok || !strings.Contains(why, "changed since it was made") {
+		t.Errorf("a changed artifact reused: %v %s", ok, why)
+	}
+	os.Remove(img)
+	if ok, _ := s.Load("6.12", "build-baseline", "k1", &out); ok {
+		t.Error("a missing artifact reused")
+	}
+	if _, err := Artifacts(img); err == nil {
+		t.Error("a missing artifact recorded")
+	}
+	if err := s.Forget("6.12", "build-baseline"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); ok || why != "not run before" {
+		t.Errorf("after forget: %v %s", ok, why)
+	}
+}
