@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -192,9 +193,9 @@ func TestCompileErrorAndUnknownFragment(t *testing.T) {
 }
 
 func TestMissingHostTools(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
+	run.Stub(t).Missing("gcc", "make", "flex", "bison", "bc", "perl")
 	err := CheckHostTools()
-	if !errors.Is(err, errs.ErrInput) {
+	if !errors.Is(err, errs.ErrEnv) {
 		t.Fatalf("error %v", err)
 	}
 	for _, s := range []string{"gcc", "flex", "bison", "bc", "apt-get install build-essential flex bison bc"} {

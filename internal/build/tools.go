@@ -54,5 +54,5 @@ func CheckHostTools() error {
 		return nil
 	}
 	return fmt.Errorf("the kernel build needs %s: install them with 'apt-get install %s' (or run make deps): %w",
-		strings.Join(what, ", "), strings.Join(pkgs, " "), errs.ErrInput)
+		strings.Join(what, ", "), strings.Join(pkgs, " "), errs.ErrEnv)
 }

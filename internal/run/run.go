@@ -173,6 +173,10 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	if s := active(); s != nil {
 		return s.start(ctx, c)
 	}
+	return c.startReal(ctx)
+}
+
+func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	if _, err := exec.LookPath(c.Name); err != nil {
 		return nil, fmt.Errorf("%s is not installed (run make deps): %w", c.Name, errs.ErrEnv)
 	}
@@ -220,9 +224,12 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 }
 
 // LookPath finds an installed program (under a stub, every program is
-// there: the stub decides what runs).
+// there but those the stub calls missing: the stub decides what runs).
 func LookPath(name string) (string, error) {
-	if active() != nil {
+	if s := active(); s != nil {
+		if s.isMissing(name) {
+			return "", fmt.Errorf("%s is not installed: %w", name, errs.ErrEnv)
+		}
 		return name, nil
 	}
 	p, err := exec.LookPath(name)

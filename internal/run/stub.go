@@ -18,9 +18,10 @@ type T interface {
 
 // Stubber answers commands from a table while a test runs.
 type Stubber struct {
-	t     T
-	mu    sync.Mutex
-	stubs []*stub
+	t       T
+	mu      sync.Mutex
+	stubs   []*stub
+	missing map[string]bool
 }
 
 type stub struct {
@@ -28,6 +29,7 @@ type stub struct {
 	exit    int
 	output  string
 	fn      func(*Cmd) error
+	real    bool // run the real program
 	used    int
 }
 
@@ -82,6 +84,32 @@ func (s *Stubber) RegisterFunc(pattern string, fn func(*Cmd) error) {
 	s.stubs = append(s.stubs, &stub{pattern: regexp.MustCompile(pattern), fn: fn})
 }
 
+// Passthrough runs the real program for a command line matching pattern
+// (still counted: a passthrough never used is an error too).
+func (s *Stubber) Passthrough(pattern string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stubs = append(s.stubs, &stub{pattern: regexp.MustCompile(pattern), real: true})
+}
+
+// Missing makes LookPath say these programs are not installed.
+func (s *Stubber) Missing(names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.missing == nil {
+		s.missing = map[string]bool{}
+	}
+	for _, n := range names {
+		s.missing[n] = true
+	}
+}
+
+func (s *Stubber) isMissing(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.missing[name]
+}
+
 func (s *Stubber) start(ctx context.Context, c *Cmd) (*Process, error) {
 	line := c.String()
 	s.mu.Lock()
@@ -99,6 +127,9 @@ func (s *Stubber) start(ctx context.Context, c *Cmd) (*Process, error) {
 	if match == nil {
 		s.t.Errorf("run: unexpected command %s", line)
 		return nil, fmt.Errorf("unexpected command %s", line)
+	}
+	if match.real {
+		return c.startReal(ctx)
 	}
 	tail := &tailBuffer{n: 8 << 10}
 	var err error

@@ -41,7 +41,7 @@ func Build(t testing.TB, name, variant string, edit ...func(*build.Options)) *bu
 	}
 	md, err := build.Build(context.Background(), o)
 	if err != nil {
-		if errors.Is(err, errs.ErrInput) {
+		if errors.Is(err, errs.ErrEnv) && build.CheckHostTools() != nil {
 			testenv.Unavailable(t, err.Error())
 		}
 		t.Fatalf("building %s %s: %v", name, variant, err)
