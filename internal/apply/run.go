@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -151,11 +152,7 @@ func (r *Refreshed) Write(dir string) error {
 		}
 	}
 	for name, b := range r.Files {
-		tmp := filepath.Join(dir, "."+name+".tmp")
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		if err := fsutil.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return err
 		}
 	}
