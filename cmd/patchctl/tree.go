@@ -97,13 +97,7 @@ func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
 	if err != nil {
 		return err
 	}
-	names := opts.Kernels
-	if opts.All {
-		names = lock.Names()
-	}
-	if len(names) == 0 {
-		names = []string{lock.Default}
-	}
+	names := selectKernels(lock, opts.Kernels, opts.All)
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -132,4 +126,16 @@ func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s: %s ready at %s (%.1fs)\n", p.Kernel, p.Source, p.Dir, p.Seconds)
 	}
 	return nil
+}
+
+// selectKernels is what --kernel K... and --all name: the lock's default
+// when neither is given.
+func selectKernels(lock *tree.Lock, names []string, all bool) []string {
+	if all {
+		return lock.Names()
+	}
+	if len(names) == 0 {
+		return []string{lock.Default}
+	}
+	return names
 }

@@ -36,13 +36,7 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
 			if err != nil {
 				return err
 			}
-			names := opts.Kernels
-			if opts.All {
-				names = lock.Names()
-			}
-			if len(names) == 0 {
-				names = []string{lock.Default}
-			}
+			names := selectKernels(lock, opts.Kernels, opts.All)
 			cache := g.cache(io)
 			damaged := 0
 			for _, n := range names {

@@ -165,18 +165,7 @@ func (c *Cache) DebPath(d *DebianSource) string {
 	return filepath.Join(c.Dir, "debs", d.Package+"_"+v+"_all.deb")
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func fileSHA256(path string) (string, error) { return fsutil.HashFile(path) }
 
 // fetchDeb downloads the pinned package with apt-get download (Debian's
 // ordinary client) unless a copy with the pinned sha256 is cached.
