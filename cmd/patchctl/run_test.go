@@ -78,3 +78,22 @@ func TestRunRefusesBeforeWork(t *testing.T) {
 		t.Errorf("no kernels: exit %d %s %s", code, out, errOut)
 	}
 }
+
+// TestFlagValuesRefused: values that make no sense are refused before any
+// work, with exit 2.
+func TestFlagValuesRefused(t *testing.T) {
+	root, cache := slowProject(t)
+	for _, args := range [][]string{
+		{"boot", "--boot-timeout", "-1s"},
+		{"boot", "--test-timeout", "-5m"},
+		{"boot", "--accel", "hvf"},
+		{"run", "--accel", "xen"},
+		{"build", "--fragment", "../../etc/passwd"},
+		{"build", "--variant", "patch"},
+	} {
+		code, _, errOut := run(t, append([]string{"--root", root, "--cache", cache}, args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}
