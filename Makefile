@@ -29,7 +29,9 @@ vet:
 	$(GO) vet ./...
 
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzImport -fuzztime 60s ./internal/mailpatch
+	$(GO) test -run XXX -fuzz '^FuzzImport$$' -fuzztime 60s ./internal/mailpatch
+	$(GO) test -run XXX -fuzz '^FuzzImportGit$$' -fuzztime 60s ./internal/mailpatch
+	$(GO) test -run XXX -fuzz '^FuzzKernelName$$' -fuzztime 20s ./internal/tree
 
 # Figures (Go benchmarks): apply+refresh, tree prepare warm/cold, whole-tree
 # check, builds no-op/patched-after-baseline, boot per transport, run warm
