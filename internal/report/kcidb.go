@@ -141,12 +141,12 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 	for _, k := range res.Kernels {
 		applyOK := true
 		for _, s := range k.Stages {
-			if s.Name == "apply" && s.Status != pipeline.Pass {
+			if s.Name == pipeline.StageApply && s.Status != pipeline.Pass {
 				applyOK = false
 			}
 		}
-		_, prepStart := stageOf(k, "prepare")
-		_, applyStart := stageOf(k, "apply")
+		_, prepStart := stageOf(k, pipeline.StagePrepare)
+		_, applyStart := stageOf(k, pipeline.StageApply)
 		for _, v := range []string{"baseline", "patched"} {
 			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: "debian-" + k.Name,
 				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
