@@ -306,7 +306,7 @@ func (in *interp) visitSites(nd *cfgNode, st *state) {
 // inNestedBlock reports whether s lies in a statement expression inside
 // n (evaluated by a node of its own).
 func inNestedBlock(n, s *sitter.Node) bool {
-	for p := s.Parent(); p != nil && !same(p, n); p = p.Parent() {
+	for p := s; p != nil && !same(p, n); p = p.Parent() {
 		if p.Kind() == "compound_statement" {
 			return true
 		}
@@ -345,7 +345,8 @@ func (in *interp) prescan() {
 			conds(n.ChildByFieldName("argument"))
 			return
 		}
-		count[condKey(f, n)]++
+		k, _ := factKey(f, n)
+		count[k]++
 	}
 	walk(in.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
@@ -443,7 +444,7 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 			in.initList(name, t, st)
 		}
 		st.locals[name] = in.scope(st).valueOf(v)
-		st.localExpr[name] = condKey(f, stripCond(f, v))
+		st.localExpr[name] = localCond(f, v)
 	}
 }
 
@@ -563,7 +564,7 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 				in.initList(name, t, st)
 			}
 			st.locals[name] = v
-			st.localExpr[name] = condKey(f, stripCond(f, rhs))
+			st.localExpr[name] = localCond(f, rhs)
 			if c := in.createCall(rhs); c != nil {
 				in.created(c, condKey(f, lhs), st)
 			}
@@ -669,6 +670,14 @@ func (in *interp) grantStatus(attr string, st *state) int {
 			return grantFailed
 		}
 		return grantOK
+	}
+	for _, w := range []string{"IS_ERR(" + res + ")", "IS_ERR_OR_NULL(" + res + ")"} {
+		if v, ok := st.facts[w]; ok {
+			if v {
+				return grantFailed
+			}
+			return grantOK
+		}
 	}
 	if v, ok := st.nums[res]; ok {
 		if v == 0 {
@@ -777,10 +786,10 @@ func (in *interp) decide(n *sitter.Node, st *state) *sitter.Node {
 	n = stripParens(n)
 	for n != nil && n.Kind() == "conditional_expression" {
 		c := stripCond(in.f, n.ChildByFieldName("condition"))
-		k := condKey(in.f, c)
-		truth, neg := k, false
+		truth, neg := factKey(in.f, c)
 		if c.Kind() == "unary_expression" && in.f.text(c.ChildByFieldName("operator")) == "!" {
-			truth, neg = condKey(in.f, stripCond(in.f, c.ChildByFieldName("argument"))), true
+			truth, neg = factKey(in.f, stripCond(in.f, c.ChildByFieldName("argument")))
+			neg = !neg
 		}
 		v, ok := st.facts[truth]
 		if !ok {
@@ -1023,7 +1032,10 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 // record keeps a condition's truth as a fact of the path.
 func (in *interp) record(c *sitter.Node, truth bool, st *state) *state {
 	f := in.f
-	k := condKey(f, c)
+	k, neg := factKey(f, c)
+	if neg {
+		truth = !truth
+	}
 	if old, ok := st.facts[k]; ok && old != truth {
 		return nil
 	}
@@ -1031,7 +1043,7 @@ func (in *interp) record(c *sitter.Node, truth bool, st *state) *state {
 		// A create call's result is always worth knowing.
 		held := false
 		for _, r := range st.created {
-			held = held || r == k
+			held = held || r == k || k == "IS_ERR("+r+")" || k == "IS_ERR_OR_NULL("+r+")" || strings.HasPrefix(k, r+"=") || strings.HasPrefix(k, r+"<") || strings.HasPrefix(k, r+"!")
 		}
 		if !held {
 			return st
@@ -1042,10 +1054,14 @@ func (in *interp) record(c *sitter.Node, truth bool, st *state) *state {
 	// A boolean local stands for the condition it was set from.
 	if c.Kind() == "identifier" {
 		if e, ok := st.localExpr[f.text(c)]; ok && e != "" {
-			if old, ok := st.facts[e]; ok && old != truth {
+			t := truth
+			if strings.HasPrefix(e, "!") {
+				e, t = e[1:], !truth
+			}
+			if old, ok := st.facts[e]; ok && old != t {
 				return nil
 			}
-			st.facts[e] = truth
+			st.facts[e] = t
 		}
 	}
 	return st
@@ -1121,4 +1137,38 @@ func hasToken(k, name string) bool {
 
 func isWord(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// factKey is a condition's canonical key, and whether the key states its
+// negation: a > b is !(a <= b), a >= b is !(a < b), a != b is !(a == b),
+// so a path that tested one form knows the other.
+func factKey(f *file, n *sitter.Node) (string, bool) {
+	n = stripCond(f, n)
+	if n == nil {
+		return "", false
+	}
+	if n.Kind() == "binary_expression" {
+		l, r := condKey(f, n.ChildByFieldName("left")), condKey(f, n.ChildByFieldName("right"))
+		switch f.text(n.ChildByFieldName("operator")) {
+		case ">":
+			return l + "<=" + r, true
+		case ">=":
+			return l + "<" + r, true
+		case "!=":
+			return l + "==" + r, true
+		case "<", "<=", "==":
+			return l + f.text(n.ChildByFieldName("operator")) + r, false
+		}
+	}
+	return condKey(f, n), false
+}
+
+// localCond is the fact a local set from a condition stands for ("!"
+// before the key when it is the negation).
+func localCond(f *file, n *sitter.Node) string {
+	k, neg := factKey(f, n)
+	if neg {
+		return "!" + k
+	}
+	return k
 }

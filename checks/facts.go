@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,7 @@ type funcDef struct {
 // comparisons its boolean result is computed from (a guard predicate).
 type summary struct {
 	ret     *val
+	params  []string // the names its ret's conditions use
 	effects []effect
 	guards  []guardRef
 }
@@ -402,7 +404,12 @@ func (fs *Facts) summary(name string) *summary {
 		n            int
 	}
 	effs := map[string]*eff{}
+	type retPath struct {
+		v     *val
+		facts map[string]bool
+	}
 	var rets []*val
+	var paths []retPath
 	exits := 0
 	in := &interp{f: d.f, fn: d.fn, facts: fs, budget: maxSummarySteps}
 	in.onCheck = func(cp checkpoint) {
@@ -411,7 +418,9 @@ func (fs *Facts) summary(name string) *summary {
 		}
 		exits++
 		if cp.ret != nil {
-			rets = append(rets, in.scope(cp.state).valueOf(cp.ret))
+			rv := in.scope(cp.state).valueOf(cp.ret)
+			rets = append(rets, rv)
+			paths = append(paths, retPath{rv, cloneMap(cp.state.facts)})
 			for _, c := range comparisons(d.f, cp.ret, d.fn) {
 				s.guards = append(s.guards, guardRef{d.f, d.fn, c})
 			}
@@ -481,6 +490,37 @@ func (fs *Facts) summary(name string) *summary {
 	}
 	if len(rets) > 0 {
 		s.ret = joinReturns(rets, d.f.Rel)
+		// A predicate on the parameters that decides what is returned
+		// (len > max_inline ? flags : flags | IB_SEND_INLINE) is kept
+		// as a choice the caller's path may decide.
+		for _, p := range ps {
+			s.params = append(s.params, p.name)
+		}
+		for _, k := range sortedKeys(paths[0].facts) {
+			if !onlyParams(k, s.params) {
+				continue
+			}
+			var yes, no []*val
+			for _, p := range paths {
+				b, ok := p.facts[k]
+				if !ok {
+					yes, no = nil, nil
+					break
+				}
+				if b {
+					yes = append(yes, p.v)
+				} else {
+					no = append(no, p.v)
+				}
+			}
+			if len(yes) > 0 && len(no) > 0 {
+				t, f := joinReturns(yes, d.f.Rel), joinReturns(no, d.f.Rel)
+				if t.key() != f.key() {
+					s.ret = &val{cond: k, t: t, f: f, why: s.ret.why, line: s.ret.line, file: d.f.Rel}
+					break
+				}
+			}
+		}
 	}
 	fs.summaries[name] = s
 	return s
@@ -535,4 +575,41 @@ func joinReturns(rets []*val, file string) *val {
 		w = wi
 	}
 	return &val{kind: kind, inl: inl, why: w.why, line: w.line, file: file}
+}
+
+var identTok = regexp.MustCompile(`[A-Za-z_]\w*`)
+
+// onlyParams reports whether a condition key names only the parameters
+// (and constants, members, calls) so that a caller can restate it.
+func onlyParams(k string, params []string) bool {
+	for _, m := range identTok.FindAllStringIndex(k, -1) {
+		if m[0] > 0 && (k[m[0]-1] == '.' || k[m[0]-1] == '>') {
+			continue
+		}
+		name := k[m[0]:m[1]]
+		if m[1] < len(k) && k[m[1]] == '(' || strings.ToUpper(name) == name || slices.Contains(params, name) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// substParams restates a condition key of a callee in the caller's
+// terms: each parameter becomes the argument passed for it.
+func substParams(k string, params, args []string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range identTok.FindAllStringIndex(k, -1) {
+		if m[0] > 0 && (k[m[0]-1] == '.' || k[m[0]-1] == '>') {
+			continue
+		}
+		if i := slices.Index(params, k[m[0]:m[1]]); i >= 0 && i < len(args) {
+			b.WriteString(k[last:m[0]])
+			b.WriteString(args[i])
+			last = m[1]
+		}
+	}
+	b.WriteString(k[last:])
+	return b.String()
 }

@@ -112,7 +112,7 @@ func display(p string) string { return strings.TrimPrefix(p, "v:") }
 func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Evidence) {
 	list, ok := st.sgl[w]
 	if !ok {
-		list = "*" + w + ".sg_list"
+		list = w + ".sg_list"
 	}
 	n, bounded := r.numSGE(w, st)
 	limit := n

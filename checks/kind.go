@@ -323,15 +323,19 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 			cons = cond
 		}
 		t, e := s.valueOf(cons), s.valueOf(n.ChildByFieldName("alternative"))
+		k, neg := factKey(f, cond)
+		if neg {
+			t, e = e, t
+		}
 		if s.st != nil {
-			if b, ok := s.st.facts[condKey(f, cond)]; ok {
+			if b, ok := s.st.facts[k]; ok {
 				if b {
 					return t
 				}
 				return e
 			}
 		}
-		return &val{cond: condKey(f, cond), t: t, f: e, why: why, line: line}
+		return &val{cond: k, t: t, f: e, why: why, line: line}
 	case "cast_expression":
 		v := n.ChildByFieldName("value")
 		inner := s.valueOf(v)
@@ -392,9 +396,25 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 		}
 		if sum := s.facts.summary(name); sum != nil && sum.ret != nil {
 			r := sum.ret
-			return mapLeaves(r, func(l *val) *val {
+			v := mapLeaves(r, func(l *val) *val {
 				return &val{kind: l.kind, inl: l.inl, why: why + " (" + name + "() returns " + l.why + ")", line: line}
 			})
+			if v.cond != "" {
+				var keys []string
+				for _, a := range args {
+					keys = append(keys, condKey(f, a))
+				}
+				v = &val{cond: substParams(v.cond, sum.params, keys), t: v.t, f: v.f, why: why, line: line}
+				if s.st != nil {
+					if b, ok := s.st.facts[v.cond]; ok {
+						if b {
+							return v.t
+						}
+						return v.f
+					}
+				}
+			}
+			return v
 		}
 		if k, w := s.facts.returnKind(name); k != Unknown {
 			return leaf(k, why+" ("+w+")", line)
