@@ -168,6 +168,7 @@ type interp struct {
 	nsgeExprs map[string]bool
 	templates map[string]*sitter.Node
 	sites     map[int][]*sitter.Node // CFG node -> inline sites it evaluates
+	forks     []*state               // states a callee's exit paths split the current one into
 }
 
 func (in *interp) scope(st *state) *scope {
@@ -251,39 +252,57 @@ func (in *interp) transfer(nd *cfgNode, st *state) []out {
 		return nil
 	case cReturn:
 		st = st.clone()
+		in.forks = nil
 		var ret *sitter.Node
 		for _, c := range named(nd.ast) {
 			in.expr(c, st)
 			ret = c
 		}
-		in.visitSites(nd, st)
-		in.onCheck(checkpoint{node: nd.ast, exit: true, state: st, ret: ret})
+		for _, s := range append([]*state{st}, in.takeForks()...) {
+			in.visitSites(nd, s)
+			in.onCheck(checkpoint{node: nd.ast, exit: true, state: s, ret: ret})
+		}
 		return nil
 	case cExpr:
 		st = st.clone()
+		in.forks = nil
 		for _, c := range exprsOf(nd.ast) {
 			in.expr(c, st)
 		}
 	case cDecl:
 		st = st.clone()
+		in.forks = nil
 		in.declaration(nd.ast, st)
 	case cBranch:
 		st = st.clone()
+		in.forks = nil
 		in.expr(nd.ast, st) // calls in the condition (ret = f())
-		yes := in.assume(nd.ast, true, st.clone())
-		no := in.assume(nd.ast, false, st)
-		return []out{{nd.succ[0], yes}, {nd.succ[1], no}}
+		var outs []out
+		for _, s := range append([]*state{st}, in.takeForks()...) {
+			yes := in.assume(nd.ast, true, s.clone())
+			no := in.assume(nd.ast, false, s)
+			outs = append(outs, out{nd.succ[0], yes}, out{nd.succ[1], no})
+		}
+		return outs
 	}
-	in.visitSites(nd, st)
-	outs := make([]out, 0, len(nd.succ))
-	for i, s := range nd.succ {
-		if i > 0 {
-			outs = append(outs, out{s, st.clone()})
-		} else {
-			outs = append(outs, out{s, st})
+	var outs []out
+	for _, s := range append([]*state{st}, in.takeForks()...) {
+		in.visitSites(nd, s)
+		for i, n := range nd.succ {
+			if i > 0 {
+				outs = append(outs, out{n, s.clone()})
+			} else {
+				outs = append(outs, out{n, s})
+			}
 		}
 	}
 	return outs
+}
+
+func (in *interp) takeForks() []*state {
+	f := in.forks
+	in.forks = nil
+	return f
 }
 
 // visitSites reports the inline sites a node evaluates with the
@@ -850,6 +869,23 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 	if s == nil {
 		return
 	}
+	if s.variants != nil {
+		// One state per exit path of the callee.
+		bases := make([]string, len(args))
+		for i, a := range args {
+			bases[i] = pointee(in.f, a, st.alias)
+		}
+		orig := st.clone()
+		for vi, v := range s.variants {
+			target := st
+			if vi > 0 {
+				target = orig.clone()
+				in.forks = append(in.forks, target)
+			}
+			in.applyVariant(v, bases, call, target)
+		}
+		return
+	}
 	for _, e := range s.effects {
 		if e.param >= len(args) {
 			continue
@@ -871,6 +907,37 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 			if isOn(v) {
 				st.flagLine[wr] = in.f.line(call)
 			}
+		}
+	}
+}
+
+// applyVariant applies one exit path of a callee to the caller's state.
+func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node, st *state) {
+	for _, e := range v {
+		if e.param >= len(bases) || bases[e.param] == "" {
+			continue
+		}
+		p := bases[e.param] + e.rel
+		switch e.kind {
+		case 'f':
+			st.flags[p] = e.v
+			if maybeOn(e.v) {
+				st.flagLine[p] = in.f.line(call)
+			} else {
+				delete(st.flagLine, p)
+			}
+		case 'o':
+			st.opc[p] = e.s
+		case 'a':
+			st.addr[p] = e.v
+		case 's':
+			var j int
+			fmt.Sscanf(e.s, "%d", &j)
+			if j < len(bases) && bases[j] != "" {
+				st.sgl[p] = bases[j] + e.s[strings.IndexByte(e.s, ' ')+1:]
+			}
+		case 'n':
+			st.nsge[p] = e.s
 		}
 	}
 }

@@ -48,6 +48,8 @@ type Facts struct {
 	// retKinds are return types of the module's functions that are
 	// address kinds (dma_addr_t, phys_addr_t).
 	retKinds map[string]Kind
+	// retPtr are the module's functions that return pointers.
+	retPtr map[string]bool
 }
 
 type funcDef struct {
@@ -60,7 +62,11 @@ type funcDef struct {
 // what it sets on the requests its pointer parameters reach, and the
 // comparisons its boolean result is computed from (a guard predicate).
 type summary struct {
-	ret     *val
+	// variants are what each of its exit paths leaves in the objects
+	// its pointer parameters reach (nil when there are too many: then
+	// effects, joined over the paths).
+	variants [][]varEffect
+	ret      *val
 	params  []string // the names its ret's conditions use
 	effects []effect
 	guards  []guardRef
@@ -73,6 +79,20 @@ type effect struct {
 	opcode  string
 	assigns bool // send_flags assigned (not or-ed) on every path
 }
+
+// varEffect is one store an exit path of a function leaves behind:
+// member kind ('f' send_flags, 'o' opcode, 'a' another place such as an
+// SGE address, 's' sg_list, 'n' num_sge) at parameter param's place
+// plus rel.
+type varEffect struct {
+	param int
+	rel   string
+	kind  byte
+	v     *val
+	s     string
+}
+
+const maxVariants = 8
 
 type guardRef struct {
 	f   *file
@@ -96,7 +116,7 @@ func newFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, inlineWRs: map[string]string{},
 		posters: map[string]poster{}, granted: map[string][]assign{}, queried: map[string]string{}, constants: map[string]int64{},
 		ptrMembers: map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
-		computing: map[string]bool{}, templates: map[*file]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}}
+		computing: map[string]bool{}, templates: map[*file]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
 }
 
 // fieldKind is what a field is known to hold: DMA if any assignment
@@ -161,6 +181,9 @@ func (fs *Facts) learn(f *file) {
 			name := functionName(f, n)
 			if _, dup := fs.funcs[name]; !dup && name != "" {
 				fs.funcs[name] = funcDef{f, n}
+			}
+			if d := n.ChildByFieldName("declarator"); d != nil && d.Kind() == "pointer_declarator" {
+				fs.retPtr[name] = true
 			}
 			switch t := strings.TrimSpace(f.text(n.ChildByFieldName("type"))); t {
 			case "dma_addr_t":
@@ -411,12 +434,21 @@ func (fs *Facts) summary(name string) *summary {
 	var rets []*val
 	var paths []retPath
 	exits := 0
+	variants := map[string][]varEffect{}
 	in := &interp{f: d.f, fn: d.fn, facts: fs, budget: maxSummarySteps}
 	in.onCheck = func(cp checkpoint) {
 		if !cp.exit {
 			return
 		}
 		exits++
+		if len(variants) <= maxVariants {
+			v := exitVariant(cp.state, ps, d.f.Rel)
+			var kb strings.Builder
+			for _, e := range v {
+				fmt.Fprintf(&kb, "%d%s%c%s%s;", e.param, e.rel, e.kind, e.v.key(), e.s)
+			}
+			variants[kb.String()] = v
+		}
 		if cp.ret != nil {
 			rv := in.scope(cp.state).valueOf(cp.ret)
 			rets = append(rets, rv)
@@ -487,6 +519,11 @@ func (fs *Facts) summary(name string) *summary {
 			})
 		}
 		s.effects = append(s.effects, effect{param: i, suffix: suffix, flags: fl, opcode: e.opcode, assigns: e.n == exits && !in.capped})
+	}
+	if len(variants) <= maxVariants && !in.capped {
+		for _, k := range sortedKeys(variants) {
+			s.variants = append(s.variants, variants[k])
+		}
 	}
 	if len(rets) > 0 {
 		s.ret = joinReturns(rets, d.f.Rel)
@@ -612,4 +649,55 @@ func substParams(k string, params, args []string) string {
 	}
 	b.WriteString(k[last:])
 	return b.String()
+}
+
+// exitVariant lists what an exit state leaves in the objects the
+// function's pointer parameters reach.
+func exitVariant(st *state, ps []param, file string) []varEffect {
+	var out []varEffect
+	rel := func(w string) (int, string, bool) {
+		for i, p := range ps {
+			if p.pointer && (w == p.name || strings.HasPrefix(w, p.name+".") || strings.HasPrefix(w, p.name+"[")) {
+				return i, strings.TrimPrefix(w, p.name), true
+			}
+		}
+		return 0, "", false
+	}
+	prov := func(v *val) *val {
+		return mapLeaves(v, func(l *val) *val {
+			f := l.file
+			if f == "" {
+				f = file
+			}
+			return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: f}
+		})
+	}
+	for _, w := range sortedKeys(st.flags) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'f', v: prov(st.flags[w])})
+		}
+	}
+	for _, w := range sortedKeys(st.opc) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'o', s: st.opc[w]})
+		}
+	}
+	for _, w := range sortedKeys(st.addr) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'a', v: prov(st.addr[w])})
+		}
+	}
+	for _, w := range sortedKeys(st.sgl) {
+		if i, r, ok := rel(w); ok {
+			if j, r2, ok := rel(st.sgl[w]); ok {
+				out = append(out, varEffect{param: i, rel: r, kind: 's', s: strconv.Itoa(j) + " " + r2})
+			}
+		}
+	}
+	for _, w := range sortedKeys(st.nsge) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'n', s: st.nsge[w]})
+		}
+	}
+	return out
 }

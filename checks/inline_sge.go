@@ -42,8 +42,10 @@ func (r *inlineSGE) check(cp checkpoint) {
 	var wrs []string
 	if cp.exit {
 		// Requests this function sets inline and that outlive it.
+		// Requests this function only flags (its callers that post them
+		// see the flag through its summary) are checked where posted.
 		for _, w := range sortedKeys(st.flags) {
-			if on, _ := st.flags[w].flagsOn(st.facts); on == flagOn && !r.in.locals[root(w)] {
+			if on, _ := st.flags[w].flagsOn(st.facts); on == flagOn && !r.in.locals[root(w)] && r.pointsSGEs(w, st) {
 				wrs = append(wrs, w)
 			}
 		}
@@ -98,6 +100,22 @@ func (r *inlineSGE) check(cp checkpoint) {
 		}
 		r.checkSGEs(w, st, maybe, line, ev)
 	}
+}
+
+// pointsSGEs reports whether this path sets a request's sg_list or one
+// of its SGE addresses.
+func (r *inlineSGE) pointsSGEs(w string, st *state) bool {
+	list, ok := st.sgl[w]
+	if ok {
+		return true
+	}
+	list = w + ".sg_list"
+	for p := range st.addr {
+		if strings.HasPrefix(p, list) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *inlineSGE) exitLine(cp checkpoint) int {

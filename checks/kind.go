@@ -283,7 +283,8 @@ func (s *scope) isPointer(n *sitter.Node) bool {
 		op := f.text(n.ChildByFieldName("operator"))
 		return (op == "+" || op == "-") && (s.isPointer(n.ChildByFieldName("left")) || s.isPointer(n.ChildByFieldName("right")) && op == "+")
 	case "call_expression":
-		return virtFuncs[f.text(n.ChildByFieldName("function"))]
+		name := f.text(n.ChildByFieldName("function"))
+		return virtFuncs[name] || s.facts.retPtr[name]
 	case "subscript_expression":
 		return false
 	}
