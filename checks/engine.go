@@ -136,6 +136,7 @@ type checkpoint struct {
 // siteVisit is one path reaching a statement that sets IB_SEND_INLINE.
 type siteVisit struct {
 	node  *sitter.Node
+	reg   bool           // the request it flags is a registration
 	conds []*sitter.Node // the conditions whose truth the path knows
 }
 
@@ -318,7 +319,17 @@ func (in *interp) visitSites(nd *cfgNode, st *state) {
 				conds = append(conds, c)
 			}
 		}
-		in.onSite(siteVisit{node: s, conds: conds})
+		reg := false
+		if s.Kind() == "assignment_expression" {
+			if wr, m := splitMember(placeOf(in.f, s.ChildByFieldName("left"), st.alias)); m == "send_flags" {
+				op := st.opc[wr]
+				if op == "" && !in.locals[root(wr)] {
+					op, _, _ = in.facts.opcodeOf(fieldKey(wr))
+				}
+				reg = registrationOps[op]
+			}
+		}
+		in.onSite(siteVisit{node: s, conds: conds, reg: reg})
 	}
 }
 
@@ -451,6 +462,8 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 			continue
 		}
 		if v.Kind() == "initializer_list" {
+			// = {} and designated initializers zero what they omit.
+			st.flags[name] = flagVal(flagOff, "initializer", f.line(v))
 			in.initList(name, v, st)
 			continue
 		}
@@ -985,6 +998,7 @@ func (in *interp) store(p, op string, rhs, at *sitter.Node, st *state) {
 	case "next":
 		st.next[p0(wr)] = pointee(f, rhs, st.alias)
 	default:
+		p = in.throughList(p, st)
 		v := in.scope(st).valueOf(rhs)
 		if op != "=" {
 			if old, ok := st.addr[p]; ok {
@@ -993,6 +1007,18 @@ func (in *interp) store(p, op string, rhs, at *sitter.Node, st *state) {
 		}
 		st.addr[p] = v
 	}
+}
+
+// throughList names a place reached through a request's sg_list
+// (wr->sg_list->addr, wr->sg_list[1].addr) by the list it points at.
+func (in *interp) throughList(p string, st *state) string {
+	for _, wr := range sortedKeys(st.sgl) {
+		pre := wr + ".sg_list"
+		if strings.HasPrefix(p, pre) && (len(p) == len(pre) || p[len(pre)] == '.' || p[len(pre)] == '[') && st.sgl[wr] != "" {
+			return canon(st.sgl[wr] + p[len(pre):])
+		}
+	}
+	return p
 }
 
 // p0 is a request's place as the posts name it.

@@ -67,9 +67,9 @@ type summary struct {
 	// effects, joined over the paths).
 	variants [][]varEffect
 	ret      *val
-	params  []string // the names its ret's conditions use
-	effects []effect
-	guards  []guardRef
+	params   []string // the names its ret's conditions use
+	effects  []effect
+	guards   []guardRef
 }
 
 type effect struct {
@@ -251,8 +251,8 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 			where := fmt.Sprintf("%s:%d", f.Rel, f.line(n))
 			if member == "send_flags" && mentions(f, rhs, "IB_SEND_INLINE") && f.text(n.ChildByFieldName("operator")) != "&=" {
 				wr, _ := splitMember(p)
-				if k := fieldKey(wr + ".x"); k != "" {
-					fs.inlineWRs[strings.TrimSuffix(k, ".x")] = where
+				if k := fieldKey(wr); k != "" && k != "wr" {
+					fs.inlineWRs[k] = where
 				}
 			}
 			if strings.Contains(f.text(rhs), "max_inline_data") {
@@ -260,7 +260,7 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 			}
 			if member == "opcode" {
 				wr, _ := splitMember(p)
-				fs.addOpcode(strings.TrimSuffix(fieldKey(wr+".x"), ".x"), f.text(rhs), where)
+				fs.addOpcode(fieldKey(wr), f.text(rhs), where)
 			}
 			key := fieldKey(p)
 			if key == "" {
@@ -285,6 +285,18 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 			if name == "ib_query_qp" && len(args) >= 2 {
 				if q := pointee(f, args[1], alias); q != "" {
 					fs.queried[fieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+				}
+			}
+			// An attr kept in an object that outlives the creating
+			// function holds the grant once the QP exists.
+			if createFuncs[name] && name != "ib_query_qp" {
+				for _, a := range args {
+					if a.Kind() != "pointer_expression" {
+						continue
+					}
+					if q := pointee(f, a, alias); strings.Contains(q, ".") && fieldKey(q+".cap.max_inline_data") != "" {
+						fs.queried[fieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("created by %s at %s:%d", name, f.Rel, f.line(n))
+					}
 				}
 			}
 		}
@@ -328,7 +340,7 @@ func (fs *Facts) learnOpcode(f *file, pair *sitter.Node, obj string) {
 	}
 	key := strings.Join(path[:len(path)-1], ".")
 	if obj != "" {
-		key = strings.TrimSuffix(fieldKey(obj+"."+key+".x"), ".x")
+		key = fieldKey(obj + "." + key)
 	}
 	if key == "" {
 		return
@@ -336,11 +348,11 @@ func (fs *Facts) learnOpcode(f *file, pair *sitter.Node, obj string) {
 	fs.addOpcode(key, f.text(v), fmt.Sprintf("%s:%d", f.Rel, f.line(pair)))
 }
 
-// addOpcode records an opcode assigned to the requests named key (two
-// members at least: "wr" alone names too many).
+// addOpcode records an opcode assigned to the requests named key ("wr"
+// alone names too many).
 func (fs *Facts) addOpcode(key, op, where string) {
-	if !strings.Contains(key, ".") {
-		return
+	if key == "" || key == "wr" {
+		return // names too many requests
 	}
 	if !registrationOps[op] {
 		fs.otherOps[key] = true

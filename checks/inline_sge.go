@@ -45,7 +45,7 @@ func (r *inlineSGE) check(cp checkpoint) {
 		// Requests this function only flags (its callers that post them
 		// see the flag through its summary) are checked where posted.
 		for _, w := range sortedKeys(st.flags) {
-			if on, _ := st.flags[w].flagsOn(st.facts); on == flagOn && !r.in.locals[root(w)] && r.pointsSGEs(w, st) {
+			if on, _ := st.flags[w].flagsOn(st.facts); on == flagOn && !r.in.locals[root(w)] && (r.pointsSGEs(w, st) || registrationOps[st.opc[w]]) {
 				wrs = append(wrs, w)
 			}
 		}
@@ -65,8 +65,11 @@ func (r *inlineSGE) check(cp checkpoint) {
 			status, src = v.flagsOn(st.facts)
 		}
 		maybe := false
+		if status == flagUnset && r.in.locals[root(w)] && !r.in.ptrs[root(w)] {
+			continue // a local request nobody else can flag
+		}
 		if status == flagUnset {
-			if _, ok := r.in.facts.inlineWRs[strings.TrimSuffix(fieldKey(w+".x"), ".x")]; !ok {
+			if _, ok := r.in.facts.inlineWRs[fieldKey(w)]; !ok {
 				continue
 			}
 			maybe = true // set inline elsewhere
@@ -82,11 +85,11 @@ func (r *inlineSGE) check(cp checkpoint) {
 			}
 			ev = append(ev, Evidence{File: r.in.f.Rel, Line: l, Message: msg})
 		} else if maybe {
-			ev = append(ev, Evidence{File: r.in.f.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.facts.inlineWRs[strings.TrimSuffix(fieldKey(w+".x"), ".x")] + ")"})
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.facts.inlineWRs[fieldKey(w)] + ")"})
 		}
 		op, opWhere := st.opc[w], ""
 		if op == "" {
-			if o, where, ok := r.in.facts.opcodeOf(strings.TrimSuffix(fieldKey(w+".x"), ".x")); ok && !r.in.locals[root(w)] {
+			if o, where, ok := r.in.facts.opcodeOf(fieldKey(w)); ok && !r.in.locals[root(w)] {
 				op, opWhere = o, where
 			}
 		}

@@ -104,6 +104,9 @@ func (c *sizeCheck) guard(s inlineSite, visits []siteVisit) {
 		return
 	}
 	for _, v := range visits {
+		if v.reg {
+			continue // inline-on-registration's finding, not a size
+		}
 		cmps := append([]guardRef{}, own...)
 		for _, cond := range v.conds {
 			cmps = append(cmps, c.guardComparisons(f, s.fn, cond, facts)...)

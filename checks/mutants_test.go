@@ -237,8 +237,12 @@ func TestPristineTreesClean(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Errors() != 0 {
-			t.Errorf("%s: findings %v", k, rep.Findings)
+		// No inline-* finding at all: no error, no warning that an
+		// address cannot be shown virtual, no incomplete analysis.
+		for _, f := range rep.Findings {
+			if strings.HasPrefix(f.Rule, "inline-") || f.Rule == RuleIncomplete {
+				t.Errorf("%s: %s [%s]", k, f, f.Severity)
+			}
 		}
 		// net/smc, the in-tree inline user, was analysed, not skipped.
 		got := strings.Join(rep.Inline, " ")
