@@ -30,6 +30,7 @@ vet:
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzImport -fuzztime 60s ./internal/mailpatch
+	$(GO) test -run XXX -fuzz FuzzEngine -fuzztime 60s ./checks
 
 # Figures (Go benchmarks): apply+refresh, tree prepare warm/cold, whole-tree
 # check, builds no-op/patched-after-baseline, boot per transport, run warm

@@ -25,8 +25,10 @@ import (
 // not a clock). A fact dies when a variable it mentions is assigned.
 
 const (
-	maxStates = 256
-	maxSteps  = 40000
+	maxStates = 64
+	maxSteps  = 20000
+	// maxPending bounds the states waiting to be processed (memory).
+	maxPending = 2048
 )
 
 type inline int
@@ -235,6 +237,10 @@ func (in *interp) run() {
 				continue
 			}
 			seen[o.id][k] = true
+			if len(work) >= maxPending {
+				in.capped = true
+				continue
+			}
 			work = append(work, item{o.id, o.st})
 		}
 	}

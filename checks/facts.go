@@ -580,7 +580,7 @@ func (fs *Facts) summary(name string) *summary {
 // nested at most maxSummaryDepth deep, each within maxSummarySteps.
 const (
 	maxSummaryDepth = 6
-	maxSummarySteps = 8000
+	maxSummarySteps = 4000
 )
 
 var summaryWorthy = regexp.MustCompile(`send_flags|opcode|IB_SEND_|dma|_pa\(|phys|max_inline|sge|sg_list|addr`)

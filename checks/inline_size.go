@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/patchctl/patchctl/internal/layout"
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -48,6 +49,7 @@ type LayoutRow struct {
 }
 
 type sizeCheck struct {
+	cmpCache map[string][]guardRef
 	opts     Options
 	facts    map[string]*Facts
 	layouts  map[string]*LayoutRow
@@ -55,7 +57,7 @@ type sizeCheck struct {
 }
 
 func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file) ([]Finding, []LayoutRow) {
-	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}}
+	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}}
 	withSites := map[string]bool{}
 	done := map[siteKey]bool{}
 	for _, s := range sites {
@@ -103,10 +105,19 @@ func (c *sizeCheck) guard(s inlineSite, visits []siteVisit) {
 		c.judge(s, name, append(cmps, own...), facts)
 		return
 	}
+	seen := map[string]bool{}
 	for _, v := range visits {
 		if v.reg {
 			continue // inline-on-registration's finding, not a size
 		}
+		var kb strings.Builder
+		for _, c := range v.conds {
+			fmt.Fprintf(&kb, "%d-%d;", c.StartByte(), c.EndByte())
+		}
+		if seen[kb.String()] {
+			continue
+		}
+		seen[kb.String()] = true
 		cmps := append([]guardRef{}, own...)
 		for _, cond := range v.conds {
 			cmps = append(cmps, c.guardComparisons(f, s.fn, cond, facts)...)
@@ -143,6 +154,16 @@ func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Fac
 // guardComparisons are the comparisons a condition is made of, through
 // bool locals and the module's predicate helpers.
 func (c *sizeCheck) guardComparisons(f *file, fn, cond *sitter.Node, facts *Facts) []guardRef {
+	key := fmt.Sprintf("%s:%d-%d", f.Rel, cond.StartByte(), cond.EndByte())
+	if out, ok := c.cmpCache[key]; ok {
+		return out
+	}
+	out := c.guardComparisons1(f, fn, cond, facts)
+	c.cmpCache[key] = out
+	return out
+}
+
+func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Facts) []guardRef {
 	var out []guardRef
 	for _, cmp := range comparisons(f, cond, fn) {
 		out = append(out, guardRef{f, fn, cmp})
@@ -206,6 +227,35 @@ func comparisonsSeen(f *file, cond *sitter.Node, fn *sitter.Node, seen map[strin
 
 // localInit is the initializer of a local variable declared in fn.
 func localInit(f *file, fn *sitter.Node, name string) *sitter.Node {
+	key := localKey{f, fn.StartByte(), name}
+	localInitMu.Lock()
+	n, ok := localInitCache[key]
+	localInitMu.Unlock()
+	if ok {
+		return n
+	}
+	n = localInit1(f, fn, name)
+	localInitMu.Lock()
+	if len(localInitCache) > 1<<16 {
+		localInitCache = map[localKey]*sitter.Node{}
+	}
+	localInitCache[key] = n
+	localInitMu.Unlock()
+	return n
+}
+
+type localKey struct {
+	f     *file
+	start uint
+	name  string
+}
+
+var (
+	localInitMu    sync.Mutex
+	localInitCache = map[localKey]*sitter.Node{}
+)
+
+func localInit1(f *file, fn *sitter.Node, name string) *sitter.Node {
 	var init *sitter.Node
 	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() == "init_declarator" {

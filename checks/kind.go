@@ -148,13 +148,40 @@ func maybeOn(v *val) bool {
 	return i == flagOn
 }
 
+// maxLeaves bounds a value's choices: past it the choices are joined
+// (the widening that lets loops that or into a value reach a fixed
+// point).
+const maxLeaves = 8
+
+func leaves(v *val) int {
+	if v.cond == "" {
+		return 1
+	}
+	return leaves(v.t) + leaves(v.f)
+}
+
+// widen joins a value with too many choices into one leaf: its kind
+// as resolve joins it, its flag set when any choice sets it.
+func widen(v *val) *val {
+	if v == nil || v.cond == "" || leaves(v) <= maxLeaves {
+		return v
+	}
+	k, l := v.resolve(nil)
+	i, _ := v.flagsOn(nil)
+	return &val{kind: k, inl: i, why: l.why, line: l.line, file: l.file}
+}
+
 // combine applies op to the leaves of a and b.
 func combine(a, b *val, op func(x, y *val) *val) *val {
+	return widen(combine1(widen(a), widen(b), op))
+}
+
+func combine1(a, b *val, op func(x, y *val) *val) *val {
 	if a.cond != "" {
-		return &val{cond: a.cond, t: combine(a.t, b, op), f: combine(a.f, b, op), line: a.line, why: a.why}
+		return &val{cond: a.cond, t: combine1(a.t, b, op), f: combine1(a.f, b, op), line: a.line, why: a.why}
 	}
 	if b.cond != "" {
-		return &val{cond: b.cond, t: combine(a, b.t, op), f: combine(a, b.f, op), line: b.line, why: b.why}
+		return &val{cond: b.cond, t: combine1(a, b.t, op), f: combine1(a, b.f, op), line: b.line, why: b.why}
 	}
 	return op(a, b)
 }
@@ -336,7 +363,7 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 				return e
 			}
 		}
-		return &val{cond: k, t: t, f: e, why: why, line: line}
+		return widen(&val{cond: k, t: t, f: e, why: why, line: line})
 	case "cast_expression":
 		v := n.ChildByFieldName("value")
 		inner := s.valueOf(v)
