@@ -233,6 +233,9 @@ func (in *interp) run() {
 				continue
 			}
 			if len(seen[o.id]) >= maxStates {
+				if debugCap != nil && !in.capped {
+					debugCap(in, o.id, o.st)
+				}
 				in.capped = true
 				continue
 			}
@@ -245,6 +248,8 @@ func (in *interp) run() {
 		}
 	}
 }
+
+var debugCap func(in *interp, id int, st *state)
 
 type out struct {
 	id int
@@ -481,8 +486,10 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 		} else if t := in.template(v); t != nil {
 			in.initList(name, t, st)
 		}
-		st.locals[name] = in.scope(st).valueOf(v)
-		st.localExpr[name] = localCond(f, v)
+		st.locals[name] = plainLocal(name, in.scope(st).valueOf(v))
+		if in.relevant[name] {
+			st.localExpr[name] = localCond(f, v)
+		}
 	}
 }
 
@@ -601,8 +608,12 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 			if t := in.template(rhs); t != nil && !in.ptrs[name] {
 				in.initList(name, t, st)
 			}
-			st.locals[name] = v
-			st.localExpr[name] = localCond(f, rhs)
+			st.locals[name] = plainLocal(name, v)
+			if in.relevant[name] {
+				st.localExpr[name] = localCond(f, rhs)
+			} else {
+				delete(st.localExpr, name)
+			}
 			if c := in.createCall(rhs); c != nil {
 				in.created(c, condKey(f, lhs), st)
 			}
@@ -1207,6 +1218,24 @@ func stripCond(f *file, n *sitter.Node) *sitter.Node {
 		}
 		return n
 	}
+}
+
+// plainLocal keeps what a local's value says about addresses and the
+// flag, and forgets where an uninformative value came from, so that
+// paths that differ only in such values merge.
+func plainLocal(name string, v *val) *val {
+	if informative(v) {
+		return v
+	}
+	i, _ := v.flagsOn(nil)
+	return &val{kind: Unknown, inl: i, why: name}
+}
+
+func informative(v *val) bool {
+	if v.cond != "" {
+		return informative(v.t) || informative(v.f)
+	}
+	return v.kind != Unknown || v.inl == flagOn
 }
 
 // hasToken reports whether expression text k (spaces removed) mentions

@@ -178,7 +178,11 @@ func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Ev
 		if leafv.file != "" {
 			file = leafv.file
 		}
-		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: leafv.line, Message: "address from " + leafv.why})
+		at := leafv.line
+		if at == 0 {
+			at = line
+		}
+		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: at, Message: "address from " + leafv.why})
 		switch kind {
 		case Virt:
 			covered++
