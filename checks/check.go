@@ -120,6 +120,12 @@ func Run(opts Options) (*Report, error) {
 	}
 	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all)
 	rep.Findings = append(rep.Findings, sizeFindings...)
+	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
+	if err != nil {
+		<-provCh
+		return nil, err
+	}
+	rep.Findings = append(rep.Findings, bounds...)
 	rep.Layouts = layouts
 	prov := <-provCh
 	if prov.err != nil {
