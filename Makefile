@@ -31,6 +31,7 @@ vet:
 fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzImport$$' -fuzztime 60s ./internal/mailpatch
 	$(GO) test -run XXX -fuzz '^FuzzImportGit$$' -fuzztime 60s ./internal/mailpatch
+	$(GO) test -run XXX -fuzz '^FuzzEngine$$' -fuzztime 60s ./checks
 	$(GO) test -run XXX -fuzz '^FuzzKernelName$$' -fuzztime 20s ./internal/tree
 
 # Figures (Go benchmarks): apply+refresh, tree prepare warm/cold, whole-tree

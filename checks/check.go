@@ -1,10 +1,11 @@
 package checks
 
 import (
+	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -65,39 +66,11 @@ func Run(opts Options) (*Report, error) {
 		<-provCh
 		return nil, err
 	}
-	analysed, err := loadFiles(opts.Tree, rels, "IB_SEND_INLINE")
+	all, analysed, err := moduleFiles(opts.Tree, rels)
 	if err != nil {
 		<-provCh
 		return nil, err
 	}
-	// Providers only test the flag (send_flags & IB_SEND_INLINE); the
-	// files that set it are the ones to analyse, with their folders.
-	setters := analysed[:0]
-	for _, f := range analysed {
-		if setsInlineBytes.Match(f.Src) {
-			setters = append(setters, f)
-		}
-	}
-	analysed = setters
-	// Facts come from the analysed files and their neighbours that map
-	// DMA, post, or size inline data.
-	dirs := map[string]bool{}
-	have := map[string]bool{}
-	for _, f := range analysed {
-		dirs[path.Dir(f.Rel)] = true
-		have[f.Rel] = true
-	}
-	var near []string
-	for _, r := range rels {
-		if dirs[path.Dir(r)] && !have[r] {
-			near = append(near, r)
-		}
-	}
-	neighbours, err := loadFiles(opts.Tree, near, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp")
-	if err != nil {
-		return nil, err
-	}
-	all := append(append([]*file{}, analysed...), neighbours...)
 	// What a field holds is learned per module (folder): a provider's
 	// sg_list[i].addr says nothing about a ULP's.
 	byDir := map[string]*Facts{}
@@ -112,31 +85,47 @@ func Run(opts Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Files: len(all), Inline: []string{}}
+	seenFile := map[string]bool{}
+	for _, f := range all {
+		seenFile[f.Rel] = true
+	}
 	for _, f := range analysed {
-		rep.Inline = append(rep.Inline, f.Rel)
+		if !seenFile[f.Rel] {
+			rep.Files++ // read, and nothing in its module sets the flag
+		}
+	}
+	for _, f := range analysed {
+		if bytes.Contains(f.Src, []byte("IB_SEND_INLINE")) {
+			rep.Inline = append(rep.Inline, f.Rel)
+		}
 	}
 	var sites []inlineSite
+	visits := map[siteKey][]siteVisit{}
+	isAnalysed := map[*file]bool{}
+	for _, f := range analysed {
+		isAnalysed[f] = true
+	}
 	for _, f := range all {
 		facts := byDir[path.Dir(f.Rel)]
 		for _, fn := range functions(f) {
-			if !setsInlineOrPosts(f, fn, facts) {
+			grantsOnly := !isAnalysed[f]
+			if grantsOnly && !recordsCaps(f, fn) || !grantsOnly && !worthRunning(f, fn, facts) {
 				continue
 			}
 			rep.Functions++
-			rule := &inlineSGE{fnName: functionName(f, fn)}
-			in := &interp{f: f, fn: fn, facts: facts, onCheck: rule.check}
-			rule.in = in
-			in.run()
-			rep.Findings = append(rep.Findings, rule.findings...)
-			if in.capped {
-				rep.Findings = append(rep.Findings, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: rule.fnName,
-					Message: fmt.Sprintf("more than %d paths: the analysis of this function is incomplete", maxStates)})
-			}
-			sites = append(sites, findInlineSites(f, fn)...)
+			fs, fsites := analyseFunction(f, fn, facts, visits, grantsOnly)
+			rep.Findings = append(rep.Findings, fs...)
+			sites = append(sites, fsites...)
 		}
 	}
-	sizeFindings, layouts := checkInlineSize(opts, sites, byDir, all)
+	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all)
 	rep.Findings = append(rep.Findings, sizeFindings...)
+	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
+	if err != nil {
+		<-provCh
+		return nil, err
+	}
+	rep.Findings = append(rep.Findings, bounds...)
 	rep.Layouts = layouts
 	prov := <-provCh
 	if prov.err != nil {
@@ -158,14 +147,186 @@ func Run(opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// setsInlineBytes prefilters files that may set IB_SEND_INLINE: an
-// assignment or designated initializer of send_flags that names it.
-var setsInlineBytes = regexp.MustCompile(`send_flags\s*(\|=|=)[^;]*IB_SEND_INLINE`)
+// moduleFiles reads the files to analyse: every file under the paths
+// that mentions IB_SEND_INLINE at all, and every .c file of a module
+// (folder) one of whose headers mentions it. A module none of whose files
+// sets the flag (a provider that only tests it) has nothing to check; in
+// the others, every header and the .c files that map DMA, post, create or
+// size QPs, or set opcodes are read for facts.
+func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) {
+	files, err := loadFiles(tree, rels, "IB_SEND_INLINE")
+	if err != nil {
+		return nil, nil, err
+	}
+	have := map[string]bool{}
+	headerDirs := map[string]bool{}
+	for _, f := range files {
+		have[f.Rel] = true
+		if strings.HasSuffix(f.Rel, ".h") {
+			headerDirs[path.Dir(f.Rel)] = true
+		}
+	}
+	var more []string
+	for _, r := range rels {
+		if headerDirs[path.Dir(r)] && !have[r] && strings.HasSuffix(r, ".c") {
+			more = append(more, r)
+		}
+	}
+	mod, err := loadFiles(tree, more)
+	if err != nil {
+		return nil, nil, err
+	}
+	analysed = append(files, mod...)
+	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
+	// Modules where some function sets the flag.
+	dirs := map[string]bool{}
+	for _, f := range analysed {
+		if !dirs[path.Dir(f.Rel)] && (len(findInlineSites(f, f.Tree.RootNode())) > 0 || definesFlag(f)) {
+			dirs[path.Dir(f.Rel)] = true
+		}
+	}
+	var nearC, nearH []string
+	have = map[string]bool{}
+	for _, f := range analysed {
+		have[f.Rel] = true
+	}
+	for _, r := range rels {
+		if !dirs[path.Dir(r)] || have[r] {
+			continue
+		}
+		if strings.HasSuffix(r, ".h") {
+			nearH = append(nearH, r)
+		} else {
+			nearC = append(nearC, r)
+		}
+	}
+	headers, err := loadFiles(tree, nearH)
+	if err != nil {
+		return nil, nil, err
+	}
+	neighbours, err := loadFiles(tree, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
+	if err != nil {
+		return nil, nil, err
+	}
+	var work []*file
+	for _, f := range analysed {
+		if dirs[path.Dir(f.Rel)] {
+			work = append(work, f)
+		}
+	}
+	all = append(append(append([]*file{}, work...), headers...), neighbours...)
+	return all, analysed, nil
+}
 
-// setsInlineOrPosts selects the functions worth interpreting: those that
-// set IB_SEND_INLINE on a request or post one (providers' post_send
-// implementations only test the flag).
-func setsInlineOrPosts(f *file, fn *sitter.Node, facts *Facts) bool {
+// definesFlag reports whether a file #defines a value that carries
+// IB_SEND_INLINE.
+func definesFlag(f *file) bool {
+	found := false
+	walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+		if n.Kind() == "preproc_def" {
+			v := f.text(n.ChildByFieldName("value"))
+			found = found || strings.Contains(v, "IB_SEND_INLINE") && !strings.Contains(v, "~")
+			return false
+		}
+		return !found && n.Kind() != "function_definition"
+	})
+	return found
+}
+
+// traceFn, when set (by a test), hears of every function analysed.
+var traceFn func(f *file, name string, d time.Duration, steps int)
+
+type siteKey struct {
+	file  string
+	start uint
+}
+
+// analyseFunction runs the engine over one function: its inline-sge and
+// inline-on-registration findings, its grant records, its inline sites
+// and the paths that reach them. A panic is a bug in the engine: it is
+// reported as the function's incomplete analysis, never a crash.
+func analyseFunction(f *file, fn *sitter.Node, facts *Facts, visits map[siteKey][]siteVisit, grantsOnly bool) (out []Finding, sites []inlineSite) {
+	name := functionName(f, fn)
+	defer func() {
+		if r := recover(); r != nil {
+			out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: name,
+				Message: fmt.Sprintf("internal error in the analysis of this function (%v): its findings are incomplete", r)})
+		}
+	}()
+	rule := &inlineSGE{fnName: name}
+	grants := map[siteKey]grantRecord{}
+	in := &interp{f: f, fn: fn, facts: facts, onCheck: rule.check,
+		onSite: func(v siteVisit) {
+			k := siteKey{f.Rel, v.node.StartByte()}
+			visits[k] = append(visits[k], v)
+		},
+		onGrant: func(g grantRecord) {
+			k := siteKey{f.Rel, g.node.StartByte()}
+			if old, ok := grants[k]; !ok || old.msg == "" {
+				grants[k] = g
+			}
+		}}
+	rule.in = in
+	if traceFn != nil {
+		t0 := time.Now()
+		defer func() { traceFn(f, name, time.Since(t0), in.steps) }()
+	}
+	if grantsOnly {
+		in.onCheck = func(checkpoint) {}
+		in.onSite = nil
+	}
+	in.run()
+	out = append(out, rule.findings...)
+	for _, k := range sortedGrantKeys(grants) {
+		if g := grants[k]; g.msg != "" {
+			out = append(out, Finding{Rule: RuleInlineSize, Severity: SevError, File: f.Rel, Line: f.line(g.node), Function: name, Message: g.msg})
+		}
+	}
+	if in.capped {
+		out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: name,
+			Message: fmt.Sprintf("more than %d states at a statement or %d steps: the analysis of this function is incomplete", maxStates, maxSteps)})
+	}
+	if grantsOnly {
+		return out, nil
+	}
+	for _, s := range findInlineSites(f, fn) {
+		sites = append(sites, s)
+		k := siteKey{f.Rel, s.node.StartByte()}
+		if visits[k] == nil {
+			visits[k] = []siteVisit{} // analysed, no path reaches it
+		}
+	}
+	return out, sites
+}
+
+func sortedGrantKeys(m map[siteKey]grantRecord) []siteKey {
+	var out []siteKey
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+// recordsCaps reports whether a function creates a QP and reads its
+// caps' max_inline_data.
+func recordsCaps(f *file, fn *sitter.Node) bool {
+	if !strings.Contains(f.text(fn), "max_inline_data") {
+		return false
+	}
+	found := false
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && createFuncs[f.text(n.ChildByFieldName("function"))] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// worthRunning selects the functions worth interpreting: those that set
+// IB_SEND_INLINE, post a request, or create a QP and record its caps.
+func worthRunning(f *file, fn *sitter.Node, facts *Facts) bool {
 	if len(findInlineSites(f, fn)) > 0 {
 		return true
 	}
@@ -181,7 +342,7 @@ func setsInlineOrPosts(f *file, fn *sitter.Node, facts *Facts) bool {
 		}
 		return !found
 	})
-	return found
+	return found || recordsCaps(f, fn)
 }
 
 // inlineSite is a statement that sets IB_SEND_INLINE on a request.
@@ -194,16 +355,55 @@ type inlineSite struct {
 func findInlineSites(f *file, fn *sitter.Node) []inlineSite {
 	var out []inlineSite
 	walk(fn, func(n *sitter.Node) bool {
-		if n.Kind() == "assignment_expression" {
-			lhs := n.ChildByFieldName("left")
-			if lhs.Kind() == "field_expression" && f.text(lhs.ChildByFieldName("field")) == "send_flags" &&
-				mentions(f, n.ChildByFieldName("right"), "IB_SEND_INLINE") && f.text(n.ChildByFieldName("operator")) != "&=" {
-				out = append(out, inlineSite{f, fn, n})
+		if n.Kind() == "identifier" && f.text(n) == "IB_SEND_INLINE" && setsFlag(f, n) {
+			if s := siteStatement(n); s != nil {
+				out = append(out, inlineSite{f, fn, s})
 			}
 		}
 		return true
 	})
 	return out
+}
+
+// setsFlag reports whether this mention of IB_SEND_INLINE sets the flag
+// (is or-ed or assigned into a value), rather than testing or clearing it
+// (x & IB_SEND_INLINE, ~IB_SEND_INLINE, == and the like).
+func setsFlag(f *file, n *sitter.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch p.Kind() {
+		case "unary_expression":
+			return false
+		case "binary_expression":
+			if op := f.text(p.ChildByFieldName("operator")); op != "|" {
+				return false
+			}
+		case "assignment_expression":
+			return f.text(p.ChildByFieldName("operator")) != "&="
+		case "if_statement", "while_statement", "for_statement", "do_statement", "switch_statement", "case_statement", "call_expression":
+			return false
+		case "init_declarator", "initializer_pair", "return_statement":
+			return true
+		case "conditional_expression":
+			if c := p.ChildByFieldName("condition"); c != nil && c.StartByte() <= n.StartByte() && n.EndByte() <= c.EndByte() {
+				return false
+			}
+		case "expression_statement", "compound_statement", "function_definition":
+			return false
+		}
+	}
+	return false
+}
+
+// siteStatement is the assignment, declaration or return that a mention
+// belongs to.
+func siteStatement(n *sitter.Node) *sitter.Node {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch p.Kind() {
+		case "assignment_expression", "init_declarator", "initializer_pair", "return_statement":
+			return p
+		}
+	}
+	return nil
 }
 
 // sortRows keeps tables stable.

@@ -2,7 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -26,6 +29,75 @@ type Facts struct {
 	queried map[string]string
 	// constants are #define NAME number.
 	constants map[string]int64
+	// ptrMembers are struct members declared as pointers or arrays
+	// (true), or as anything else somewhere (false wins).
+	ptrMembers map[string]bool
+	// opcodes are the opcodes assigned to work requests (fieldKey of the
+	// request -> opcode and where), whichever function assigns them.
+	opcodes map[string][2]string
+	// otherOps are the request fieldKeys also assigned a non-registration
+	// opcode: what opcodes says of them is not known.
+	otherOps map[string]bool
+	// funcs are the module's function definitions, for summaries.
+	funcs     map[string]funcDef
+	summaries map[string]*summary
+	computing map[string]bool
+	templates map[*file]map[string]*sitter.Node
+	// flagMacros are #defines whose value sets IB_SEND_INLINE.
+	flagMacros map[string]string
+	// retKinds are return types of the module's functions that are
+	// address kinds (dma_addr_t, phys_addr_t).
+	retKinds map[string]Kind
+	// retPtr are the module's functions that return pointers.
+	retPtr map[string]bool
+}
+
+type funcDef struct {
+	f  *file
+	fn *sitter.Node
+}
+
+// summary is what a function of the module does, as its callers see it:
+// the value it returns (address kind and flags, joined over its paths),
+// what it sets on the requests its pointer parameters reach, and the
+// comparisons its boolean result is computed from (a guard predicate).
+type summary struct {
+	// variants are what each of its exit paths leaves in the objects
+	// its pointer parameters reach (nil when there are too many: then
+	// effects, joined over the paths).
+	variants [][]varEffect
+	ret      *val
+	params   []string // the names its ret's conditions use
+	effects  []effect
+	guards   []guardRef
+}
+
+type effect struct {
+	param   int
+	suffix  string
+	flags   *val
+	opcode  string
+	assigns bool // send_flags assigned (not or-ed) on every path
+}
+
+// varEffect is one store an exit path of a function leaves behind:
+// member kind ('f' send_flags, 'o' opcode, 'a' another place such as an
+// SGE address, 's' sg_list, 'n' num_sge) at parameter param's place
+// plus rel.
+type varEffect struct {
+	param int
+	rel   string
+	kind  byte
+	v     *val
+	s     string
+}
+
+const maxVariants = 8
+
+type guardRef struct {
+	f   *file
+	fn  *sitter.Node
+	cmp *sitter.Node
 }
 
 type poster struct {
@@ -42,7 +114,9 @@ type assign struct {
 
 func newFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, inlineWRs: map[string]string{},
-		posters: map[string]poster{}, granted: map[string][]assign{}, queried: map[string]string{}, constants: map[string]int64{}}
+		posters: map[string]poster{}, granted: map[string][]assign{}, queried: map[string]string{}, constants: map[string]int64{},
+		ptrMembers: map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
+		computing: map[string]bool{}, templates: map[*file]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
 }
 
 // fieldKind is what a field is known to hold: DMA if any assignment
@@ -75,6 +149,16 @@ func (fs *Facts) learn(f *file) {
 	walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "field_declaration":
+			for _, d := range named(n) {
+				if same(d, n.ChildByFieldName("type")) {
+					continue
+				}
+				if name, ptr := declName(f, d); name != "" {
+					if old, seen := fs.ptrMembers[name]; !seen || old {
+						fs.ptrMembers[name] = ptr
+					}
+				}
+			}
 			if strings.Contains(f.text(n.ChildByFieldName("type")), "dma_addr_t") {
 				for _, d := range named(n) {
 					if d.Kind() == "field_identifier" || strings.HasSuffix(d.Kind(), "declarator") {
@@ -86,12 +170,49 @@ func (fs *Facts) learn(f *file) {
 			}
 		case "preproc_def":
 			name := f.text(n.ChildByFieldName("name"))
+			if v := f.text(n.ChildByFieldName("value")); strings.Contains(v, "IB_SEND_INLINE") && !strings.Contains(v, "~") {
+				fs.flagMacros[name] = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+			}
 			var v int64
 			if _, err := fmt.Sscanf(strings.TrimSpace(f.text(n.ChildByFieldName("value"))), "%v", &v); err == nil {
 				fs.constants[name] = v
 			}
 		case "function_definition":
+			name := functionName(f, n)
+			if _, dup := fs.funcs[name]; !dup && name != "" {
+				fs.funcs[name] = funcDef{f, n}
+			}
+			if d := n.ChildByFieldName("declarator"); d != nil && d.Kind() == "pointer_declarator" {
+				fs.retPtr[name] = true
+			}
+			switch t := strings.TrimSpace(f.text(n.ChildByFieldName("type"))); t {
+			case "dma_addr_t":
+				fs.retKinds[name] = DMA
+			case "phys_addr_t":
+				fs.retKinds[name] = Phys
+			}
 			fs.learnFunction(f, n)
+			return false
+		case "initializer_pair":
+			fs.learnOpcode(f, n, "")
+		case "declaration":
+			// A file-scope static initializer is a template: its
+			// opcodes are learned here, its members applied where it
+			// is copied.
+			for _, d := range named(n) {
+				if d.Kind() != "init_declarator" {
+					continue
+				}
+				if v := d.ChildByFieldName("value"); v != nil && v.Kind() == "initializer_list" {
+					name, _ := declName(f, d.ChildByFieldName("declarator"))
+					walk(v, func(c *sitter.Node) bool {
+						if c.Kind() == "initializer_pair" {
+							fs.learnOpcode(f, c, name)
+						}
+						return true
+					})
+				}
+			}
 			return false
 		}
 		return true
@@ -130,12 +251,16 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 			where := fmt.Sprintf("%s:%d", f.Rel, f.line(n))
 			if member == "send_flags" && mentions(f, rhs, "IB_SEND_INLINE") && f.text(n.ChildByFieldName("operator")) != "&=" {
 				wr, _ := splitMember(p)
-				if k := fieldKey(wr + ".x"); k != "" {
-					fs.inlineWRs[strings.TrimSuffix(k, ".x")] = where
+				if k := fieldKey(wr); k != "" && k != "wr" {
+					fs.inlineWRs[k] = where
 				}
 			}
 			if strings.Contains(f.text(rhs), "max_inline_data") {
 				fs.granted[fieldKey(p)] = append(fs.granted[fieldKey(p)], assign{f, fn, n, lhs, rhs})
+			}
+			if member == "opcode" {
+				wr, _ := splitMember(p)
+				fs.addOpcode(fieldKey(wr), f.text(rhs), where)
 			}
 			key := fieldKey(p)
 			if key == "" {
@@ -162,6 +287,18 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 					fs.queried[fieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
 				}
 			}
+			// An attr kept in an object that outlives the creating
+			// function holds the grant once the QP exists.
+			if createFuncs[name] && name != "ib_query_qp" {
+				for _, a := range args {
+					if a.Kind() != "pointer_expression" {
+						continue
+					}
+					if q := pointee(f, a, alias); strings.Contains(q, ".") && fieldKey(q+".cap.max_inline_data") != "" {
+						fs.queried[fieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("created by %s at %s:%d", name, f.Rel, f.line(n))
+					}
+				}
+			}
 		}
 		return true
 	})
@@ -174,5 +311,405 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// learnOpcode reads .opcode = IB_WR_... in an initializer of object obj.
+func (fs *Facts) learnOpcode(f *file, pair *sitter.Node, obj string) {
+	var path []string
+	for p := pair; p != nil && p.Kind() == "initializer_pair"; {
+		var m string
+		for _, d := range named(p) {
+			if d.Kind() == "field_designator" {
+				m = strings.TrimPrefix(f.text(d), ".")
+			}
+		}
+		path = append([]string{m}, path...)
+		up := p.Parent()
+		if up == nil || up.Kind() != "initializer_list" {
+			break
+		}
+		p = up.Parent()
+	}
+	if len(path) == 0 || path[len(path)-1] != "opcode" {
+		return
+	}
+	v := pair.ChildByFieldName("value")
+	if v == nil {
+		return
+	}
+	key := strings.Join(path[:len(path)-1], ".")
+	if obj != "" {
+		key = fieldKey(obj + "." + key)
+	}
+	if key == "" {
+		return
+	}
+	fs.addOpcode(key, f.text(v), fmt.Sprintf("%s:%d", f.Rel, f.line(pair)))
+}
+
+// addOpcode records an opcode assigned to the requests named key ("wr"
+// alone names too many).
+func (fs *Facts) addOpcode(key, op, where string) {
+	if key == "" || key == "wr" {
+		return // names too many requests
+	}
+	if !registrationOps[op] {
+		fs.otherOps[key] = true
+		return
+	}
+	if _, ok := fs.opcodes[key]; !ok {
+		fs.opcodes[key] = [2]string{op, where}
+	}
+}
+
+// opcodeOf is the registration opcode every assignment gives the requests
+// named key, if that is what they get.
+func (fs *Facts) opcodeOf(key string) (string, string, bool) {
+	o, ok := fs.opcodes[key]
+	if !ok || fs.otherOps[key] {
+		return "", "", false
+	}
+	return o[0], o[1], true
+}
+
+// pointerMember reports whether a struct member is declared, everywhere
+// the module declares it, as a pointer or array.
+func (fs *Facts) pointerMember(name string) bool { return fs.ptrMembers[name] }
+
+// returnKind is the address kind a module function's return type says.
+func (fs *Facts) returnKind(name string) (Kind, string) {
+	if k, ok := fs.retKinds[name]; ok {
+		d := fs.funcs[name]
+		return k, fmt.Sprintf("%s() returns %s, %s:%d", name, strings.TrimSpace(d.f.text(d.fn.ChildByFieldName("type"))), d.f.Rel, d.f.line(d.fn))
+	}
+	return Unknown, ""
+}
+
+// templatesOf lists a file's file-scope initializers by name.
+func (fs *Facts) templatesOf(f *file) map[string]*sitter.Node {
+	if t, ok := fs.templates[f]; ok {
+		return t
+	}
+	t := map[string]*sitter.Node{}
+	root := f.Tree.RootNode()
+	for _, n := range named(root) {
+		if n.Kind() != "declaration" {
+			continue
+		}
+		for _, d := range named(n) {
+			if d.Kind() != "init_declarator" {
+				continue
+			}
+			if v := d.ChildByFieldName("value"); v != nil && v.Kind() == "initializer_list" {
+				if name, _ := declName(f, d.ChildByFieldName("declarator")); name != "" {
+					t[name] = v
+				}
+			}
+		}
+	}
+	fs.templates[f] = t
+	return t
+}
+
+// summary computes (once, bottom-up: a callee's summary is computed when
+// its caller's analysis first needs it) what a module function does for
+// its callers; nil for functions outside the module and while the
+// function's own summary is being computed (recursion).
+func (fs *Facts) summary(name string) *summary {
+	if s, ok := fs.summaries[name]; ok {
+		return s
+	}
+	d, ok := fs.funcs[name]
+	if !ok || fs.computing[name] || len(fs.computing) >= maxSummaryDepth {
+		return nil
+	}
+	if !summaryWorthy.MatchString(d.f.text(d.fn)) {
+		fs.summaries[name] = nil
+		return nil
+	}
+	fs.computing[name] = true
+	defer delete(fs.computing, name)
+	s := &summary{}
+	ps := params(d.f, d.fn)
+	type eff struct {
+		flags        *val
+		opcode       string
+		assigns, all bool
+		n            int
+	}
+	effs := map[string]*eff{}
+	type retPath struct {
+		v     *val
+		facts map[string]bool
+	}
+	var rets []*val
+	var paths []retPath
+	exits := 0
+	variants := map[string][]varEffect{}
+	in := &interp{f: d.f, fn: d.fn, facts: fs, budget: maxSummarySteps}
+	in.onCheck = func(cp checkpoint) {
+		if !cp.exit {
+			return
+		}
+		exits++
+		if len(variants) <= maxVariants {
+			v := exitVariant(cp.state, ps, d.f.Rel)
+			var kb strings.Builder
+			for _, e := range v {
+				fmt.Fprintf(&kb, "%d%s%c%s%s;", e.param, e.rel, e.kind, e.v.key(), e.s)
+			}
+			variants[kb.String()] = v
+		}
+		if cp.ret != nil {
+			rv := in.scope(cp.state).valueOf(cp.ret)
+			rets = append(rets, rv)
+			paths = append(paths, retPath{rv, cloneMap(cp.state.facts)})
+			for _, c := range comparisons(d.f, cp.ret, d.fn) {
+				s.guards = append(s.guards, guardRef{d.f, d.fn, c})
+			}
+			if c := stripCond(d.f, cp.ret); c != nil && c.Kind() == "call_expression" {
+				if sub := fs.summary(d.f.text(c.ChildByFieldName("function"))); sub != nil {
+					s.guards = append(s.guards, sub.guards...)
+				}
+			}
+		}
+		st := cp.state
+		for i, p := range ps {
+			if !p.pointer {
+				continue
+			}
+			for w, fl := range st.flags {
+				if w != p.name && !strings.HasPrefix(w, p.name+".") {
+					continue
+				}
+				k := strconv.Itoa(i) + " " + strings.TrimPrefix(w, p.name)
+				e := effs[k]
+				if e == nil {
+					e = &eff{all: true}
+					effs[k] = e
+				}
+				e.n++
+				if e.flags == nil || maybeOn(fl) && !maybeOn(e.flags) {
+					e.flags = fl
+				}
+			}
+			for w, op := range st.opc {
+				if w != p.name && !strings.HasPrefix(w, p.name+".") {
+					continue
+				}
+				k := strconv.Itoa(i) + " " + strings.TrimPrefix(w, p.name)
+				e := effs[k]
+				if e == nil {
+					e = &eff{all: true}
+					effs[k] = e
+				}
+				if e.opcode == "" || registrationOps[op] {
+					e.opcode = op
+				}
+			}
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.ret, s.effects = nil, nil // no summary rather than a wrong one
+			}
+		}()
+		in.run()
+	}()
+	for _, k := range sortedKeys(effs) {
+		e := effs[k]
+		var i int
+		var suffix string
+		fmt.Sscanf(k, "%d", &i)
+		suffix = k[strings.IndexByte(k, ' ')+1:]
+		fl := e.flags
+		if fl != nil {
+			fl = mapLeaves(fl, func(l *val) *val {
+				return &val{kind: l.kind, inl: l.inl, why: name + "() sets " + l.why, line: l.line, file: d.f.Rel}
+			})
+		}
+		s.effects = append(s.effects, effect{param: i, suffix: suffix, flags: fl, opcode: e.opcode, assigns: e.n == exits && !in.capped})
+	}
+	if len(variants) <= maxVariants && !in.capped {
+		for _, k := range sortedKeys(variants) {
+			s.variants = append(s.variants, variants[k])
+		}
+	}
+	if len(rets) > 0 {
+		s.ret = joinReturns(rets, d.f.Rel)
+		// A predicate on the parameters that decides what is returned
+		// (len > max_inline ? flags : flags | IB_SEND_INLINE) is kept
+		// as a choice the caller's path may decide.
+		for _, p := range ps {
+			s.params = append(s.params, p.name)
+		}
+		for _, k := range sortedKeys(paths[0].facts) {
+			if !onlyParams(k, s.params) {
+				continue
+			}
+			var yes, no []*val
+			for _, p := range paths {
+				b, ok := p.facts[k]
+				if !ok {
+					yes, no = nil, nil
+					break
+				}
+				if b {
+					yes = append(yes, p.v)
+				} else {
+					no = append(no, p.v)
+				}
+			}
+			if len(yes) > 0 && len(no) > 0 {
+				t, f := joinReturns(yes, d.f.Rel), joinReturns(no, d.f.Rel)
+				if t.key() != f.key() {
+					s.ret = &val{cond: k, t: t, f: f, why: s.ret.why, line: s.ret.line, file: d.f.Rel}
+					break
+				}
+			}
+		}
+	}
+	fs.summaries[name] = s
+	return s
+}
+
+// Summaries are computed for functions that can say something about
+// inline sends (their text mentions flags, opcodes, addresses or sizes),
+// nested at most maxSummaryDepth deep, each within maxSummarySteps.
+const (
+	maxSummaryDepth = 6
+	maxSummarySteps = 4000
+)
+
+var summaryWorthy = regexp.MustCompile(`send_flags|opcode|IB_SEND_|dma|_pa\(|phys|max_inline|sge|sg_list|addr`)
+
+// mentionsInline reports whether a module function's text mentions an
+// inline size or flag (a candidate guard predicate).
+func (fs *Facts) mentionsInline(name string) bool {
+	d, ok := fs.funcs[name]
+	return ok && strings.Contains(strings.ToLower(d.f.text(d.fn)), "inline")
+}
+
+// joinReturns joins the values a function returns on its paths: DMA or
+// physical on any path wins, virtual needs every path; the flag bit is
+// set when any path sets it.
+func joinReturns(rets []*val, file string) *val {
+	var kind Kind = Virt
+	var w *val
+	inl := flagOff
+	var wi *val
+	for _, r := range rets {
+		k, l := r.resolve(nil)
+		switch {
+		case k == DMA:
+			kind, w = DMA, l
+		case k == Phys && kind != DMA:
+			kind, w = Phys, l
+		case k == Unknown && kind == Virt:
+			kind, w = Unknown, l
+		case w == nil:
+			w = l
+		}
+		i, li := r.flagsOn(nil)
+		switch {
+		case i == flagOn:
+			inl, wi = flagOn, li
+		case i == flagUnset && inl == flagOff:
+			inl = flagUnset
+		}
+	}
+	if wi != nil && inl == flagOn {
+		w = wi
+	}
+	return &val{kind: kind, inl: inl, why: w.why, line: w.line, file: file}
+}
+
+var identTok = regexp.MustCompile(`[A-Za-z_]\w*`)
+
+// onlyParams reports whether a condition key names only the parameters
+// (and constants, members, calls) so that a caller can restate it.
+func onlyParams(k string, params []string) bool {
+	for _, m := range identTok.FindAllStringIndex(k, -1) {
+		if m[0] > 0 && (k[m[0]-1] == '.' || k[m[0]-1] == '>') {
+			continue
+		}
+		name := k[m[0]:m[1]]
+		if m[1] < len(k) && k[m[1]] == '(' || strings.ToUpper(name) == name || slices.Contains(params, name) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// substParams restates a condition key of a callee in the caller's
+// terms: each parameter becomes the argument passed for it.
+func substParams(k string, params, args []string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range identTok.FindAllStringIndex(k, -1) {
+		if m[0] > 0 && (k[m[0]-1] == '.' || k[m[0]-1] == '>') {
+			continue
+		}
+		if i := slices.Index(params, k[m[0]:m[1]]); i >= 0 && i < len(args) {
+			b.WriteString(k[last:m[0]])
+			b.WriteString(args[i])
+			last = m[1]
+		}
+	}
+	b.WriteString(k[last:])
+	return b.String()
+}
+
+// exitVariant lists what an exit state leaves in the objects the
+// function's pointer parameters reach.
+func exitVariant(st *state, ps []param, file string) []varEffect {
+	var out []varEffect
+	rel := func(w string) (int, string, bool) {
+		for i, p := range ps {
+			if p.pointer && (w == p.name || strings.HasPrefix(w, p.name+".") || strings.HasPrefix(w, p.name+"[")) {
+				return i, strings.TrimPrefix(w, p.name), true
+			}
+		}
+		return 0, "", false
+	}
+	prov := func(v *val) *val {
+		return mapLeaves(v, func(l *val) *val {
+			f := l.file
+			if f == "" {
+				f = file
+			}
+			return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: f}
+		})
+	}
+	for _, w := range sortedKeys(st.flags) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'f', v: prov(st.flags[w])})
+		}
+	}
+	for _, w := range sortedKeys(st.opc) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'o', s: st.opc[w]})
+		}
+	}
+	for _, w := range sortedKeys(st.addr) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'a', v: prov(st.addr[w])})
+		}
+	}
+	for _, w := range sortedKeys(st.sgl) {
+		if i, r, ok := rel(w); ok {
+			if j, r2, ok := rel(st.sgl[w]); ok {
+				out = append(out, varEffect{param: i, rel: r, kind: 's', s: strconv.Itoa(j) + " " + r2})
+			}
+		}
+	}
+	for _, w := range sortedKeys(st.nsge) {
+		if i, r, ok := rel(w); ok {
+			out = append(out, varEffect{param: i, rel: r, kind: 'n', s: st.nsge[w]})
+		}
+	}
 	return out
 }

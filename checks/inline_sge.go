@@ -42,8 +42,10 @@ func (r *inlineSGE) check(cp checkpoint) {
 	var wrs []string
 	if cp.exit {
 		// Requests this function sets inline and that outlive it.
-		for w, fl := range st.flags {
-			if fl == flagOn && !r.in.locals[root(w)] {
+		// Requests this function only flags (its callers that post them
+		// see the flag through its summary) are checked where posted.
+		for _, w := range sortedKeys(st.flags) {
+			if on, _ := st.flags[w].flagsOn(st.facts); on == flagOn && !r.in.locals[root(w)] && (r.pointsSGEs(w, st) || registrationOps[st.opc[w]]) {
 				wrs = append(wrs, w)
 			}
 		}
@@ -57,10 +59,17 @@ func (r *inlineSGE) check(cp checkpoint) {
 		where = "leaves the function here (stored in an object that outlives it)"
 	}
 	for _, w := range wrs {
-		status := st.flags[w]
+		status := flagUnset
+		var src *val
+		if v, ok := st.flags[w]; ok {
+			status, src = v.flagsOn(st.facts)
+		}
 		maybe := false
+		if status == flagUnset && r.in.locals[root(w)] && !r.in.ptrs[root(w)] {
+			continue // a local request nobody else can flag
+		}
 		if status == flagUnset {
-			if _, ok := r.in.facts.inlineWRs[strings.TrimSuffix(fieldKey(w+".x"), ".x")]; !ok {
+			if _, ok := r.in.facts.inlineWRs[fieldKey(w)]; !ok {
 				continue
 			}
 			maybe = true // set inline elsewhere
@@ -69,16 +78,47 @@ func (r *inlineSGE) check(cp checkpoint) {
 			continue
 		}
 		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
-		if l := st.flagLine[w]; l > 0 {
-			ev = append(ev, Evidence{File: r.in.f.Rel, Line: l, Message: "IB_SEND_INLINE set on this path"})
+		if l := st.flagLine[w]; l > 0 && !maybe {
+			msg := "IB_SEND_INLINE set on this path"
+			if src != nil && src.why != "" && src.why != "IB_SEND_INLINE" {
+				msg += " (from " + src.why + ")"
+			}
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: l, Message: msg})
 		} else if maybe {
-			ev = append(ev, Evidence{File: r.in.f.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.facts.inlineWRs[strings.TrimSuffix(fieldKey(w+".x"), ".x")] + ")"})
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.facts.inlineWRs[fieldKey(w)] + ")"})
 		}
-		if op := st.opc[w]; registrationOps[op] {
-			r.add(RuleInlineReg, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), ev)
+		op, opWhere := st.opc[w], ""
+		if op == "" {
+			if o, where, ok := r.in.facts.opcodeOf(fieldKey(w)); ok && !r.in.locals[root(w)] {
+				op, opWhere = o, where
+			}
+		}
+		if registrationOps[op] {
+			e := ev
+			if opWhere != "" {
+				e = append(append([]Evidence{}, ev...), Evidence{File: r.in.f.Rel, Line: line, Message: "the opcode is set to " + op + " at " + opWhere})
+			}
+			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
+			continue // a registration carries no SGEs to check
 		}
 		r.checkSGEs(w, st, maybe, line, ev)
 	}
+}
+
+// pointsSGEs reports whether this path sets a request's sg_list or one
+// of its SGE addresses.
+func (r *inlineSGE) pointsSGEs(w string, st *state) bool {
+	list, ok := st.sgl[w]
+	if ok {
+		return true
+	}
+	list = w + ".sg_list"
+	for p := range st.addr {
+		if strings.HasPrefix(p, list) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *inlineSGE) exitLine(cp checkpoint) int {
@@ -93,7 +133,7 @@ func display(p string) string { return strings.TrimPrefix(p, "v:") }
 func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Evidence) {
 	list, ok := st.sgl[w]
 	if !ok {
-		list = "*" + w + ".sg_list"
+		list = w + ".sg_list"
 	}
 	n, bounded := r.numSGE(w, st)
 	limit := n
@@ -114,6 +154,9 @@ func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Ev
 			v = st.addr[wild+".addr"]
 			wildcard = wildcard || v != nil
 		}
+		if v == nil && k == 0 {
+			v = st.addr[list+"[0].addr"]
+		}
 		sge := fmt.Sprintf("SGE %d (%s.addr)", k, display(exact))
 		if v == nil {
 			if maybe {
@@ -123,28 +166,36 @@ func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Ev
 			switch kind {
 			case Virt:
 				covered++
-			case DMA:
-				r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s holds a DMA address (%s)", sge, display(w), why), ev)
+			case DMA, Phys:
+				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address (%s)", sge, display(w), kind, why), ev)
 			default:
-				r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s is not shown to hold a kernel virtual address on this path: nothing on the path points it at one", sge, display(w)), ev)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", sge, display(w)), ev)
 			}
 			continue
 		}
 		kind, leafv := v.resolve(st.facts)
-		e := append(append([]Evidence{}, ev...), Evidence{File: r.in.f.Rel, Line: leafv.line, Message: "address from " + leafv.why})
+		file := r.in.f.Rel
+		if leafv.file != "" {
+			file = leafv.file
+		}
+		at := leafv.line
+		if at == 0 {
+			at = line
+		}
+		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: at, Message: "address from " + leafv.why})
 		switch kind {
 		case Virt:
 			covered++
-		case DMA:
-			r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s holds a DMA address on this path: %s", sge, display(w), leafv.why), e)
+		case DMA, Phys:
+			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.why), e)
 		default:
 			if !maybe {
-				r.add(RuleInlineSGE, line, fmt.Sprintf("%s of inline work request %s is not shown to hold a kernel virtual address on this path: %s", sge, display(w), leafv.why), e)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.why), e)
 			}
 		}
 	}
 	if !bounded && !wildcard && !maybe {
-		r.add(RuleInlineSGE, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.nsge[w], covered), ev)
+		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.nsge[w], covered), ev)
 	}
 }
 
@@ -160,12 +211,15 @@ func (r *inlineSGE) numSGE(w string, st *state) (int, bool) {
 	if n, ok := st.nums[e]; ok {
 		return int(n), true
 	}
+	if n, ok := st.hi[e]; ok && n >= 0 && n < 16 {
+		return int(n), true
+	}
 	if n, ok := r.in.facts.constants[e]; ok {
 		return int(n), true
 	}
 	return 0, false
 }
 
-func (r *inlineSGE) add(rule string, line int, msg string, ev []Evidence) {
-	r.findings = append(r.findings, Finding{Rule: rule, Severity: SevError, File: r.in.f.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
+func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {
+	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.f.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
 }

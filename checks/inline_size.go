@@ -5,7 +5,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/patchctl/patchctl/internal/layout"
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -47,18 +49,25 @@ type LayoutRow struct {
 }
 
 type sizeCheck struct {
+	cmpCache map[string][]guardRef
 	opts     Options
 	facts    map[string]*Facts
 	layouts  map[string]*LayoutRow
 	findings []Finding
 }
 
-func checkInlineSize(opts Options, sites []inlineSite, facts map[string]*Facts, files []*file) ([]Finding, []LayoutRow) {
-	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}}
+func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file) ([]Finding, []LayoutRow) {
+	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}}
 	withSites := map[string]bool{}
+	done := map[siteKey]bool{}
 	for _, s := range sites {
 		withSites[s.f.Rel] = true
-		c.guard(s)
+		k := siteKey{s.f.Rel, s.node.StartByte()}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		c.guard(s, visits[k])
 	}
 	for _, f := range files {
 		if withSites[f.Rel] {
@@ -76,36 +85,121 @@ func (c *sizeCheck) add(f *file, n *sitter.Node, fn string, sev, msg string, ev 
 	c.findings = append(c.findings, Finding{Rule: RuleInlineSize, Severity: sev, File: f.Rel, Line: f.line(n), Function: fn, Message: msg, Evidence: ev})
 }
 
-// guard checks the comparison that decides an inline send.
-func (c *sizeCheck) guard(s inlineSite) {
+// guard checks, on every path that reaches an inline site, that a
+// condition the path decided (an if, a loop, a goto guard, a bool local
+// or helper, or the ternary in the site itself) compares with the size
+// the QP was granted. With no path known to reach it (the analysis was
+// cut short), the enclosing ifs are what guards it.
+func (c *sizeCheck) guard(s inlineSite, visits []siteVisit) {
 	f := s.f
 	facts := c.facts[path.Dir(f.Rel)]
-	var cmps []*sitter.Node
-	for p := s.node.Parent(); p != nil && !same(p, s.fn); p = p.Parent() {
-		if p.Kind() == "if_statement" {
-			cmps = append(cmps, comparisons(f, p.ChildByFieldName("condition"), s.fn)...)
-		}
-	}
 	name := functionName(f, s.fn)
-	if len(cmps) == 0 {
-		c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
-		return
-	}
-	var tried []string
-	for _, cmp := range cmps {
-		for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
-			if ok, _ := c.granted(f, s.fn, side, facts); ok {
-				return
+	own := c.ternaryComparisons(f, s.node, s.fn)
+	if len(visits) == 0 {
+		var cmps []guardRef
+		for p := s.node.Parent(); p != nil && !same(p, s.fn); p = p.Parent() {
+			if p.Kind() == "if_statement" {
+				cmps = append(cmps, c.guardComparisons(f, s.fn, p.ChildByFieldName("condition"), facts)...)
 			}
 		}
-		tried = append(tried, strings.Join(strings.Fields(f.text(cmp)), " "))
+		c.judge(s, name, append(cmps, own...), facts)
+		return
+	}
+	seen := map[string]bool{}
+	for _, v := range visits {
+		if v.reg {
+			continue // inline-on-registration's finding, not a size
+		}
+		var kb strings.Builder
+		for _, c := range v.conds {
+			fmt.Fprintf(&kb, "%d-%d;", c.StartByte(), c.EndByte())
+		}
+		if seen[kb.String()] {
+			continue
+		}
+		seen[kb.String()] = true
+		cmps := append([]guardRef{}, own...)
+		for _, cond := range v.conds {
+			cmps = append(cmps, c.guardComparisons(f, s.fn, cond, facts)...)
+		}
+		if !c.judge(s, name, cmps, facts) {
+			return // one finding per site
+		}
+	}
+}
+
+// judge reports a site whose comparisons do not include the granted size.
+func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Facts) bool {
+	f := s.f
+	if len(cmps) == 0 {
+		c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
+		return false
+	}
+	var tried []string
+	for _, g := range cmps {
+		for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
+			if ok, _ := c.granted(g.f, g.fn, side, facts); ok {
+				return true
+			}
+		}
+		t := strings.Join(strings.Fields(g.f.text(g.cmp)), " ")
+		if !slices.Contains(tried, t) {
+			tried = append(tried, t)
+		}
 	}
 	c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
+	return false
+}
+
+// guardComparisons are the comparisons a condition is made of, through
+// bool locals and the module's predicate helpers.
+func (c *sizeCheck) guardComparisons(f *file, fn, cond *sitter.Node, facts *Facts) []guardRef {
+	key := fmt.Sprintf("%s:%d-%d", f.Rel, cond.StartByte(), cond.EndByte())
+	if out, ok := c.cmpCache[key]; ok {
+		return out
+	}
+	out := c.guardComparisons1(f, fn, cond, facts)
+	c.cmpCache[key] = out
+	return out
+}
+
+func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Facts) []guardRef {
+	var out []guardRef
+	for _, cmp := range comparisons(f, cond, fn) {
+		out = append(out, guardRef{f, fn, cmp})
+	}
+	walk(cond, func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" {
+			if s := facts.summary(f.text(n.ChildByFieldName("function"))); s != nil {
+				out = append(out, s.guards...)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// ternaryComparisons are the comparisons of the ternaries in a site
+// (flags = len <= max ? IB_SEND_INLINE : 0).
+func (c *sizeCheck) ternaryComparisons(f *file, site, fn *sitter.Node) []guardRef {
+	var out []guardRef
+	facts := c.facts[path.Dir(f.Rel)]
+	walk(site, func(n *sitter.Node) bool {
+		if n.Kind() == "conditional_expression" {
+			out = append(out, c.guardComparisons(f, fn, n.ChildByFieldName("condition"), facts)...)
+		}
+		return true
+	})
+	return out
 }
 
 // comparisons lists the <, <=, >, >= in a condition, following boolean
 // locals to the comparison they were set from.
 func comparisons(f *file, cond *sitter.Node, fn *sitter.Node) []*sitter.Node {
+	return comparisonsSeen(f, cond, fn, map[string]bool{})
+}
+
+func comparisonsSeen(f *file, cond *sitter.Node, fn *sitter.Node, seen map[string]bool) []*sitter.Node {
 	var out []*sitter.Node
 	walk(cond, func(n *sitter.Node) bool {
 		switch n.Kind() {
@@ -118,8 +212,12 @@ func comparisons(f *file, cond *sitter.Node, fn *sitter.Node) []*sitter.Node {
 			if fn == nil {
 				break
 			}
+			if seen[f.text(n)] {
+				break
+			}
+			seen[f.text(n)] = true
 			if init := localInit(f, fn, f.text(n)); init != nil {
-				out = append(out, comparisons(f, init, fn)...)
+				out = append(out, comparisonsSeen(f, init, fn, seen)...)
 			}
 		}
 		return true
@@ -129,6 +227,35 @@ func comparisons(f *file, cond *sitter.Node, fn *sitter.Node) []*sitter.Node {
 
 // localInit is the initializer of a local variable declared in fn.
 func localInit(f *file, fn *sitter.Node, name string) *sitter.Node {
+	key := localKey{f, fn.StartByte(), name}
+	localInitMu.Lock()
+	n, ok := localInitCache[key]
+	localInitMu.Unlock()
+	if ok {
+		return n
+	}
+	n = localInit1(f, fn, name)
+	localInitMu.Lock()
+	if len(localInitCache) > 1<<16 {
+		localInitCache = map[localKey]*sitter.Node{}
+	}
+	localInitCache[key] = n
+	localInitMu.Unlock()
+	return n
+}
+
+type localKey struct {
+	f     *file
+	start uint
+	name  string
+}
+
+var (
+	localInitMu    sync.Mutex
+	localInitCache = map[localKey]*sitter.Node{}
+)
+
+func localInit1(f *file, fn *sitter.Node, name string) *sitter.Node {
 	var init *sitter.Node
 	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() == "init_declarator" {
@@ -145,7 +272,37 @@ func localInit(f *file, fn *sitter.Node, name string) *sitter.Node {
 // caps field of an attr that a create or query call filled before this
 // point, or a field assigned only from such.
 func (c *sizeCheck) granted(f *file, fn, expr *sitter.Node, facts *Facts) (bool, string) {
+	return c.grantedDepth(f, fn, expr, facts, 0)
+}
+
+func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, depth int) (bool, string) {
 	expr = stripParens(expr)
+	if expr == nil || depth > 8 {
+		return false, ""
+	}
+	switch expr.Kind() {
+	case "call_expression":
+		// READ_ONCE(q->max_inline_data) and the like are the value.
+		if args := named(expr.ChildByFieldName("arguments")); passThrough[f.text(expr.ChildByFieldName("function"))] && len(args) == 1 {
+			return c.grantedDepth(f, fn, args[0], facts, depth+1)
+		}
+		return false, ""
+	case "cast_expression":
+		return c.grantedDepth(f, fn, expr.ChildByFieldName("value"), facts, depth+1)
+	case "identifier":
+		// A local copy of the granted size (u32 max = READ_ONCE(...)):
+		// granted when everything assigned to it is.
+		srcs := localSources(f, fn, f.text(expr))
+		if len(srcs) == 0 {
+			return false, ""
+		}
+		for _, src := range srcs {
+			if ok, _ := c.grantedDepth(f, fn, src, facts, depth+1); !ok {
+				return false, ""
+			}
+		}
+		return true, "a local copy of the granted size"
+	}
 	t := f.text(expr)
 	if strings.HasSuffix(t, "cap.max_inline_data") {
 		attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "cap.max_inline_data"), "."), "->")
@@ -177,7 +334,6 @@ func (c *sizeCheck) granted(f *file, fn, expr *sitter.Node, facts *Facts) (bool,
 		if !ok {
 			return false, ""
 		}
-		c.failurePath(a)
 	}
 	return true, "assigned from granted caps"
 }
@@ -199,44 +355,25 @@ func createdBefore(f *file, fn *sitter.Node, attr string, node *sitter.Node) boo
 	return found
 }
 
-// failurePath checks what a granted-size field records when the create
-// call before it failed: it must be 0.
-func (c *sizeCheck) failurePath(a assign) {
-	f := a.file
-	// The variable holding the last create call's result before a.
-	var result string
-	walk(a.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "assignment_expression" && n.EndByte() <= a.node.StartByte() {
-			if r := stripParens(n.ChildByFieldName("right")); r.Kind() == "call_expression" && createFuncs[f.text(r.ChildByFieldName("function"))] {
-				result = f.text(n.ChildByFieldName("left"))
+// localSources are the values assigned to a local variable of fn.
+func localSources(f *file, fn *sitter.Node, name string) []*sitter.Node {
+	var out []*sitter.Node
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		switch n.Kind() {
+		case "init_declarator":
+			if d, _ := declName(f, n.ChildByFieldName("declarator")); d == name {
+				if v := n.ChildByFieldName("value"); v != nil {
+					out = append(out, v)
+				}
+			}
+		case "assignment_expression":
+			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" && f.text(l) == name {
+				out = append(out, n.ChildByFieldName("right"))
 			}
 		}
 		return true
 	})
-	if result == "" {
-		return
-	}
-	// Guarded by the result (if (!ret) ...)? Then the failing path does
-	// not record the request.
-	for p := a.node.Parent(); p != nil && !same(p, a.fn); p = p.Parent() {
-		if p.Kind() == "if_statement" && mentionsText(f, p.ChildByFieldName("condition"), result) {
-			return
-		}
-	}
-	rhs := stripParens(a.rhs)
-	if rhs.Kind() == "conditional_expression" && mentionsText(f, rhs.ChildByFieldName("condition"), result) {
-		cond := strings.Join(strings.Fields(f.text(stripParens(rhs.ChildByFieldName("condition")))), "")
-		failArm := rhs.ChildByFieldName("consequence")
-		if cond == "!"+result || cond == result+"==0" {
-			failArm = rhs.ChildByFieldName("alternative")
-		}
-		if v := strings.TrimSpace(f.text(failArm)); v == "0" {
-			return
-		}
-		c.add(f, a.node, functionName(f, a.fn), SevError, fmt.Sprintf("when QP creation fails (%s), %s records %s, not 0", result, f.text(a.lhs), f.text(failArm)))
-		return
-	}
-	c.add(f, a.node, functionName(f, a.fn), SevError, fmt.Sprintf("%s records the caps whether or not QP creation succeeded (%s): when it fails, they hold the request, and the recorded size must be 0", f.text(a.lhs), result))
+	return out
 }
 
 func mentionsText(f *file, n *sitter.Node, name string) bool {
@@ -296,11 +433,26 @@ func (c *sizeCheck) requests(f *file) {
 		if !ok || max.size == 0 {
 			continue
 		}
+		if sz == 0 && anyCreateBefore(f, r.fn, r.node) {
+			continue // a fallback retrying without inline data after a failed creation
+		}
 		if sz < max.size {
 			c.add(f, r.node, name, SevError, fmt.Sprintf("requests %s = %d bytes of inline data, but %s = %d bytes is posted inline (line %d)", expr, sz, max.expr, max.size, f.line(max.node)),
 				Evidence{File: f.Rel, Line: f.line(max.node), Message: "inline payload " + max.expr})
 		}
 	}
+}
+
+// anyCreateBefore reports whether a QP create call precedes node in fn.
+func anyCreateBefore(f *file, fn, node *sitter.Node) bool {
+	found := false
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && createFuncs[f.text(n.ChildByFieldName("function"))] && f.text(n.ChildByFieldName("function")) != "ib_query_qp" {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // calledAfter reports whether attr is passed to a create call after node.

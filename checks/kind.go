@@ -10,13 +10,14 @@ import (
 type Kind int
 
 const (
-	Unknown Kind = iota // not shown to be either
+	Unknown Kind = iota // not shown to be any of the others
 	Virt                // a kernel virtual address: a pointer made an integer
 	DMA                 // a DMA (bus) address
+	Phys                // a physical address (__pa, virt_to_phys)
 )
 
 func (k Kind) String() string {
-	return [...]string{"unknown", "virtual", "DMA"}[k]
+	return [...]string{"unknown", "virtual", "DMA", "physical"}[k]
 }
 
 // dmaFuncs return DMA addresses.
@@ -24,35 +25,58 @@ var dmaFuncs = map[string]bool{
 	"ib_dma_map_single": true, "ib_dma_map_page": true, "ib_dma_map_sg": true, "ib_dma_map_sg_attrs": true,
 	"ib_dma_map_sgtable_attrs": true, "ib_sg_dma_address": true, "sg_dma_address": true,
 	"dma_map_single": true, "dma_map_single_attrs": true, "dma_map_page": true, "dma_map_page_attrs": true,
-	"dma_map_sg": true, "dma_map_resource": true, "dma_map_sgtable": true, "virt_to_phys": true, "page_to_phys": true,
-	"sg_phys": true,
+	"dma_map_sg": true, "dma_map_resource": true, "dma_map_sgtable": true,
 }
+
+// physFuncs return physical addresses.
+var physFuncs = map[string]bool{"virt_to_phys": true, "__pa": true, "page_to_phys": true, "sg_phys": true,
+	"__pa_symbol": true, "PFN_PHYS": true, "pfn_to_phys": true}
 
 // virtFuncs return kernel virtual addresses (pointers).
 var virtFuncs = map[string]bool{"sg_virt": true, "page_address": true, "kmap": true, "kmap_local_page": true,
-	"phys_to_virt": true, "lowmem_page_address": true}
+	"phys_to_virt": true, "lowmem_page_address": true, "__va": true, "kmap_atomic": true}
 
 // passThrough functions keep their argument's kind.
 var passThrough = map[string]bool{"cpu_to_le64": true, "le64_to_cpu": true, "cpu_to_be64": true, "lower_32_bits": true,
-	"upper_32_bits": true, "ALIGN": true, "PTR_ALIGN": true, "READ_ONCE": true}
+	"upper_32_bits": true, "ALIGN": true, "PTR_ALIGN": true, "READ_ONCE": true, "likely": true, "unlikely": true}
 
-var intTypes = map[string]bool{"uintptr_t": true, "u64": true, "__u64": true, "uint64_t": true, "unsigned long": true,
-	"unsigned long long": true, "unsigned int": true, "u32": true, "__u32": true, "size_t": true, "long": true}
-
-// val is an abstract value: a kind, or a choice made by a condition that a
-// path may decide later (c ? a : b).
+// val is an abstract value: an address kind and, for flags, whether the
+// IB_SEND_INLINE bit is set (flagOn), clear (flagOff) or not known
+// (flagUnset); or a choice made by a condition that a path may decide
+// later (c ? a : b). why, line and file are its provenance: the
+// expression it came from.
 type val struct {
 	kind Kind
+	inl  inline
 	cond string
 	t, f *val
-	why  string // the expression and its line, for evidence
+	why  string
 	line int
+	file string // "" = the function's own file
+	memo string
 }
 
 func leaf(k Kind, why string, line int) *val { return &val{kind: k, why: why, line: line} }
 
+func flagVal(i inline, why string, line int) *val { return &val{inl: i, why: why, line: line} }
+
+// key is the value's identity for merging states.
+func (v *val) key() string {
+	if v == nil {
+		return "-"
+	}
+	if v.memo == "" {
+		if v.cond != "" {
+			v.memo = "(" + v.cond + "?" + v.t.key() + ":" + v.f.key() + ")"
+		} else {
+			v.memo = v.kind.String() + "/" + string(rune('0'+v.inl)) + "/" + v.why + "@" + v.file + ":" + itoa(v.line)
+		}
+	}
+	return v.memo
+}
+
 // resolve decides conditions known on the path, joining the rest: DMA on
-// any branch is DMA, virtual needs every branch virtual.
+// any branch is DMA (then physical), virtual needs every branch virtual.
 func (v *val) resolve(facts map[string]bool) (Kind, *val) {
 	if v.cond == "" {
 		return v.kind, v
@@ -70,6 +94,10 @@ func (v *val) resolve(facts map[string]bool) (Kind, *val) {
 		return DMA, wt
 	case kf == DMA:
 		return DMA, wf
+	case kt == Phys:
+		return Phys, wt
+	case kf == Phys:
+		return Phys, wf
 	case kt == Virt && kf == Virt:
 		return Virt, wt
 	case kt != Virt:
@@ -78,13 +106,82 @@ func (v *val) resolve(facts map[string]bool) (Kind, *val) {
 	return Unknown, wf
 }
 
-// combine applies op to the leaves of a and b (for arithmetic).
+// flagsOn resolves a flags value on a path: whether IB_SEND_INLINE is
+// set, and the leaf that says so.
+func (v *val) flagsOn(facts map[string]bool) (inline, *val) {
+	if v.cond == "" {
+		return v.inl, v
+	}
+	if b, ok := facts[v.cond]; ok {
+		if b {
+			return v.t.flagsOn(facts)
+		}
+		return v.f.flagsOn(facts)
+	}
+	it, wt := v.t.flagsOn(facts)
+	iff, wf := v.f.flagsOn(facts)
+	switch {
+	case it == flagOn:
+		return flagOn, wt
+	case iff == flagOn:
+		return flagOn, wf
+	case it == flagOff && iff == flagOff:
+		return flagOff, wt
+	}
+	return flagUnset, wt
+}
+
+func isOn(v *val) bool {
+	i, _ := v.flagsOn(nil)
+	return i == flagOn && allOn(v)
+}
+
+func allOn(v *val) bool {
+	if v.cond != "" {
+		return allOn(v.t) && allOn(v.f)
+	}
+	return v.inl == flagOn
+}
+
+func maybeOn(v *val) bool {
+	i, _ := v.flagsOn(nil)
+	return i == flagOn
+}
+
+// maxLeaves bounds a value's choices: past it the choices are joined
+// (the widening that lets loops that or into a value reach a fixed
+// point).
+const maxLeaves = 8
+
+func leaves(v *val) int {
+	if v.cond == "" {
+		return 1
+	}
+	return leaves(v.t) + leaves(v.f)
+}
+
+// widen joins a value with too many choices into one leaf: its kind
+// as resolve joins it, its flag set when any choice sets it.
+func widen(v *val) *val {
+	if v == nil || v.cond == "" || leaves(v) <= maxLeaves {
+		return v
+	}
+	k, l := v.resolve(nil)
+	i, _ := v.flagsOn(nil)
+	return &val{kind: k, inl: i, why: l.why, line: l.line, file: l.file}
+}
+
+// combine applies op to the leaves of a and b.
 func combine(a, b *val, op func(x, y *val) *val) *val {
+	return widen(combine1(widen(a), widen(b), op))
+}
+
+func combine1(a, b *val, op func(x, y *val) *val) *val {
 	if a.cond != "" {
-		return &val{cond: a.cond, t: combine(a.t, b, op), f: combine(a.f, b, op), line: a.line, why: a.why}
+		return &val{cond: a.cond, t: combine1(a.t, b, op), f: combine1(a.f, b, op), line: a.line, why: a.why}
 	}
 	if b.cond != "" {
-		return &val{cond: b.cond, t: combine(a, b.t, op), f: combine(a, b.f, op), line: b.line, why: b.why}
+		return &val{cond: b.cond, t: combine1(a, b.t, op), f: combine1(a, b.f, op), line: b.line, why: b.why}
 	}
 	return op(a, b)
 }
@@ -96,93 +193,290 @@ func mapLeaves(v *val, fn func(*val) *val) *val {
 	return fn(v)
 }
 
-// scope is what an expression's kind depends on: the path's locals and
-// the facts learned across files.
+// binop is an operator on two leaves: address arithmetic keeps the kind
+// (DMA, then physical, then virtual wins); | and & on flags work on the
+// IB_SEND_INLINE bit.
+func binop(op string, x, y *val) *val {
+	op = strings.TrimSuffix(op, "=")
+	w := x
+	var k Kind
+	switch op {
+	case "+", "-", "|", "^", "&":
+		switch {
+		case x.kind == DMA || y.kind == DMA:
+			k = DMA
+			if y.kind == DMA {
+				w = y
+			}
+		case x.kind == Phys || y.kind == Phys:
+			k = Phys
+			if y.kind == Phys {
+				w = y
+			}
+		case x.kind == Virt || y.kind == Virt:
+			k = Virt
+			if y.kind == Virt {
+				w = y
+			}
+		}
+	}
+	in := flagUnset
+	switch op {
+	case "|":
+		switch {
+		case x.inl == flagOn || y.inl == flagOn:
+			in = flagOn
+			if y.inl == flagOn {
+				w = y
+			}
+		case x.inl == flagOff && y.inl == flagOff:
+			in = flagOff
+		}
+	case "&":
+		switch {
+		case x.inl == flagOff || y.inl == flagOff:
+			in = flagOff
+			if y.inl == flagOff {
+				w = y
+			}
+		case x.inl == flagOn && y.inl == flagOn:
+			in = flagOn
+		}
+	case "^":
+		if x.inl != flagUnset && y.inl != flagUnset {
+			in = flagOff
+			if x.inl != y.inl {
+				in = flagOn
+			}
+		}
+	default:
+		if x.inl == flagOff && y.inl == flagOff {
+			in = flagOff
+		}
+	}
+	return &val{kind: k, inl: in, why: w.why, line: w.line, file: w.file}
+}
+
+// compound applies an assignment operator (|=, &=, +=) to old and v.
+func compound(op string, old, v *val) *val {
+	if op == "=" {
+		return v
+	}
+	return combine(old, v, func(x, y *val) *val { return binop(op, x, y) })
+}
+
+// scope is what an expression's value depends on: the path's locals and
+// places and the facts learned across files.
 type scope struct {
 	f      *file
 	locals map[string]*val   // local variables assigned on this path
 	types  map[string]string // declared types of locals and parameters
+	ptrs   map[string]bool   // declared pointers or arrays
 	alias  map[string]string // local pointers and what they point at
 	places map[string]*val   // fields assigned on this path
+	flags  map[string]*val   // send_flags assigned on this path
 	facts  *Facts
+	st     *state
+	in     *interp
 }
 
 func condKey(f *file, n *sitter.Node) string {
 	return strings.Join(strings.Fields(f.text(n)), "")
 }
 
+// isPointer reports whether an expression is known to be a pointer (so
+// casting it to an integer makes a kernel virtual address): a declared
+// pointer or array, a member declared as one in the module, &x, a
+// string.
+func (s *scope) isPointer(n *sitter.Node) bool {
+	n = stripParens(n)
+	if n == nil {
+		return false
+	}
+	f := s.f
+	switch n.Kind() {
+	case "identifier":
+		return s.ptrs[f.text(n)]
+	case "field_expression":
+		return s.facts.pointerMember(f.text(n.ChildByFieldName("field")))
+	case "pointer_expression":
+		return f.text(n.ChildByFieldName("operator")) == "&"
+	case "string_literal", "concatenated_string":
+		return true
+	case "cast_expression":
+		t := f.text(n.ChildByFieldName("type"))
+		return strings.Contains(t, "*") || s.isPointer(n.ChildByFieldName("value"))
+	case "binary_expression":
+		op := f.text(n.ChildByFieldName("operator"))
+		return (op == "+" || op == "-") && (s.isPointer(n.ChildByFieldName("left")) || s.isPointer(n.ChildByFieldName("right")) && op == "+")
+	case "call_expression":
+		name := f.text(n.ChildByFieldName("function"))
+		return virtFuncs[name] || s.facts.retPtr[name]
+	case "subscript_expression":
+		return false
+	}
+	return false
+}
+
 // valueOf abstracts an expression.
 func (s *scope) valueOf(n *sitter.Node) *val {
+	if n == nil {
+		return leaf(Unknown, "nothing", 0)
+	}
 	f := s.f
 	why, line := strings.Join(strings.Fields(f.text(n)), " "), f.line(n)
+	if len(why) > 120 {
+		why = why[:117] + "..."
+	}
 	switch n.Kind() {
 	case "parenthesized_expression":
 		if c := named(n); len(c) == 1 {
+			if c[0].Kind() == "compound_statement" {
+				// ({ ...; e; }) is e.
+				kids := named(c[0])
+				if len(kids) > 0 && kids[len(kids)-1].Kind() == "expression_statement" {
+					if e := named(kids[len(kids)-1]); len(e) == 1 {
+						return s.valueOf(e[0])
+					}
+				}
+				break
+			}
 			return s.valueOf(c[0])
 		}
 	case "conditional_expression":
-		cond := n.ChildByFieldName("condition")
-		return &val{cond: condKey(f, stripParens(cond)), t: s.valueOf(n.ChildByFieldName("consequence")), f: s.valueOf(n.ChildByFieldName("alternative")), why: why, line: line}
-	case "cast_expression":
-		inner := s.valueOf(n.ChildByFieldName("value"))
-		typ := strings.Join(strings.Fields(f.text(n.ChildByFieldName("type"))), " ")
-		literal := n.ChildByFieldName("value").Kind() == "number_literal"
-		return mapLeaves(inner, func(l *val) *val {
-			if l.kind == Unknown && intTypes[typ] && !literal {
-				// A pointer converted to an integer; a cast of a DMA
-				// address stays DMA.
-				return leaf(Virt, why, line)
+		cond := stripCond(f, n.ChildByFieldName("condition"))
+		// GNU a ?: b has no consequence: it is a when a is nonzero.
+		cons := n.ChildByFieldName("consequence")
+		if cons == nil {
+			cons = cond
+		}
+		t, e := s.valueOf(cons), s.valueOf(n.ChildByFieldName("alternative"))
+		k, neg := factKey(f, cond)
+		if neg {
+			t, e = e, t
+		}
+		if s.st != nil {
+			if b, ok := s.st.facts[k]; ok {
+				if b {
+					return t
+				}
+				return e
 			}
-			return &val{kind: l.kind, why: l.why, line: l.line}
+		}
+		return widen(&val{cond: k, t: t, f: e, why: why, line: line})
+	case "cast_expression":
+		v := n.ChildByFieldName("value")
+		inner := s.valueOf(v)
+		ptr := s.isPointer(v)
+		return mapLeaves(inner, func(l *val) *val {
+			if l.kind == Unknown && ptr {
+				// A pointer converted to an integer.
+				return &val{kind: Virt, inl: l.inl, why: why, line: line}
+			}
+			// A cast keeps what the value is, and proves nothing
+			// about an unknown one.
+			return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: l.file}
 		})
 	case "pointer_expression":
 		if f.text(n.ChildByFieldName("operator")) == "&" {
 			return leaf(Virt, why, line)
 		}
-	case "binary_expression":
+	case "unary_expression":
 		op := f.text(n.ChildByFieldName("operator"))
-		if op == "+" || op == "-" || op == "|" {
-			a, b := s.valueOf(n.ChildByFieldName("left")), s.valueOf(n.ChildByFieldName("right"))
-			return combine(a, b, func(x, y *val) *val {
-				switch {
-				case x.kind == DMA || y.kind == DMA:
-					w := x
-					if y.kind == DMA {
-						w = y
-					}
-					return leaf(DMA, w.why, w.line)
-				case x.kind == Virt || y.kind == Virt:
-					w := x
-					if y.kind == Virt {
-						w = y
-					}
-					return leaf(Virt, w.why, w.line)
+		a := s.valueOf(n.ChildByFieldName("argument"))
+		if op == "~" {
+			return mapLeaves(a, func(l *val) *val {
+				i := flagUnset
+				switch l.inl {
+				case flagOn:
+					i = flagOff
+				case flagOff:
+					i = flagOn
 				}
-				return leaf(Unknown, why, line)
+				return &val{inl: i, why: l.why, line: l.line, file: l.file}
 			})
 		}
+		return flagVal(flagOff, why, line)
+	case "binary_expression":
+		op := f.text(n.ChildByFieldName("operator"))
+		switch op {
+		case "+", "-", "|", "&", "^":
+			a, b := s.valueOf(n.ChildByFieldName("left")), s.valueOf(n.ChildByFieldName("right"))
+			return combine(a, b, func(x, y *val) *val { return binop(op, x, y) })
+		}
+		return flagVal(flagOff, why, line) // a comparison: 0 or 1
+	case "number_literal", "char_literal", "true", "false", "null", "sizeof_expression":
+		return flagVal(flagOff, why, line)
+	case "string_literal", "concatenated_string":
+		return &val{kind: Virt, inl: flagOff, why: why, line: line}
 	case "call_expression":
 		name := f.text(n.ChildByFieldName("function"))
 		args := named(n.ChildByFieldName("arguments"))
 		switch {
 		case dmaFuncs[name]:
 			return leaf(DMA, why, line)
+		case physFuncs[name]:
+			return leaf(Phys, why, line)
 		case virtFuncs[name]:
 			return leaf(Virt, why, line)
 		case passThrough[name] && len(args) > 0:
 			return s.valueOf(args[0])
 		}
+		if sum := s.facts.summary(name); sum != nil && sum.ret != nil {
+			r := sum.ret
+			v := mapLeaves(r, func(l *val) *val {
+				return &val{kind: l.kind, inl: l.inl, why: why + " (" + name + "() returns " + l.why + ")", line: line}
+			})
+			if v.cond != "" {
+				var keys []string
+				for _, a := range args {
+					keys = append(keys, condKey(f, a))
+				}
+				v = &val{cond: substParams(v.cond, sum.params, keys), t: v.t, f: v.f, why: why, line: line}
+				if s.st != nil {
+					if b, ok := s.st.facts[v.cond]; ok {
+						if b {
+							return v.t
+						}
+						return v.f
+					}
+				}
+			}
+			return v
+		}
+		if k, w := s.facts.returnKind(name); k != Unknown {
+			return leaf(k, why+" ("+w+")", line)
+		}
 	case "identifier":
 		name := f.text(n)
+		if name == "IB_SEND_INLINE" {
+			return flagVal(flagOn, why, line)
+		}
+		if w, ok := s.facts.flagMacros[name]; ok {
+			return flagVal(flagOn, why+" (defined with IB_SEND_INLINE at "+w+")", line)
+		}
 		if v, ok := s.locals[name]; ok {
 			return v
 		}
 		if t := s.types[name]; strings.Contains(t, "dma_addr_t") {
 			return leaf(DMA, why+" (declared dma_addr_t)", line)
+		} else if t == "phys_addr_t" {
+			return leaf(Phys, why+" (declared phys_addr_t)", line)
+		}
+		if _, ok := s.types[name]; !ok && strings.ToUpper(name) == name {
+			return flagVal(flagOff, why, line) // a constant
 		}
 	case "field_expression", "subscript_expression":
 		p := placeOf(f, n, s.alias)
+		if wr, m := splitMember(p); m == "send_flags" && s.flags != nil {
+			if v, ok := s.flags[wr]; ok {
+				return v
+			}
+		}
 		if v, ok := s.places[p]; ok {
+			return v
+		}
+		if v, ok := s.places[sgeAlias(p)]; ok {
 			return v
 		}
 		if k, w := s.facts.fieldKind(p); k != Unknown {
@@ -192,10 +486,14 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 	return leaf(Unknown, why, line)
 }
 
+// sgeAlias is the other spelling of an SGE place: l[0].addr and l->addr
+// (and an array's decayed name) are one SGE.
+func sgeAlias(p string) string { return canon(p) }
+
 func stripParens(n *sitter.Node) *sitter.Node {
 	for n != nil && n.Kind() == "parenthesized_expression" {
 		c := named(n)
-		if len(c) != 1 {
+		if len(c) != 1 || c[0].Kind() == "compound_statement" {
 			break
 		}
 		n = c[0]
@@ -203,8 +501,7 @@ func stripParens(n *sitter.Node) *sitter.Node {
 	return n
 }
 
-// mentions reports whether expression n names ident (not as ~ident when
-// clear is false).
+// mentions reports whether expression n names ident.
 func mentions(f *file, n *sitter.Node, ident string) bool {
 	found := false
 	walk(n, func(c *sitter.Node) bool {

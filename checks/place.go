@@ -11,7 +11,9 @@ import (
 // ways has one name: p->f and p[0].f are "p.f", a constant index k is
 // "[k]" (0 is dropped), any other index is "[*]", and a local pointer that
 // aliases an object is replaced by the object's place. The object a
-// pointer-valued field points at is "*" + the field's place.
+// pointer-valued or array field points at has the field's own place: an
+// array decays to its first element, so p->f->x, p->f[0].x and (with
+// q = p->f) q[0].x and q->x all name one object.
 
 // placeOf names the object an lvalue expression denotes ("" if unknown).
 // Plain local variables are "v:name".
@@ -91,7 +93,7 @@ func pointee(f *file, n *sitter.Node, alias map[string]string) string {
 		if p == "" {
 			return ""
 		}
-		return "*" + p
+		return p
 	}
 	return ""
 }

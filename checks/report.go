@@ -40,6 +40,7 @@ var Rules = map[string]string{
 	RuleInlineReg:  "IB_SEND_INLINE on a registration (REG_MR) or invalidation (LOCAL_INV) work request: providers reject it (mlx5: -EINVAL).",
 	RuleInlineSize: "The inline size a QP requests must cover what is posted inline, the guard before IB_SEND_INLINE must compare with the size granted after QP creation, and a failed creation must record 0.",
 	RuleCheckpatch: "The tree's scripts/checkpatch.pl on a generated patch.",
+	RuleIncapsule:  "An NVMe-oF in-capsule bound check that adds a 64-bit value from the wire (le64_to_cpu) can wrap around: a huge offset with a small length passes it.",
 	RuleIncomplete: "A function had more paths than the analysis follows; what it says about that function is incomplete.",
 }
 
@@ -50,6 +51,7 @@ const (
 	RuleInlineSize = "inline-size"
 	RuleCheckpatch = "checkpatch"
 	RuleIncomplete = "analysis-incomplete"
+	RuleIncapsule  = "incapsule-bounds"
 )
 
 // sortFindings orders findings by file, line, rule and drops duplicates.

@@ -135,6 +135,9 @@ func walk(n *sitter.Node, fn func(*sitter.Node) bool) {
 }
 
 func named(n *sitter.Node) []*sitter.Node {
+	if n == nil {
+		return nil
+	}
 	var out []*sitter.Node
 	for i := uint(0); i < n.NamedChildCount(); i++ {
 		out = append(out, n.NamedChild(i))

@@ -1,0 +1,367 @@
+package checks
+
+import (
+	"strconv"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// The control-flow graph of one function. Nodes are the statements'
+// effects (an expression, a declaration, a branch condition, a return)
+// and joins; edges follow C's control flow: sequences, if/else, loops
+// with their back edges (a body may run zero or more times), switch with
+// fall-through between cases, break and continue, goto to its label,
+// return to the exit, #if/#else arms (either may be compiled) and GNU
+// statement expressions ({ ... }), whose statements run before the
+// expression that holds them. An iterator macro followed by a block
+// (list_for_each_entry(...) { ... }) is a loop.
+
+type cfgKind int
+
+const (
+	cNop    cfgKind = iota // a join or jump
+	cExpr                  // evaluate ast for its effects
+	cDecl                  // a declaration
+	cBranch                // ast is a condition: succ[0] when true, succ[1] when false
+	cReturn                // a return statement; succ is the exit
+	cExit                  // the function's end
+)
+
+type cfgNode struct {
+	id   int
+	kind cfgKind
+	ast  *sitter.Node
+	succ []int
+}
+
+type cfg struct {
+	nodes []*cfgNode
+	entry int
+	exit  int
+	// skipped counts node kinds that the graph leaves out, with why
+	// (nodeKinds).
+	skipped map[string]int
+}
+
+type loopCtx struct{ brk, cont int }
+
+type cfgBuilder struct {
+	f      *file
+	g      *cfg
+	labels map[string]int
+	gotos  map[int]string // goto node -> label
+	loops  []loopCtx
+	depth  int
+}
+
+// maxNest bounds the nesting the builder follows (tree-sitter's own
+// recursion on pathological input is deeper than any kernel function).
+const maxNest = 400
+
+func buildCFG(f *file, fn *sitter.Node) *cfg {
+	g := &cfg{skipped: map[string]int{}}
+	b := &cfgBuilder{f: f, g: g, labels: map[string]int{}, gotos: map[int]string{}}
+	g.exit = b.node(cExit, nil)
+	g.entry = b.stmt(fn.ChildByFieldName("body"), g.exit)
+	for id, l := range b.gotos {
+		if t, ok := b.labels[l]; ok {
+			g.nodes[id].succ = []int{t}
+		} else {
+			// A label the parse lost (inside an ERROR node): the
+			// jump leaves the function.
+			g.nodes[id].succ = []int{g.exit}
+		}
+	}
+	return g
+}
+
+func (b *cfgBuilder) node(k cfgKind, ast *sitter.Node, succ ...int) int {
+	b.g.nodes = append(b.g.nodes, &cfgNode{id: len(b.g.nodes), kind: k, ast: ast, succ: succ})
+	return len(b.g.nodes) - 1
+}
+
+func (b *cfgBuilder) loop() loopCtx {
+	if len(b.loops) == 0 {
+		return loopCtx{brk: b.g.exit, cont: b.g.exit}
+	}
+	return b.loops[len(b.loops)-1]
+}
+
+// hoisted puts the statement expressions inside expression n before
+// the node that evaluates n (entry), in source order.
+func (b *cfgBuilder) hoisted(n *sitter.Node, entry int) int {
+	var blocks []*sitter.Node
+	walk(n, func(c *sitter.Node) bool {
+		if c.Kind() == "compound_statement" && !same(c, n) {
+			blocks = append(blocks, c)
+			return false
+		}
+		return true
+	})
+	for i := len(blocks) - 1; i >= 0; i-- {
+		entry = b.stmt(blocks[i], entry)
+	}
+	return entry
+}
+
+// stmt builds statement n to continue at next and returns its entry.
+func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
+	if n == nil {
+		return next
+	}
+	b.depth++
+	defer func() { b.depth-- }()
+	if b.depth > maxNest {
+		b.g.skipped["nesting deeper than the analysis follows"]++
+		return next
+	}
+	switch n.Kind() {
+	case "compound_statement", "ERROR", "translation_unit":
+		kids := named(n)
+		for i := len(kids) - 1; i >= 0; i-- {
+			c := kids[i]
+			// iterator(...) { body }: the macro call parses as a
+			// statement missing its ';', then the block.
+			if c.Kind() == "compound_statement" && i > 0 && iteratorCall(kids[i-1]) {
+				head := b.node(cNop, nil)
+				b.loops = append(b.loops, loopCtx{brk: next, cont: head})
+				body := b.stmt(c, head)
+				b.loops = b.loops[:len(b.loops)-1]
+				b.g.nodes[head].succ = []int{body, next}
+				expr := b.node(cExpr, kids[i-1], head)
+				next = b.hoisted(kids[i-1], expr)
+				i--
+				continue
+			}
+			next = b.stmt(c, next)
+		}
+		return next
+	case "expression_statement":
+		if len(named(n)) == 0 {
+			return next
+		}
+		return b.hoisted(n, b.node(cExpr, n, next))
+	case "declaration":
+		return b.hoisted(n, b.node(cDecl, n, next))
+	case "if_statement":
+		t := b.stmt(n.ChildByFieldName("consequence"), next)
+		e := next
+		if alt := n.ChildByFieldName("alternative"); alt != nil {
+			e = b.stmt(alt, next)
+		}
+		cond := n.ChildByFieldName("condition")
+		return b.hoisted(cond, b.node(cBranch, cond, t, e))
+	case "else_clause", "attributed_statement":
+		kids := named(n)
+		for i := len(kids) - 1; i >= 0; i-- {
+			if kids[i].Kind() != "attribute_declaration" {
+				next = b.stmt(kids[i], next)
+			}
+		}
+		return next
+	case "while_statement":
+		cond := n.ChildByFieldName("condition")
+		head := b.node(cBranch, cond)
+		b.loops = append(b.loops, loopCtx{brk: next, cont: head})
+		body := b.stmt(n.ChildByFieldName("body"), head)
+		b.loops = b.loops[:len(b.loops)-1]
+		b.g.nodes[head].succ = []int{body, next}
+		if runsOnce(b.f, n) {
+			return body
+		}
+		return b.hoisted(cond, head)
+	case "do_statement":
+		cond := n.ChildByFieldName("condition")
+		head := b.node(cBranch, cond)
+		b.loops = append(b.loops, loopCtx{brk: next, cont: head})
+		body := b.stmt(n.ChildByFieldName("body"), head)
+		b.loops = b.loops[:len(b.loops)-1]
+		b.g.nodes[head].succ = []int{body, next}
+		return body
+	case "for_statement":
+		var head int
+		cond := n.ChildByFieldName("condition")
+		if cond != nil {
+			head = b.node(cBranch, cond)
+		} else {
+			head = b.node(cNop, nil)
+		}
+		cont := head
+		if u := n.ChildByFieldName("update"); u != nil {
+			cont = b.node(cExpr, u, head)
+		}
+		b.loops = append(b.loops, loopCtx{brk: next, cont: cont})
+		body := b.stmt(n.ChildByFieldName("body"), cont)
+		b.loops = b.loops[:len(b.loops)-1]
+		if cond != nil {
+			b.g.nodes[head].succ = []int{body, next}
+		} else {
+			b.g.nodes[head].succ = []int{body}
+		}
+		entry := head
+		if runsOnce(b.f, n) && cond != nil {
+			entry = body // the first test of the condition surely holds
+		}
+		if init := n.ChildByFieldName("initializer"); init != nil {
+			k := cExpr
+			if init.Kind() == "declaration" {
+				k = cDecl
+			}
+			entry = b.node(k, init, entry)
+		}
+		return entry
+	case "switch_statement":
+		body := n.ChildByFieldName("body")
+		disp := b.node(cNop, nil)
+		b.loops = append(b.loops, loopCtx{brk: next, cont: b.loop().cont})
+		var entries []int
+		hasDefault := false
+		fall := next
+		cases := named(body)
+		for i := len(cases) - 1; i >= 0; i-- {
+			c := cases[i]
+			if c.Kind() != "case_statement" {
+				fall = b.stmt(c, fall)
+				continue
+			}
+			if c.ChildByFieldName("value") == nil {
+				hasDefault = true
+			}
+			kids := named(c)
+			for j := len(kids) - 1; j >= 0; j-- {
+				if !same(kids[j], c.ChildByFieldName("value")) {
+					fall = b.stmt(kids[j], fall)
+				}
+			}
+			entries = append(entries, fall)
+		}
+		b.loops = b.loops[:len(b.loops)-1]
+		if !hasDefault {
+			entries = append(entries, next)
+		}
+		b.g.nodes[disp].succ = entries
+		cond := n.ChildByFieldName("condition")
+		return b.hoisted(cond, b.node(cExpr, cond, disp))
+	case "case_statement": // outside a switch: its statements
+		kids := named(n)
+		for j := len(kids) - 1; j >= 0; j-- {
+			if !same(kids[j], n.ChildByFieldName("value")) {
+				next = b.stmt(kids[j], next)
+			}
+		}
+		return next
+	case "break_statement":
+		return b.node(cNop, nil, b.loop().brk)
+	case "continue_statement":
+		return b.node(cNop, nil, b.loop().cont)
+	case "return_statement":
+		return b.hoisted(n, b.node(cReturn, n, b.g.exit))
+	case "goto_statement":
+		id := b.node(cNop, nil)
+		b.gotos[id] = b.f.text(n.ChildByFieldName("label"))
+		return id
+	case "labeled_statement":
+		l := b.node(cNop, nil)
+		b.labels[b.f.text(n.ChildByFieldName("label"))] = l
+		var inner int = next
+		kids := named(n)
+		for j := len(kids) - 1; j >= 0; j-- {
+			if kids[j].Kind() != "statement_identifier" {
+				inner = b.stmt(kids[j], inner)
+			}
+		}
+		b.g.nodes[l].succ = []int{inner}
+		return l
+	case "preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else":
+		// Either arm may be what the configuration compiles.
+		alt := next
+		if a := n.ChildByFieldName("alternative"); a != nil {
+			alt = b.stmt(a, next)
+		}
+		body := next
+		kids := named(n)
+		for j := len(kids) - 1; j >= 0; j-- {
+			k := kids[j]
+			if same(k, n.ChildByFieldName("alternative")) || same(k, n.ChildByFieldName("name")) || same(k, n.ChildByFieldName("condition")) {
+				continue
+			}
+			body = b.stmt(k, body)
+		}
+		if n.Kind() == "preproc_else" {
+			return body
+		}
+		return b.node(cNop, nil, body, alt)
+	}
+	if note, ok := nodeKinds[n.Kind()]; ok && note.stmt == "" {
+		if isExpression(n.Kind()) {
+			return b.node(cExpr, n, next) // an expression where a statement goes (macro damage)
+		}
+		b.g.skipped[n.Kind()+": "+note.note]++
+		return next
+	}
+	b.g.skipped[n.Kind()+": not a C statement kind this analysis knows"]++
+	return next
+}
+
+// iteratorCall reports whether a statement is a macro call that the
+// parser closed with a missing ';' (a for_each-style iterator before its
+// block).
+func iteratorCall(n *sitter.Node) bool {
+	if n.Kind() != "expression_statement" {
+		return false
+	}
+	kids := named(n)
+	if len(kids) != 1 || kids[0].Kind() != "call_expression" {
+		return false
+	}
+	last := n.Child(n.ChildCount() - 1)
+	return last != nil && last.IsMissing()
+}
+
+func isExpression(k string) bool {
+	return nodeKinds[k].expr
+}
+
+// runsOnce reports whether a loop's body surely runs: for (i = a; i < b;)
+// with literals a < b, or a loop with a nonzero literal condition.
+func runsOnce(f *file, loop *sitter.Node) bool {
+	cond := stripParens(loop.ChildByFieldName("condition"))
+	if cond == nil {
+		return loop.Kind() == "for_statement"
+	}
+	if cond.Kind() == "number_literal" || cond.Kind() == "true" {
+		return f.text(cond) != "0"
+	}
+	init := loop.ChildByFieldName("initializer")
+	if loop.Kind() != "for_statement" || init == nil || cond.Kind() != "binary_expression" {
+		return false
+	}
+	op := f.text(cond.ChildByFieldName("operator"))
+	l, r := cond.ChildByFieldName("left"), cond.ChildByFieldName("right")
+	if (op != "<" && op != "<=") || l.Kind() != "identifier" || r.Kind() != "number_literal" {
+		return false
+	}
+	var start *sitter.Node
+	walk(init, func(n *sitter.Node) bool {
+		if n.Kind() == "assignment_expression" || n.Kind() == "init_declarator" {
+			lhs := n.ChildByFieldName("left")
+			if lhs == nil {
+				lhs = n.ChildByFieldName("declarator")
+			}
+			if f.text(lhs) == f.text(l) {
+				if v := n.ChildByFieldName("right"); v != nil {
+					start = v
+				} else {
+					start = n.ChildByFieldName("value")
+				}
+			}
+		}
+		return true
+	})
+	if start == nil || start.Kind() != "number_literal" {
+		return false
+	}
+	a, err1 := strconv.ParseInt(f.text(start), 0, 64)
+	b, err2 := strconv.ParseInt(f.text(r), 0, 64)
+	return err1 == nil && err2 == nil && (a < b || op == "<=" && a == b)
+}

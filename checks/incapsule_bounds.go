@@ -1,0 +1,228 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// Rule incapsule-bounds: NVMe-oF in-capsule data offsets and lengths
+// come from the wire. A bounds check written as off + len > size, with
+// off a 64-bit value read from the wire (le64_to_cpu(...)), wraps around:
+// a huge off with a small len passes, and the data is then read or
+// written far outside the in-capsule buffer (nvmet-rdma's
+// nvmet_rdma_map_sgl_inline, reported on linux-rdma on 2026-05-29 as a
+// pre-auth kernel-memory read and remote crash). A comparison that adds
+// such a value is a finding unless, before it in the function, the value
+// is checked alone on a path that leaves (if (off) return ...; if (off >
+// size) goto err;) or check_add_overflow() takes it. It applies to the
+// NVMe target and host transports and the RDMA ULPs.
+
+// IncapsuleDirs are where the rule looks.
+var IncapsuleDirs = []string{"drivers/nvme/target", "drivers/nvme/host", "drivers/infiniband/ulp"}
+
+// wire64Funcs read a 64-bit value from a wire-format field.
+var wire64Funcs = map[string]bool{"le64_to_cpu": true, "be64_to_cpu": true, "get_unaligned_le64": true, "get_unaligned_be64": true,
+	"le64_to_cpup": true, "__le64_to_cpu": true}
+
+// knownFinding is a finding the pristine trees have, reported as
+// pre-existing (a warning) rather than as a new error.
+type knownFinding struct {
+	rule, file, function, note string
+}
+
+// KnownFindings are the true positives of the pinned pristine trees.
+var knownFindings = []knownFinding{
+	{RuleIncapsule, "drivers/nvme/target/rdma.c", "nvmet_rdma_map_sgl_inline",
+		"pre-existing in every kernel from 5.10.223 to 7.3-rc7: reported on linux-rdma on 2026-05-29, fixes posted on 2026-06-04 (\"nvmet-rdma: reject inline data with a nonzero offset\", v2 \"handle inline data with a nonzero offset\")"},
+}
+
+func inIncapsuleScope(rel string) bool {
+	for _, d := range IncapsuleDirs {
+		if strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func checkIncapsuleBounds(tree string, rels []string) ([]Finding, error) {
+	var scope []string
+	for _, r := range rels {
+		if strings.HasSuffix(r, ".c") && inIncapsuleScope(r) {
+			scope = append(scope, r)
+		}
+	}
+	files, err := loadFiles(tree, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, f := range files {
+		for _, fn := range functions(f) {
+			out = append(out, incapsuleFunction(f, fn)...)
+		}
+	}
+	for i := range out {
+		for _, k := range knownFindings {
+			if out[i].Rule == k.rule && out[i].File == k.file && out[i].Function == k.function {
+				out[i].Severity = SevWarning
+				out[i].Message += " [" + k.note + "]"
+			}
+		}
+	}
+	return out, nil
+}
+
+type wireVal struct {
+	origin string
+	line   int
+}
+
+func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
+	wire := map[string]wireVal{}
+	isWire := func(n *sitter.Node) bool {
+		n = stripCasts(n)
+		if n == nil {
+			return false
+		}
+		switch n.Kind() {
+		case "identifier":
+			_, ok := wire[f.text(n)]
+			return ok
+		case "call_expression":
+			return wire64Funcs[f.text(n.ChildByFieldName("function"))]
+		}
+		return false
+	}
+	var out []Finding
+	name := functionName(f, fn)
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		switch n.Kind() {
+		case "init_declarator":
+			if v := n.ChildByFieldName("value"); v != nil && isWire(v) {
+				if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
+					wire[d] = wireVal{strings.Join(strings.Fields(f.text(v)), " "), f.line(n)}
+				}
+			}
+		case "assignment_expression":
+			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
+				if isWire(n.ChildByFieldName("right")) {
+					wire[f.text(l)] = wireVal{strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), f.line(n)}
+				} else if f.text(n.ChildByFieldName("operator")) == "=" {
+					delete(wire, f.text(l))
+				}
+			}
+		case "if_statement", "while_statement":
+			cond := n.ChildByFieldName("condition")
+			for _, cmp := range comparisons(f, cond, nil) {
+				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
+					sum, v := wireSum(f, side, isWire)
+					if sum == nil || guarded(f, fn, v, cmp) {
+						continue
+					}
+					w := wire[v]
+					origin := w.origin
+					if origin == "" {
+						origin = v
+					}
+					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.line(cmp), Function: name,
+						Message: fmt.Sprintf("the bound check %s can wrap: %s is a 64-bit value from the wire (%s), so a huge one with a small addend passes it; check %s alone first, or compare without the addition, or use check_add_overflow()",
+							strings.Join(strings.Fields(f.text(cmp)), " "), v, origin, v),
+						Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: v + " read from the wire: " + origin}}})
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// wireSum finds an addition with a wire value as an operand in a side of
+// a comparison (not inside a call's arguments) and names the value.
+func wireSum(f *file, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitter.Node, string) {
+	var sum *sitter.Node
+	var v string
+	walk(side, func(n *sitter.Node) bool {
+		if sum != nil || n.Kind() == "call_expression" {
+			return false
+		}
+		if n.Kind() == "binary_expression" && f.text(n.ChildByFieldName("operator")) == "+" {
+			for _, op := range []*sitter.Node{n.ChildByFieldName("left"), n.ChildByFieldName("right")} {
+				if isWire(op) {
+					sum, v = n, strings.Join(strings.Fields(f.text(stripCasts(op))), "")
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return sum, v
+}
+
+// guarded reports whether, before cmp, the wire value v is checked alone
+// by an if whose branch leaves (return, goto, break), or handed to
+// check_add_overflow().
+func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
+	ok := false
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if ok || n.StartByte() >= cmp.StartByte() {
+			return false
+		}
+		switch n.Kind() {
+		case "call_expression":
+			if name := f.text(n.ChildByFieldName("function")); name == "check_add_overflow" || name == "check_sub_overflow" {
+				ok = mentionsText(f, n.ChildByFieldName("arguments"), v)
+			}
+		case "if_statement":
+			cond := n.ChildByFieldName("condition")
+			if cond.EndByte() <= cmp.StartByte() && testsAlone(f, cond, v) && exitsPath(f, n.ChildByFieldName("consequence")) {
+				ok = true
+			}
+		}
+		return !ok
+	})
+	return ok
+}
+
+// testsAlone reports whether a condition uses v outside any addition.
+func testsAlone(f *file, cond *sitter.Node, v string) bool {
+	found := false
+	walk(cond, func(n *sitter.Node) bool {
+		if found {
+			return false
+		}
+		if n.Kind() == "binary_expression" && f.text(n.ChildByFieldName("operator")) == "+" {
+			return false
+		}
+		if n.Kind() == "identifier" && f.text(n) == v {
+			found = true
+		}
+		return true
+	})
+	return found
+}
+
+// exitsPath reports whether a statement ends its path in the function.
+func exitsPath(f *file, n *sitter.Node) bool {
+	found := false
+	walk(n, func(c *sitter.Node) bool {
+		switch c.Kind() {
+		case "return_statement", "goto_statement", "break_statement":
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+func stripCasts(n *sitter.Node) *sitter.Node {
+	for {
+		n = stripParens(n)
+		if n == nil || n.Kind() != "cast_expression" {
+			return n
+		}
+		n = n.ChildByFieldName("value")
+	}
+}
