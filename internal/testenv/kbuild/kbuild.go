@@ -54,6 +54,9 @@ func Build(t testing.TB, name, variant string, edit ...func(*build.Options)) *bu
 // same work tree).
 func Exclusive(t testing.TB, name string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no kernel builds")
+	}
 	unlock, err := testenv.Cache().Lock(context.Background(), "test-"+name)
 	if err != nil {
 		t.Fatal(err)
