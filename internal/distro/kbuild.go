@@ -148,7 +148,7 @@ func Plan(src string, touched []string, cfg Config) ([]Module, error) {
 		}
 		if strings.HasSuffix(f, ".h") {
 			// A local header: every module of its directory may include it.
-			n := 0
+			n, builtin := 0, false
 			for _, obj := range sortedKeys(mk.Objects) {
 				sym := mk.Objects[obj]
 				switch v := symValue(cfg, sym); v {
@@ -157,9 +157,10 @@ func Plan(src string, touched []string, cfg Config) ([]Module, error) {
 					n++
 				case "y":
 					refused = append(refused, &RefusedError{f, fmt.Sprintf("a header of %s, whose %s is built in (%s)", dir, obj, describe(sym))})
+					builtin = true
 				}
 			}
-			if n == 0 {
+			if n == 0 && !builtin {
 				refused = append(refused, &RefusedError{f, "no module of " + dir + " is built in this configuration"})
 			}
 			continue
