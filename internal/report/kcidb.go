@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 )
 
