@@ -148,7 +148,7 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	}
 	defer logf.Close()
 	all := append(append([]Module(nil), mods...), LayoutModule)
-	built, err := buildModules(ctx, &o, in, all, src, logf, md)
+	built, err := buildModules(ctx, &o, in, pristine, all, src, logf, md)
 	if err != nil {
 		return finish(md, start, err)
 	}
@@ -261,20 +261,28 @@ func BootModules(ctx context.Context, in *Install, ix Index, cfg Config, replace
 	return out, nil
 }
 
-// buildModules copies each module directory of the variant's work tree
-// into src, writes its Kbuild and builds it against the headers (under the
-// kernel's work lock, from apply.Checkout to the end of make). It returns
-// the built modules by name.
-func buildModules(ctx context.Context, o *Options, in *Install, mods []Module, src string, logf io.Writer, md *build.Metadata) (map[string]string, error) {
-	wt, release, err := o.Cache.HoldWorkTree(ctx, o.Kernel)
-	if err != nil {
+// buildModules copies each module directory of the variant's tree into
+// src, writes its Kbuild and builds it against the headers. Patched, the
+// tree is the work tree, under the kernel's work lock from apply.Checkout
+// to the end of make; baseline, it is the pristine tree (read only: the
+// copies are built), and no lock is needed. It returns the built modules
+// by name.
+func buildModules(ctx context.Context, o *Options, in *Install, pristine string, mods []Module, src string, logf io.Writer, md *build.Metadata) (map[string]string, error) {
+	srcTree := pristine
+	if o.Variant == build.Patched {
+		wt, release, err := o.Cache.HoldWorkTree(ctx, o.Kernel)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
+			return nil, err
+		}
+		srcTree = wt.Dir
+	} else if err := o.Cache.Verify(o.Kernel, dirsOf(mods), nil); err != nil {
 		return nil, err
 	}
-	defer release()
-	if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
-		return nil, err
-	}
-	md.SourceDir = wt.Dir
+	md.SourceDir = srcTree
 	byDir := map[string][]string{}
 	for _, m := range mods {
 		obj := m.Name + ".o"
@@ -290,15 +298,15 @@ func buildModules(ctx context.Context, o *Options, in *Install, mods []Module, s
 	for _, dir := range sortedKeys(byDir) {
 		objs := byDir[dir]
 		sort.Strings(objs)
-		mk, err := readMakefile(wt.Dir, dir)
+		mk, err := readMakefile(srcTree, dir)
 		if err != nil {
 			return nil, err
 		}
 		out := filepath.Join(src, dir)
-		if err := copySources(filepath.Join(wt.Dir, dir), out); err != nil {
+		if err := copySources(filepath.Join(srcTree, dir), out); err != nil {
 			return nil, err
 		}
-		if err := fsutil.WriteFile(filepath.Join(out, "Kbuild"), []byte(Kbuild(mk, objs, filepath.Join(wt.Dir, dir))), 0o644); err != nil {
+		if err := fsutil.WriteFile(filepath.Join(out, "Kbuild"), []byte(Kbuild(mk, objs, filepath.Join(srcTree, dir))), 0o644); err != nil {
 			return nil, err
 		}
 		o.Progress.Start(fmt.Sprintf("build %s %s modules %s", o.Kernel.Name, o.Variant, strings.Join(objs, " ")))
@@ -322,6 +330,14 @@ func buildModules(ctx context.Context, o *Options, in *Install, mods []Module, s
 		o.Progress.Done("%d modules", len(objs))
 	}
 	return built, nil
+}
+
+func dirsOf(mods []Module) []string {
+	var out []string
+	for _, m := range mods {
+		out = append(out, m.Dir)
+	}
+	return out
 }
 
 // copySources copies a directory's files (not its subfolders, not its

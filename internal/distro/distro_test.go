@@ -259,9 +259,10 @@ func TestPlanRefuses(t *testing.T) {
 }
 
 func TestKbuild(t *testing.T) {
-	mk := ParseMakefile("# SPDX\nccflags-y += -I$(src)\nobj-$(CONFIG_A) += a.o\nobj-$(CONFIG_B) += b.o sub/\nobj-y += c.o\n" +
+	mk := ParseMakefile("# SPDX\nccflags-y += -I$(src)\nobj-$(CONFIG_A) += a.o $(extra-y)\nobj-$(CONFIG_B) += b.o sub/\nobj-y += c.o\n" +
+		"extra-$(CONFIG_E) := e.o\n" +
 		"a-y += x.o \\\n\ty.o\nb-$(CONFIG_T) += t.o\nCFLAGS_x.o := -I$(src)\n")
-	if mk.Objects["a.o"] != "A" || mk.Objects["b.o"] != "B" || mk.Objects["c.o"] != "" {
+	if mk.Objects["a.o"] != "A" || mk.Objects["b.o"] != "B" || mk.Objects["c.o"] != "" || mk.Objects["e.o"] != "A" {
 		t.Errorf("objects %v", mk.Objects)
 	}
 	if !reflect.DeepEqual(mk.Parts["a.o"], []Part{{"x.o", ""}, {"y.o", ""}}) || !reflect.DeepEqual(mk.Parts["b.o"], []Part{{"t.o", "T"}}) {

@@ -53,6 +53,10 @@ func ParseMakefile(text string) *Makefile {
 	if cur != "" {
 		lines = append(lines, cur)
 	}
+	// obj-$(CONFIG_X) += $(list-y): a list defined by list-$(CONFIG_Y)
+	// := a.o (drivers/infiniband/core), expanded once all are read.
+	type ref struct{ list, sym string }
+	var refs []ref
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		if c := strings.Index(t, "#"); c >= 0 {
@@ -64,8 +68,11 @@ func ParseMakefile(text string) *Makefile {
 				sym = "=m"
 			}
 			for _, o := range strings.Fields(m[3]) {
-				if strings.HasSuffix(o, ".o") {
+				switch {
+				case strings.HasSuffix(o, ".o"):
 					mk.Objects[o] = sym
+				case strings.HasPrefix(o, "$(") && strings.HasSuffix(o, "-y)"):
+					refs = append(refs, ref{strings.TrimSuffix(strings.TrimPrefix(o, "$("), "-y)"), sym})
 				}
 			}
 			continue
@@ -79,6 +86,11 @@ func ParseMakefile(text string) *Makefile {
 			}
 		}
 		mk.Rest = append(mk.Rest, l)
+	}
+	for _, r := range refs {
+		for _, p := range mk.Parts[r.list+".o"] {
+			mk.Objects[p.Object] = r.sym
+		}
 	}
 	return mk
 }
