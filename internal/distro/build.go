@@ -89,7 +89,7 @@ func compiler(ctx context.Context) string {
 // Touched is what the patched variant rebuilds from: the files the
 // applied series changes (a patch that does not apply changes nothing).
 func Touched(o *apply.Out, variant string) []string {
-	if variant != build.Patched {
+	if variant != build.Patched || o.Result == nil {
 		return nil
 	}
 	return o.Result.Touched()
@@ -322,8 +322,8 @@ func buildModules(ctx context.Context, o *Options, in *Install, pristine string,
 			}
 			built[ModuleName(ko)] = ko
 		}
-		for _, p := range o.Apply.Result.Touched() {
-			if filepath.Dir(p) == dir && strings.HasSuffix(p, ".c") && o.Variant == build.Patched {
+		for _, p := range Touched(o.Apply, o.Variant) {
+			if filepath.Dir(p) == dir && strings.HasSuffix(p, ".c") {
 				md.CompileTested = append(md.CompileTested, strings.TrimSuffix(p, ".c")+".o")
 			}
 		}
