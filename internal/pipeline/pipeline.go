@@ -266,6 +266,14 @@ func (r *kernelRun) run(ctx context.Context) {
 	r.kr.Start = time.Now()
 	defer func() { r.kr.Duration = time.Since(r.kr.Start).Seconds() }()
 	defer r.skipRest()
+	if r.o.KernelFrom == build.FromDistro {
+		// Debian's packages download and extract while the source tree
+		// is prepared; the build stage waits for them (the distro lock)
+		// and reports their errors.
+		fetched := make(chan struct{})
+		go func() { defer close(fetched); distro.Prepare(ctx, r.o.Cache, r.k) }()
+		defer func() { <-fetched }()
+	}
 
 	var pristine string
 	if r.stage(StagePrepare, func(s *Stage) (err error) {
