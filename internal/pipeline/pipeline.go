@@ -270,8 +270,12 @@ func (r *kernelRun) run(ctx context.Context) {
 		// Debian's packages download and extract while the source tree
 		// is prepared; the build stage waits for them (the distro lock)
 		// and reports their errors.
+		// Quietly: the reporter shows one task at a time.
+		quiet := *r.o.Cache
+		quiet.Progress = nil
+		r.o.Progress.Note("fetching Debian's binary kernel of %s in the background", r.k.Name)
 		fetched := make(chan struct{})
-		go func() { defer close(fetched); distro.Prepare(ctx, r.o.Cache, r.k) }()
+		go func() { defer close(fetched); distro.Prepare(ctx, &quiet, r.k) }()
 		defer func() { <-fetched }()
 	}
 
