@@ -199,7 +199,7 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 			if from == build.FromDistro {
 				kb.Command += " --kernel-from distro"
 				kb.ConfigName = "debian " + b.KernelRelease
-				kb.Misc["rebuilt_modules"] = b.Rebuilt
+				kb.Misc["rebuilt_modules"] = append([]string{}, b.Rebuilt...)
 			}
 			kb.LogURL = link(k.Name, v, "log")
 			kb.ConfigURL = link(k.Name, v, "config")
