@@ -10,6 +10,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
@@ -31,6 +32,7 @@ type BootOptions struct {
 	BootTimeout time.Duration
 	TestTimeout time.Duration
 	Accel       string
+	KernelFrom  string
 }
 
 func newBootCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -62,6 +64,7 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 	cmd.Flags().StringVar(&opts.Cmdline, "cmdline", "", "append to the kernel command line")
 	cmd.Flags().DurationVar(&opts.BootTimeout, "boot-timeout", 0, "longest wait for the guest agent to start (default 90s)")
 	cmd.Flags().DurationVar(&opts.TestTimeout, "test-timeout", 0, "longest wait between two results (default 90s)")
+	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	return cmd
 }
@@ -91,6 +94,10 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if opts.BootTimeout < 0 || opts.TestTimeout < 0 {
 		return fmt.Errorf("timeouts must be positive: %w", errs.ErrUsage)
 	}
+	from, err := build.ParseKernelFrom(opts.KernelFrom)
+	if err != nil {
+		return err
+	}
 	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
 		return err
@@ -109,8 +116,17 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
+	bzImage, buildDir := filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), dir
+	var modules []string
+	if from == build.FromDistro {
+		md, err := distro.Built(cache, k, opts.Variant)
+		if err != nil {
+			return err
+		}
+		bzImage, buildDir, modules = md.Artifacts["bzImage"], md.BuildDir, md.Modules
+	}
 	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
-		BzImage: filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), BuildDir: dir, OutDir: out, Transports: trs,
+		BzImage: bzImage, BuildDir: buildDir, Modules: modules, OutDir: out, Transports: trs,
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
 		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress})
 	if err != nil {

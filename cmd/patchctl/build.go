@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/distro"
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +19,8 @@ type BuildOptions struct {
 	Jobs      int
 	JSON      bool
 	NoCcache  bool
+	// KernelFrom: source or distro (internal/distro).
+	KernelFrom string
 }
 
 func newBuildCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -40,6 +43,7 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments in order (default base,rdma-loopback,compile-test)")
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "parallel jobs (default: cores)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the build metadata as JSON")
+	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	return cmd
 }
@@ -47,6 +51,10 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 func runBuild(ctx context.Context, opts *BuildOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	from, err := build.ParseKernelFrom(opts.KernelFrom)
+	if err != nil {
+		return err
 	}
 	t, err := opts.Global.target(opts.IO, opts.Kernel)
 	if err != nil {
@@ -57,12 +65,20 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 	if err != nil {
 		return err
 	}
-	md, err := build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Apply: out, Variant: opts.Variant,
-		Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache, Progress: cache.Progress})
+	var md *build.Metadata
+	if from == build.FromDistro {
+		md, err = distro.Build(ctx, distro.Options{Cache: cache, Kernel: k, Apply: out, Variant: opts.Variant, Jobs: opts.Jobs, Progress: cache.Progress})
+	} else {
+		md, err = build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Apply: out, Variant: opts.Variant,
+			Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache, Progress: cache.Progress})
+	}
 	if md != nil && opts.JSON {
 		if jerr := writeJSON(opts.IO.Out, md); jerr != nil {
 			return jerr
 		}
+	} else if md != nil && err == nil && from == build.FromDistro {
+		fmt.Fprintf(opts.IO.Out, "%s %s: Debian %s in %.1fs (%d modules to load, rebuilt: %v)\n  kernel   %s\n  modules  %s\n",
+			k.Name, md.Variant, md.KernelRelease, md.Duration, len(md.Modules), md.Rebuilt, md.Artifacts["bzImage"], md.VariantDir)
 	} else if md != nil && err == nil {
 		state := "built"
 		if md.UpToDate {

@@ -6,11 +6,15 @@ import (
 	"path/filepath"
 
 	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
 	"github.com/spf13/cobra"
 )
+
+// kernelFromHelp is the --kernel-from flag's help, on build, boot and run.
+const kernelFromHelp = "source (build the pinned tree) or distro (Debian's binary kernel of the pinned version, the touched modules rebuilt against its headers)"
 
 // RunOptions are the inputs of `patchctl run`.
 type RunOptions struct {
@@ -23,6 +27,7 @@ type RunOptions struct {
 	Accel      string
 	NoCcache   bool
 	URLBase    string
+	KernelFrom string
 }
 
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -51,6 +56,7 @@ error, 3 the harness could not run.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
+	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	cmd.Flags().StringVar(&opts.URLBase, "url-base", "", "http(s) URL where --out will be published: KCIDB and SARIF link under it")
 	return cmd
 }
@@ -64,6 +70,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	accel, err := boot.ParseAccel(opts.Accel)
+	if err != nil {
+		return err
+	}
+	from, err := build.ParseKernelFrom(opts.KernelFrom)
 	if err != nil {
 		return err
 	}
@@ -85,7 +95,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	cache := opts.Global.cache(opts.IO)
 	res, err := pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
-		Accel: accel, NoCcache: opts.NoCcache})
+		Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from})
 	if err != nil {
 		return err
 	}

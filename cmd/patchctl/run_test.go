@@ -97,3 +97,33 @@ func TestFlagValuesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelFrom: --kernel-from takes source or distro; distro on a kernel
+// without pinned Debian binaries is refused with what to pin (exit 2), in
+// build and in run, whose result says which path it took.
+func TestKernelFrom(t *testing.T) {
+	root, cache := slowProject(t)
+	for _, cmd := range []string{"build", "boot", "run"} {
+		if code, _, errOut := run(t, "--root", root, "--cache", cache, cmd, "--kernel-from", "binary"); code != 2 || !strings.Contains(errOut, "want source") {
+			t.Errorf("%s --kernel-from binary: exit %d %s", cmd, code, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "--root", root, "--cache", cache, "build", "--kernel", "9.9", "--kernel-from", "distro"); code != 2 || !strings.Contains(errOut, "debian.binary") {
+		t.Errorf("build: exit %d %s", code, errOut)
+	}
+	if code, _, errOut := run(t, "--root", root, "--cache", cache, "refresh", "--kernel", "9.9"); code != 0 {
+		t.Fatalf("refresh: %d %s", code, errOut)
+	}
+	out := t.TempDir()
+	code, _, errOut := run(t, "--root", root, "--cache", cache, "run", "--kernel-from", "distro", "--out", out)
+	if code != 2 {
+		t.Errorf("run: exit %d %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"kernel_from": "distro"`) || !strings.Contains(string(b), "debian.binary") {
+		t.Errorf("result.json does not say the path and the refusal: %s", b)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
@@ -19,22 +20,63 @@ type GuestConfig = guestconf.Config
 var postFunctions = map[string]string{"rxe": "rxe_post_send", "siw": "siw_post_send"}
 
 // checkKernel refuses a kernel built without what the tests need, naming
-// the symbol.
-func checkKernel(buildDir string, transports []string) error {
+// the symbol. With modules (a distro kernel), a symbol may be a module
+// when its module is among them, and a transport whose provider the
+// config lacks is returned as unavailable (reported, not failed).
+func checkKernel(buildDir string, transports []string, modules []string) (map[string]string, error) {
 	cfg, err := kconfig.Load(filepath.Join(buildDir, ".config"))
 	if err != nil {
-		return fmt.Errorf("reading the build's .config: %w: %w", err, errs.ErrInput)
+		return nil, fmt.Errorf("reading the build's .config: %w: %w", err, errs.ErrInput)
+	}
+	have := map[string]bool{}
+	for _, m := range modules {
+		have[moduleName(m)] = true
+	}
+	unavailable := map[string]string{}
+	req := guestconf.RequiredConfig(transports)
+	if len(modules) > 0 {
+		req = guestconf.ModuleConfig(transports)
+		for _, t := range transports {
+			if sym := guestconf.TransportConfig[t]; sym != "" && cfg.Value(sym) != "y" && cfg.Value(sym) != "m" {
+				unavailable[t] = fmt.Sprintf("not available on this kernel (CONFIG_%s is not set)", sym)
+			}
+		}
 	}
 	var missing []string
-	for _, s := range guestconf.RequiredConfig(transports) {
-		if v := cfg.Value(s); v != "y" {
+	for _, s := range req {
+		v := cfg.Value(s)
+		switch {
+		case v == "y":
+		case len(modules) > 0 && v == "m" && have[guestconf.ConfigModules[s]]:
+		case len(modules) > 0 && v == "m":
+			missing = append(missing, fmt.Sprintf("CONFIG_%s=m without its module %s", s, guestconf.ConfigModules[s]))
+		case len(modules) > 0 && unavailableSym(unavailable, s):
+		default:
 			missing = append(missing, "CONFIG_"+s)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the kernel in %s was built without %v, which the boot test needs (build with the rdma-loopback fragment): %w", buildDir, missing, errs.ErrInput)
+		return nil, fmt.Errorf("the kernel in %s was built without %v, which the boot test needs (build with the rdma-loopback fragment): %w", buildDir, missing, errs.ErrInput)
 	}
-	return nil
+	if len(unavailable) == 0 {
+		unavailable = nil
+	}
+	return unavailable, nil
+}
+
+func unavailableSym(unavailable map[string]string, sym string) bool {
+	for t := range unavailable {
+		if guestconf.TransportConfig[t] == sym {
+			return true
+		}
+	}
+	return false
+}
+
+// moduleName is a module file's name as the kernel knows it.
+func moduleName(path string) string {
+	n := strings.TrimSuffix(filepath.Base(path), ".ko")
+	return strings.ReplaceAll(n, "-", "_")
 }
 
 // wrLayout reads ib_send_wr's offsets and the verbs enum values from the

@@ -38,10 +38,16 @@ func BuildAgent(ctx context.Context, root string) ([]byte, error) {
 	return b, nil
 }
 
+// File is a file put into the initramfs (a kernel module).
+type File struct {
+	Path string // absolute, in the initramfs
+	Data []byte
+}
+
 // Initramfs writes a newc cpio archive holding the agent as /init, its
-// configuration, and the nodes the kernel needs before devtmpfs is
-// mounted (/dev/console).
-func Initramfs(path string, agent []byte, cfg any) error {
+// configuration, the nodes the kernel needs before devtmpfs is mounted
+// (/dev/console), and the extra files (modules).
+func Initramfs(path string, agent []byte, cfg any, files ...File) error {
 	conf, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err
@@ -54,6 +60,9 @@ func Initramfs(path string, agent []byte, cfg any) error {
 		cpio.Directory("tmp", 0o1777),
 		cpio.StaticFile("init", string(agent), 0o755),
 		cpio.StaticFile(strings.TrimPrefix(guestconf.Path, "/"), string(conf), 0o644),
+	}
+	for _, f := range files {
+		records = append(records, cpio.StaticFile(strings.TrimPrefix(f.Path, "/"), string(f.Data), 0o644))
 	}
 	err = fsutil.Write(path, 0o644, func(f io.Writer) error {
 		w := cpio.Newc.Writer(f)

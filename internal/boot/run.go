@@ -25,11 +25,16 @@ import (
 
 // Options say what to boot and test.
 type Options struct {
-	Root       string // repository (qemu/agent)
-	Kernel     string // name, for reports
-	Variant    string // baseline or patched
-	BzImage    string
-	BuildDir   string // for .config and DWARF
+	Root     string // repository (qemu/agent)
+	Kernel   string // name, for reports
+	Variant  string // baseline or patched
+	BzImage  string
+	BuildDir string // for .config and DWARF
+	// Modules are module files (.ko) the initramfs holds and the agent
+	// loads, in this order (a kernel whose test drivers are modules:
+	// --kernel-from distro). A transport whose provider the kernel's
+	// config lacks is then reported as not available, not failed.
+	Modules    []string
 	OutDir     string // console log, initramfs, result.json
 	Transports []string
 	// InlineDataSize is written to the nvmet port (NVMe-oF in-capsule data).
@@ -177,14 +182,19 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	if !fileExists(o.BzImage) {
 		return nil, fmt.Errorf("no kernel image at %s: run patchctl build --kernel %s --variant %s first: %w", o.BzImage, o.Kernel, o.Variant, errs.ErrInput)
 	}
-	if err := checkKernel(o.BuildDir, o.Transports); err != nil {
+	unavailable, err := checkKernel(o.BuildDir, o.Transports, o.Modules)
+	if err != nil {
 		return nil, err
 	}
-	g := GuestConfig{Transports: o.Transports, InlineDataSize: o.InlineDataSize, ExpectInline: o.ExpectInline,
+	g := GuestConfig{Transports: o.Transports, Unavailable: unavailable, InlineDataSize: o.InlineDataSize, ExpectInline: o.ExpectInline,
 		Sizes: o.Sizes, Iterations: o.Iterations, Seed: 1, Address: "192.0.2.10/24",
 		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop}
 	if err := wrLayout(o.BuildDir, &g); err != nil {
 		return nil, err
+	}
+	for _, m := range o.Modules {
+		name := moduleName(m)
+		g.Modules = append(g.Modules, guestconf.Module{Name: name, Path: guestconf.ModuleDir + "/" + name + ".ko", Params: guestconf.ModuleParams[name]})
 	}
 	agent, err := BuildAgent(ctx, o.Root)
 	if err != nil {
@@ -194,7 +204,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	if p.accel == "" {
 		p.accel = Accel()
 	}
-	p.key, err = stage.NewKey("boot").Code().Bytes("agent", agent).JSON("guest", g).File(o.BzImage).
+	p.key, err = stage.NewKey("boot").Code().Bytes("agent", agent).JSON("guest", g).File(o.BzImage).File(o.Modules...).
 		Add("qemu", o.QEMU, o.Memory, strconv.Itoa(o.CPUs), o.Cmdline, p.accel).
 		Add("timeouts", o.BootTimeout.String(), o.TestTimeout.String(), o.TotalTimeout.String()).Sum()
 	if err != nil {
@@ -230,7 +240,15 @@ func (p *Prepared) Run(ctx context.Context, outDir string) (*Result, error) {
 	}
 	o.BzImage = img
 	initrd := filepath.Join(o.OutDir, "initramfs.cpio")
-	if err := Initramfs(initrd, p.agent, p.guest); err != nil {
+	var files []File
+	for i, m := range o.Modules {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			return nil, fmt.Errorf("reading module %s: %w", m, err)
+		}
+		files = append(files, File{Path: p.guest.Modules[i].Path, Data: b})
+	}
+	if err := Initramfs(initrd, p.agent, p.guest, files...); err != nil {
 		return nil, err
 	}
 	res := &Result{Kernel: o.Kernel, Variant: o.Variant, Accel: p.accel, ConsoleLog: filepath.Join(o.OutDir, "console.log"), ExpectInline: o.ExpectInline}

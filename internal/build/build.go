@@ -80,6 +80,33 @@ type Metadata struct {
 	SHA256 map[string]string `json:"sha256"`
 	// State names the sources the build compiled (apply.Out.State).
 	State string `json:"source_state"`
+	// KernelFrom says where the kernel came from: "source" (built from
+	// the pinned tree) or "distro" (Debian's binary kernel, with the
+	// touched modules rebuilt; see internal/distro).
+	KernelFrom string `json:"kernel_from,omitempty"`
+	// Modules are the module files the boot loads, in load order
+	// (distro: the test's modules and their dependencies).
+	Modules []string `json:"modules,omitempty"`
+	// Rebuilt names the modules built from the work tree that replace
+	// the distro kernel's (distro, patched).
+	Rebuilt []string `json:"rebuilt,omitempty"`
+}
+
+// Ways to get the kernels under test (--kernel-from).
+const (
+	FromSource = "source" // build the pinned tree
+	FromDistro = "distro" // Debian's binary kernel, touched modules rebuilt
+)
+
+// ParseKernelFrom checks a --kernel-from value ("" is source).
+func ParseKernelFrom(s string) (string, error) {
+	switch s {
+	case "", FromSource:
+		return FromSource, nil
+	case FromDistro:
+		return FromDistro, nil
+	}
+	return "", fmt.Errorf("kernel-from %q: want source (build the pinned tree) or distro (Debian's binary kernel with the touched modules rebuilt): %w", s, errs.ErrUsage)
 }
 
 // configState is what a build folder records about its configuration.
@@ -254,7 +281,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return nil, err
 	}
 	defer release()
-	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, Fragments: o.Fragments, Jobs: o.Jobs,
+	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, KernelFrom: FromSource, Fragments: o.Fragments, Jobs: o.Jobs,
 		Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: o.Apply.State(o.Variant)}
 	if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
 		return nil, err

@@ -23,4 +23,50 @@ type Config struct {
 	Flags   map[string]int    `json:"flags"`   // IB_SEND_* values
 	Probes  map[string]string `json:"probes"`  // transport -> provider post function
 	Stop    string            `json:"stop,omitempty"`
+	// Modules are loaded in order (finit_module) before configfs is
+	// mounted: a kernel whose test drivers are modules (--kernel-from
+	// distro). Empty for a kernel with everything built in.
+	Modules []Module `json:"modules,omitempty"`
+	// Unavailable names transports this kernel cannot run, with the
+	// reason: reported as skipped, not failed.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// Module is a kernel module in the initramfs.
+type Module struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`             // in the initramfs
+	Params string `json:"params,omitempty"` // e.g. "memory_backed=1 gb=1"
+}
+
+// ModuleDir is where the initramfs holds the modules.
+const ModuleDir = "/lib/modules"
+
+// ConfigModules names the module that provides a config symbol when the
+// kernel builds it as a module (=m).
+var ConfigModules = map[string]string{
+	"CONFIGFS_FS": "configfs", "VIRTIO_NET": "virtio_net", "VIRTIO_PCI": "virtio_pci", "INFINIBAND": "ib_core",
+	"NVME_CORE": "nvme_core", "NVME_FABRICS": "nvme_fabrics", "NVME_RDMA": "nvme_rdma", "NVME_TARGET": "nvmet",
+	"NVME_TARGET_RDMA": "nvmet_rdma", "BLK_DEV_NULL_BLK": "null_blk", "RDMA_RXE": "rdma_rxe", "RDMA_SIW": "siw",
+	"CRYPTO_CRC32": "crc32_generic",
+}
+
+// ModuleParams are the parameters a module is loaded with (what the
+// kernel command line gives a built-in one: null_blk.memory_backed=1).
+var ModuleParams = map[string]string{"null_blk": "memory_backed=1 gb=1"}
+
+// TransportConfig is the symbol a transport's provider needs.
+var TransportConfig = map[string]string{"rxe": "RDMA_RXE", "siw": "RDMA_SIW"}
+
+// ModuleConfig is RequiredConfig plus what a kernel with modules needs
+// loaded by hand (no modprobe in the guest: nothing is requested on
+// demand): rxe's crc32 ("crc32" shash) and the virtio PCI transport.
+func ModuleConfig(transports []string) []string {
+	req := append(RequiredConfig(transports), "VIRTIO_PCI", "NVME_CORE", "NVME_FABRICS", "NVME_TARGET")
+	for _, t := range transports {
+		if t == "rxe" {
+			req = append(req, "CRYPTO_CRC32")
+		}
+	}
+	return req
 }

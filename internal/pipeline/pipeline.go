@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/progress"
@@ -58,6 +59,10 @@ type Options struct {
 	Parallel *bool
 	Accel    string // kvm, tcg or "" (probe)
 	NoCcache bool
+	// KernelFrom is where the kernels under test come from: build.FromSource
+	// ("" too: build the pinned tree) or build.FromDistro (Debian's binary
+	// kernel, the touched modules rebuilt against its headers).
+	KernelFrom string
 }
 
 // Stage is one stage's outcome.
@@ -78,18 +83,20 @@ type Stage struct {
 
 // Kernel is one kernel's run.
 type Kernel struct {
-	Name     string                     `json:"kernel"`
-	Source   string                     `json:"source"`
-	Stages   []*Stage                   `json:"stages"`
-	Apply    []*apply.Result            `json:"apply,omitempty"`
-	Patches  []string                   `json:"patches,omitempty"` // series/<kernel>/*.patch applied, in order
-	Check    *checks.Report             `json:"check,omitempty"`
-	Builds   map[string]*build.Metadata `json:"builds,omitempty"`
-	Boots    map[string]*boot.Result    `json:"boots,omitempty"`
-	Verdict  string                     `json:"verdict"`
-	Reason   string                     `json:"reason,omitempty"`
-	Start    time.Time                  `json:"start_time"`
-	Duration float64                    `json:"duration_s"`
+	Name    string                     `json:"kernel"`
+	Source  string                     `json:"source"`
+	Stages  []*Stage                   `json:"stages"`
+	Apply   []*apply.Result            `json:"apply,omitempty"`
+	Patches []string                   `json:"patches,omitempty"` // series/<kernel>/*.patch applied, in order
+	Check   *checks.Report             `json:"check,omitempty"`
+	Builds  map[string]*build.Metadata `json:"builds,omitempty"`
+	Boots   map[string]*boot.Result    `json:"boots,omitempty"`
+	Verdict string                     `json:"verdict"`
+	Reason  string                     `json:"reason,omitempty"`
+	// KernelFrom says which path the results came from: source or distro.
+	KernelFrom string    `json:"kernel_from"`
+	Start      time.Time `json:"start_time"`
+	Duration   float64   `json:"duration_s"`
 }
 
 // Result is a whole run.
@@ -112,6 +119,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Transports) == 0 {
 		o.Transports = []string{"rxe", "siw"}
 	}
+	from, err := build.ParseKernelFrom(o.KernelFrom)
+	if err != nil {
+		return nil, err
+	}
+	o.KernelFrom = from
 	var ks []*tree.Kernel
 	for _, n := range names {
 		k, err := o.Lock.Find(n)
@@ -132,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var wg sync.WaitGroup
 	for i, k := range ks {
 		r := &kernelRun{o: o, k: k, jobs: jobs, store: &stage.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
-			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: Pass}}
+			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: Pass, KernelFrom: o.KernelFrom}}
 		res.Kernels[i] = r.kr
 		if parallel {
 			wg.Add(1)
@@ -254,6 +266,18 @@ func (r *kernelRun) run(ctx context.Context) {
 	r.kr.Start = time.Now()
 	defer func() { r.kr.Duration = time.Since(r.kr.Start).Seconds() }()
 	defer r.skipRest()
+	if r.o.KernelFrom == build.FromDistro {
+		// Debian's packages download and extract while the source tree
+		// is prepared; the build stage waits for them (the distro lock)
+		// and reports their errors.
+		// Quietly: the reporter shows one task at a time.
+		quiet := *r.o.Cache
+		quiet.Progress = nil
+		r.o.Progress.Note("fetching Debian's binary kernel of %s in the background", r.k.Name)
+		fetched := make(chan struct{})
+		go func() { defer close(fetched); distro.Prepare(ctx, &quiet, r.k) }()
+		defer func() { <-fetched }()
+	}
 
 	var pristine string
 	if r.stage(StagePrepare, func(s *Stage) (err error) {
@@ -301,6 +325,10 @@ func (r *kernelRun) buildOptions(out *apply.Out, variant string) build.Options {
 }
 
 func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
+	if r.o.KernelFrom == build.FromDistro {
+		r.distroBuild(ctx, out, variant)
+		return
+	}
 	r.stage("build-"+variant, func(s *Stage) error {
 		bo := r.buildOptions(out, variant)
 		key, err := build.Key(bo)
@@ -323,6 +351,41 @@ func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
 		s.Detail = fmt.Sprintf("%s in %.0fs", m.KernelRelease, m.Duration)
 		return r.record(s, m, m.Artifacts["bzImage"])
 	})
+}
+
+// distroBuild is the build stage on the distro path: Debian's kernel, and
+// for patched the touched modules rebuilt (internal/distro).
+func (r *kernelRun) distroBuild(ctx context.Context, out *apply.Out, variant string) {
+	r.stage("build-"+variant, func(s *Stage) error {
+		do := distro.Options{Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant, Jobs: r.jobs, Progress: r.o.Progress}
+		key, err := distro.Key(do)
+		if err != nil {
+			return err
+		}
+		var md build.Metadata
+		if reuse(r, s, key, &md) {
+			r.kr.Builds[variant] = &md
+			s.Detail = distroDetail(&md) + " (reused)"
+			return nil
+		}
+		m, err := distro.Build(ctx, do)
+		if m != nil {
+			r.kr.Builds[variant] = m
+		}
+		if err != nil {
+			return errors.Join(err, r.forget(s))
+		}
+		s.Detail = distroDetail(m) + fmt.Sprintf(" in %.0fs", m.Duration)
+		return r.record(s, m, append([]string{m.Artifacts["bzImage"]}, m.Modules...)...)
+	})
+}
+
+func distroDetail(m *build.Metadata) string {
+	d := fmt.Sprintf("Debian %s, %d modules", m.KernelRelease, len(m.Modules))
+	if len(m.Rebuilt) > 0 {
+		d += ", rebuilt " + strings.Join(m.Rebuilt, " ")
+	}
+	return d
 }
 
 func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
@@ -365,7 +428,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 	r.stage(name, func(s *Stage) error {
 		m := out.Plan.Manifest
 		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
-			BuildDir: md.BuildDir, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
+			BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
 			ExpectInline: m.Boot.ExpectInline[variant], Accel: r.o.Accel, Progress: r.o.Progress})
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 )
@@ -190,6 +191,16 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 				ConfigName: "tinyconfig+" + strings.Join(b.Fragments, "+"), Status: status, StartTime: kcidbTime(bstart),
 				Misc: map[string]any{"kernel_release": b.KernelRelease, "config_hash": b.ConfigHash, "compile_tested": b.CompileTested,
 					"reused": bst != nil && bst.Reused, "warnings": b.Warnings, "errors": b.Errors}}
+			from := b.KernelFrom
+			if from == "" {
+				from = build.FromSource
+			}
+			kb.Misc["kernel_from"] = from
+			if from == build.FromDistro {
+				kb.Command += " --kernel-from distro"
+				kb.ConfigName = "debian " + b.KernelRelease
+				kb.Misc["rebuilt_modules"] = append([]string{}, b.Rebuilt...)
+			}
 			kb.LogURL = link(k.Name, v, "log")
 			kb.ConfigURL = link(k.Name, v, "config")
 			if u := link(k.Name, v, "metadata"); u != "" {

@@ -31,6 +31,48 @@ type DebianSource struct {
 	DebSHA256     string `yaml:"deb_sha256"`
 	Tarball       string `yaml:"tarball"` // path inside the package
 	TarballSHA256 string `yaml:"tarball_sha256"`
+	// Binary pins Debian's binary kernel built from this source, for
+	// --kernel-from distro (optional).
+	Binary *DebianBinary `yaml:"binary,omitempty"`
+}
+
+// DebianBinary is Debian's binary kernel of a linux-source version: the
+// image with its modules, and the headers modules are built against.
+type DebianBinary struct {
+	// Version is the Debian version of the binary packages: it must be
+	// the source's (the modules are rebuilt from that source).
+	Version string `yaml:"version"`
+	// Release is the kernel release (uname -r, vermagic's first word).
+	Release string          `yaml:"release"`
+	Image   *DebianPackage  `yaml:"image"`           // linux-image-*-unsigned: vmlinuz, modules, config
+	Headers []DebianPackage `yaml:"headers"`         // linux-headers-*, -common, linux-kbuild-*
+	Debug   *DebianPackage  `yaml:"debug,omitempty"` // linux-image-*-dbg, when DWARF of vmlinux is wanted
+}
+
+// DebianPackage is one binary package at the binary kernel's version.
+type DebianPackage struct {
+	Package string `yaml:"package"`
+	Arch    string `yaml:"arch"` // amd64 or all
+	SHA256  string `yaml:"sha256"`
+}
+
+// Packages lists the binary packages: the image, then the headers.
+func (b *DebianBinary) Packages() []DebianPackage {
+	var out []DebianPackage
+	if b.Image != nil {
+		out = append(out, *b.Image)
+	}
+	return append(out, b.Headers...)
+}
+
+// Key identifies the binary kernel exactly.
+func (b *DebianBinary) Key() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "debian-binary %s %s", b.Version, b.Release)
+	for _, p := range b.Packages() {
+		fmt.Fprintf(&s, " %s:%s:%s", p.Package, p.Arch, p.SHA256)
+	}
+	return s.String()
 }
 
 // GitSource is a repository at a tag or commit. When both are given the
@@ -82,6 +124,8 @@ func LoadLock(path string) (*Lock, error) {
 			return nil, bad("needs exactly one source, debian or git")
 		case k.Debian != nil && (k.Debian.Package == "" || k.Debian.Version == "" || len(k.Debian.DebSHA256) != 64 || len(k.Debian.TarballSHA256) != 64 || k.Debian.Tarball == ""):
 			return nil, bad("a debian source pins package, version, tarball, and the sha256 of the .deb and of the tarball")
+		case k.Debian != nil && k.Debian.Binary != nil && badBinary(k.Debian.Binary) != "":
+			return nil, bad("binary: " + badBinary(k.Debian.Binary))
 		case k.Git != nil && (k.Git.URL == "" || k.Git.Tag == "" && k.Git.Commit == ""):
 			return nil, bad("a git source needs a url and a tag or commit")
 		}
@@ -91,6 +135,19 @@ func LoadLock(path string) (*Lock, error) {
 		return nil, fmt.Errorf("%s: default kernel %q is not in the lock: %w", path, l.Default, errs.ErrInput)
 	}
 	return &l, nil
+}
+
+// badBinary says what a binary kernel pin lacks ("" when complete).
+func badBinary(b *DebianBinary) string {
+	if b.Version == "" || b.Release == "" || b.Image == nil || len(b.Headers) == 0 {
+		return "a binary kernel pins version, release, the image and the headers packages"
+	}
+	for _, p := range b.Packages() {
+		if p.Package == "" || fsutil.ValidName(p.Package) != nil || (p.Arch != "amd64" && p.Arch != "all") || len(p.SHA256) != 64 {
+			return fmt.Sprintf("package %q: each pins a package name, arch (amd64 or all) and the .deb's sha256", p.Package)
+		}
+	}
+	return ""
 }
 
 // Names lists the pinned kernels in lock order.

@@ -167,10 +167,28 @@ func (c *Cache) DebPath(d *DebianSource) string {
 
 func fileSHA256(path string) (string, error) { return fsutil.HashFile(path) }
 
-// fetchDeb downloads the pinned package with apt-get download (Debian's
-// ordinary client) unless a copy with the pinned sha256 is cached.
+// fetchDeb downloads the pinned source package.
 func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
-	path := c.DebPath(d)
+	return c.fetch(ctx, c.DebPath(d), d.Package, d.Version, d.DebSHA256, "deb_sha256 and tarball_sha256")
+}
+
+// BinaryDebPath is where a pinned binary package is kept.
+func (c *Cache) BinaryDebPath(p DebianPackage, version string) string {
+	v := strings.ReplaceAll(version, ":", "%3a")
+	return filepath.Join(c.Dir, "debs", p.Package+"_"+v+"_"+p.Arch+".deb")
+}
+
+// FetchBinaryDeb downloads a pinned binary package (of a DebianBinary at
+// version) the way the source package is, unless a copy with the pinned
+// sha256 is cached, and returns its path.
+func (c *Cache) FetchBinaryDeb(ctx context.Context, p DebianPackage, version string) (string, error) {
+	return c.fetch(ctx, c.BinaryDebPath(p, version), p.Package, version, p.SHA256, "the binary packages' sha256")
+}
+
+// fetch downloads package=version with apt-get download (Debian's
+// ordinary client) to path unless a copy with the pinned sha256 is there.
+func (c *Cache) fetch(ctx context.Context, path, pkg, version, want, repin string) (string, error) {
+	d := &DebianSource{Package: pkg, Version: version, DebSHA256: want}
 	if sum, err := fileSHA256(path); err == nil && sum == d.DebSHA256 {
 		return path, nil
 	}
@@ -196,8 +214,8 @@ func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
 	}
 	if err != nil {
 		if notServed(out) {
-			return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version, deb_sha256 and tarball_sha256 in series/kernels.yaml to a served version (apt-cache policy %s lists them): %w",
-				spec, d.Package, errs.ErrInput)
+			return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version and %s in series/kernels.yaml to a served version (apt-cache policy %s lists them): %w",
+				spec, repin, d.Package, errs.ErrInput)
 		}
 		return "", fmt.Errorf("apt-get download %s: %v: %s: %w", spec, err, lastLines(out, 3), errs.ErrEnv)
 	}

@@ -26,18 +26,24 @@ type Config = guestconf.Config
 var mounts = []struct {
 	source, target, fstype string
 	optional               bool
+	// late: mounted after the modules are loaded (configfs may be one).
+	late bool
 }{
-	{"proc", "/proc", "proc", false},
-	{"sysfs", "/sys", "sysfs", false},
-	{"devtmpfs", "/dev", "devtmpfs", false},
-	{"tmpfs", "/tmp", "tmpfs", true},
-	{"configfs", "/sys/kernel/config", "configfs", false},
-	{"debugfs", "/sys/kernel/debug", "debugfs", true},
-	{"tracefs", "/sys/kernel/tracing", "tracefs", true},
+	{"proc", "/proc", "proc", false, false},
+	{"sysfs", "/sys", "sysfs", false, false},
+	{"devtmpfs", "/dev", "devtmpfs", false, false},
+	{"tmpfs", "/tmp", "tmpfs", true, false},
+	{"debugfs", "/sys/kernel/debug", "debugfs", true, false},
+	{"tracefs", "/sys/kernel/tracing", "tracefs", true, false},
+	{"configfs", "/sys/kernel/config", "configfs", false, true},
 }
 
-func mountAll() error {
+// mountAll mounts the early or the late entries of the table.
+func mountAll(late bool) error {
 	for _, m := range mounts {
+		if m.late != late {
+			continue
+		}
 		os.MkdirAll(m.target, 0o755)
 		if err := unix.Mount(m.source, m.target, m.fstype, 0, ""); err != nil && err != unix.EBUSY {
 			if m.optional {
@@ -52,7 +58,7 @@ func mountAll() error {
 func main() {
 	start := time.Now()
 	k := &ktap{out: os.Stdout}
-	if err := mountAll(); err != nil {
+	if err := mountAll(false); err != nil {
 		k.abort(err.Error())
 		halt()
 	}
@@ -63,6 +69,18 @@ func main() {
 	}
 	if err != nil {
 		k.abort("reading /patchctl.json: " + err.Error())
+		halt()
+	}
+	loaded := time.Now()
+	if err := loadModules(cfg.Modules); err != nil {
+		k.abort("modules: " + err.Error())
+		halt()
+	}
+	if len(cfg.Modules) > 0 {
+		fmt.Fprintf(os.Stdout, "patchctl-agent: %d modules loaded in %s, tainted %s\n", len(cfg.Modules), time.Since(loaded).Round(time.Millisecond), tainted())
+	}
+	if err := mountAll(true); err != nil {
+		k.abort(err.Error())
 		halt()
 	}
 	fmt.Fprintf(os.Stdout, "\npatchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
@@ -87,6 +105,10 @@ func main() {
 	}
 	k.header("", len(cfg.Transports))
 	for i, tr := range cfg.Transports {
+		if why, ok := cfg.Unavailable[tr]; ok {
+			(&ktap{out: k.out, indent: k.indent, n: i, last: time.Now()}).result(true, tr, why)
+			continue
+		}
 		runTransport(k.sub(), i+1, tr, &cfg)
 	}
 	fmt.Fprintf(os.Stdout, "patchctl-agent: done after %s\n", time.Since(start).Round(time.Millisecond))
