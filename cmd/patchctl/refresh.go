@@ -30,7 +30,7 @@ git am applies them to the pristine tree with no offset and no fuzz.
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runRefresh(c.Context(), opts) },
 	}
-	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "only compare with the committed files")
 	return cmd
 }

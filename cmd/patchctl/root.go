@@ -81,6 +81,7 @@ an interrupt, a harness fault).`,
 	g := &GlobalOptions{}
 	addGlobalFlags(root, g)
 	root.AddCommand(newImportCmd(io), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newMatrixCmd(io, g))
+	registerCompletions(root, g)
 	return root
 }
 
