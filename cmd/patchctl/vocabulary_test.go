@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/tree"
+)
+
+// TestCompletion: patchctl __complete knows the kernels of the lock, the
+// series, the fragments and the enum flags' words, on every verb that
+// has the flag.
+func TestCompletion(t *testing.T) {
+	root := "../.."
+	lock, err := tree.LoadLock(filepath.Join(root, "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := strings.Join(lock.Names(), "\n")
+	series, _ := os.ReadDir(filepath.Join(root, "patches"))
+	var seriesNames []string
+	for _, e := range series {
+		if e.IsDir() {
+			seriesNames = append(seriesNames, e.Name())
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--kernel", ""}, kernels},
+		{[]string{"apply", "--kernel", ""}, kernels},
+		{[]string{"boot", "--kernel", ""}, kernels},
+		{[]string{"tree", "prepare", "--kernel", ""}, kernels},
+		{[]string{"boot", "--variant", ""}, "baseline\npatched"},
+		{[]string{"run", "--transport", ""}, "rxe\nsiw\nall"},
+		{[]string{"check", "--format", ""}, "text\njson\nsarif"},
+		{[]string{"boot", "--accel", ""}, "auto\nkvm\ntcg"},
+		{[]string{"apply", "--series", ""}, strings.Join(seriesNames, "\n")},
+		{[]string{"build", "--fragment", ""}, "base\ncompile-test\ndebug\nkernel-6.1\nrdma-loopback"},
+	} {
+		code, out, errOut := run(t, append([]string{"--root", root, "__complete"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", c.args, code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		got := strings.Join(lines[:len(lines)-1], "\n") // the last line is cobra's directive
+		if got != c.want {
+			t.Errorf("__complete %v:\n%s\nwant:\n%s", c.args, got, c.want)
+		}
+	}
+}
+
+// TestOneFlagVocabulary: a one-kernel verb refuses a second --kernel, an
+// enum flag's bad word is refused on every verb before any work (exit 2,
+// the words it takes named).
+func TestOneFlagVocabulary(t *testing.T) {
+	for _, verb := range [][]string{{"apply"}, {"build"}, {"boot"}, {"check"}, {"refresh"}} {
+		code, _, errOut := run(t, append(append([]string{"--root", "../.."}, verb...), "--kernel", "6.12", "--kernel", "6.1")...)
+		if code != 2 || !strings.Contains(errOut, "--kernel given twice (6.12, then 6.1)") {
+			t.Errorf("%v --kernel twice: exit %d %s", verb, code, errOut)
+		}
+	}
+	for _, c := range [][]string{
+		{"boot", "--variant", "patch"}, {"build", "--variant", "patch"},
+		{"boot", "--transport", "ib"}, {"run", "--transport", "ib"},
+		{"boot", "--accel", "xen"}, {"run", "--accel", "xen"}, {"check", "--format", "xml"},
+	} {
+		code, _, errOut := run(t, append([]string{"--root", "../.."}, c...)...)
+		if code != 2 || !strings.Contains(errOut, "is not a "+strings.TrimPrefix(c[1], "--")+": want ") {
+			t.Errorf("%v: exit %d %s", c, code, errOut)
+		}
+	}
+}
+
+// TestJSONEverywhere: tree list and matrix print JSON with --json.
+func TestJSONEverywhere(t *testing.T) {
+	code, out, errOut := run(t, "--root", "../..", "tree", "list", "--json")
+	var list []listedTree
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) < 2 || list[0].Kernel == "" {
+		t.Errorf("tree list --json: exit %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "--root", "../..", "matrix", "--json")
+	var m struct{ Include []matrixEntry }
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil || len(m.Include) != len(list) {
+		t.Errorf("matrix --json: exit %d %s %s", code, out, errOut)
+	}
+}
