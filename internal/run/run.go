@@ -193,7 +193,21 @@ func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	x.Stdin = stdin
+	// A reader that is not a file (a pipe a test drives, a person's
+	// console relayed) is copied into a pipe of our own, which closes
+	// when the program exits: os/exec would wait for a reader that never
+	// ends (an interactive console) before Wait returns.
+	var stdinR, stdinW *os.File
+	if _, isFile := stdin.(*os.File); isFile || c.Stdin == nil {
+		x.Stdin = stdin
+	} else {
+		var err error
+		if stdinR, stdinW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("starting %s: %w: %w", c.Name, err, errs.ErrEnv)
+		}
+		x.Stdin = stdinR
+		go func() { io.Copy(stdinW, stdin); stdinW.Close() }()
+	}
 	tail := &tailBuffer{n: 8 << 10}
 	var stdout io.Writer = tail
 	if c.Stdout != nil {
@@ -214,12 +228,26 @@ func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	if x.WaitDelay == 0 {
 		x.WaitDelay = 10 * time.Second
 	}
-	if err := x.Start(); err != nil {
+	err := x.Start()
+	if stdinR != nil {
+		stdinR.Close() // the child has its copy
+	}
+	if err != nil {
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, fmt.Errorf("starting %s: %w: %w", c.Name, err, errs.ErrEnv)
 	}
 	track(x.Process.Pid)
 	p := &Process{cmd: c, x: x, tail: tail}
-	p.wait = func() error { defer untrack(x.Process.Pid); return x.Wait() }
+	p.wait = func() error {
+		defer untrack(x.Process.Pid)
+		err := x.Wait()
+		if stdinW != nil {
+			stdinW.Close() // the copy stops at the reader's next bytes
+		}
+		return err
+	}
 	return p, nil
 }
 

@@ -65,7 +65,7 @@ func main() {
 		k.abort("reading /patchctl.json: " + err.Error())
 		halt()
 	}
-	fmt.Fprintf(os.Stdout, "\npatchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
+	fmt.Fprintf(os.Stdout, "\n"+guestconf.StartedLine+" after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
 	if cl, err := os.ReadFile("/proc/cmdline"); err == nil {
 		for _, f := range strings.Fields(string(cl)) {
 			if v, ok := strings.CutPrefix(f, "patchctl.stop="); ok {
@@ -85,11 +85,18 @@ func main() {
 		k.abort("network: " + err.Error())
 		halt()
 	}
-	k.header("", len(cfg.Transports))
-	for i, tr := range cfg.Transports {
-		runTransport(k.sub(), i+1, tr, &cfg)
+	if cfg.Shell {
+		shellSetup(k, &cfg)
+	} else {
+		k.header("", len(cfg.Transports))
+		for i, tr := range cfg.Transports {
+			runTransport(k.sub(), i+1, tr, &cfg)
+		}
 	}
-	fmt.Fprintf(os.Stdout, "patchctl-agent: done after %s\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stdout, "%s after %s\n", guestconf.DoneLine, time.Since(start).Round(time.Millisecond))
+	if cfg.Keep {
+		keep()
+	}
 	halt()
 }
 
