@@ -118,7 +118,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	if n > 0 {
-		return fmt.Errorf("%d findings: %w", n, errs.ErrFindings)
+		return fmt.Errorf("%s: %w", errs.Count(n, "finding"), errs.ErrFindings)
 	}
 	return nil
 }

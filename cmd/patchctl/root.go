@@ -113,7 +113,7 @@ func executeContext(ctx context.Context, args []string, io *IOStreams) int {
 		err = fmt.Errorf("interrupted: %w: %w", err, errs.ErrEnv)
 	}
 	if err != nil {
-		fmt.Fprintf(io.ErrOut, "patchctl: %v\n", err)
+		fmt.Fprintf(io.ErrOut, "patchctl: %s\n", errs.Message(err))
 	}
 	return errs.Code(err)
 }
