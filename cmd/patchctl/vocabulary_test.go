@@ -89,3 +89,12 @@ func TestJSONEverywhere(t *testing.T) {
 		t.Errorf("matrix --json: exit %d %s %s", code, out, errOut)
 	}
 }
+
+// TestOfflineFreshCache: --offline on a fresh cache downloads nothing and
+// says what it would have fetched (exit 3).
+func TestOfflineFreshCache(t *testing.T) {
+	code, _, errOut := run(t, "--root", "../..", "--cache", t.TempDir(), "--offline", "tree", "prepare", "--kernel", "6.1")
+	if code != 3 || !strings.Contains(errOut, "linux-source-6.1=") || !strings.Contains(errOut, "is not in the cache") || !strings.Contains(errOut, "run without --offline") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
