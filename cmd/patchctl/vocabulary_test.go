@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/spf13/cobra"
 )
 
 // TestCompletion: patchctl __complete knows the kernels of the lock, the
@@ -96,5 +97,69 @@ func TestOfflineFreshCache(t *testing.T) {
 	code, _, errOut := run(t, "--root", "../..", "--cache", t.TempDir(), "--offline", "tree", "prepare", "--kernel", "6.1")
 	if code != 3 || !strings.Contains(errOut, "linux-source-6.1=") || !strings.Contains(errOut, "is not in the cache") || !strings.Contains(errOut, "run without --offline") {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestHelpExamplesAndTerms: every verb's help has two or more examples and
+// explains the terms its flags use.
+func TestHelpExamplesAndTerms(t *testing.T) {
+	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.Hidden && c.Name() != "help" && c.Name() != "completion" && c != root {
+			n := 0
+			for _, l := range strings.Split(c.Example, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), "patchctl ") {
+					n++
+				}
+			}
+			if n < 2 {
+				t.Errorf("%s: %d examples:\n%s", c.CommandPath(), n, c.Example)
+			}
+			checks := map[string]string{"kernel": "the lock's default", "fragment": "kernel-<name>.config", "out": "relative to the current folder", "variant": "baseline is the pristine tree"}
+			for flag, want := range checks {
+				if c.Flags().Lookup(flag) != nil && !strings.Contains(strings.ToLower(c.Long), strings.ToLower(want)) {
+					t.Errorf("%s has --%s but its help does not explain %q", c.CommandPath(), flag, want)
+				}
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+// TestImportOutOneRule: import --out is relative to the current folder,
+// and without it the patches go to the repository's out/import wherever
+// patchctl runs in the repository (not series/out/import).
+func TestImportOutOneRule(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	rel := t.TempDir()
+	os.Chdir(rel)
+	code, _, errOut := run(t, "--root", repo, "import", "--out", "given", filepath.Join(repo, "patches", "nvme-rdma-inline-capsule"))
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(rel, "given", "nvme-rdma-inline-capsule")); err != nil {
+		t.Errorf("--out given is not relative to the current folder: %v", err)
+	}
+	// Without --out, from a folder inside a copy of the repository.
+	cp := t.TempDir()
+	os.MkdirAll(filepath.Join(cp, "series"), 0o755)
+	b, _ := os.ReadFile(filepath.Join(repo, "series", "kernels.yaml"))
+	os.WriteFile(filepath.Join(cp, "series", "kernels.yaml"), b, 0o644)
+	os.Chdir(filepath.Join(cp, "series"))
+	code, out, errOut := run(t, "import", filepath.Join(repo, "patches", "nvme-rdma-inline-capsule"))
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(cp, "out", "import", "nvme-rdma-inline-capsule")); err != nil || !strings.Contains(out, filepath.Join(cp, "out", "import")) {
+		t.Errorf("the default is not the repository's out/import: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(cp, "series", "out")); err == nil {
+		t.Error("series/out was made")
 	}
 }
