@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,5 +163,53 @@ func TestImportOutOneRule(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cp, "series", "out")); err == nil {
 		t.Error("series/out was made")
+	}
+}
+
+// TestBootBeforeBuild: booting a kernel that was not built names the
+// exact build command (with the cache and fragments given).
+func TestBootBeforeBuild(t *testing.T) {
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 not installed")
+	}
+	cache := t.TempDir()
+	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "boot", "--kernel", "6.1", "--variant", "baseline", "--fragment", "base,rdma-loopback")
+	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline --fragment base,rdma-loopback` first"
+	if code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d: %s\nwant %s", code, errOut, want)
+	}
+}
+
+// TestBootPrintQEMU: boot --print-qemu writes the image and initramfs and
+// prints a command line a shell reads back, without booting (the 6.12
+// build in the cache).
+func TestBootPrintQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: needs the 6.12 build")
+	}
+	out := t.TempDir()
+	code, stdout, errOut := run(t, "--root", "../..", "boot", "--kernel", "6.12", "--print-qemu", "--shell", "--out", out, "--cmdline", "dyndbg='file rdma.c +p'")
+	if code == 2 && strings.Contains(errOut, "not built yet") {
+		t.Skip("6.12 not built")
+	}
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	for _, f := range []string{"bzImage", "initramfs.cpio"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "console.log")); err == nil {
+		t.Error("--print-qemu booted")
+	}
+	line := strings.TrimSpace(stdout)
+	b, err := exec.Command("sh", "-c", `for a in `+line+`; do printf '%s\n' "$a"; done`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if args[0] != "qemu-system-x86_64" || !strings.Contains(line, "-append '") || !strings.HasSuffix(args[slices.Index(args, "-append")+1], "dyndbg='file rdma.c +p'") {
+		t.Errorf("command %s read back as %q", line, args)
 	}
 }
