@@ -3,7 +3,10 @@
 // link (netlink), a memory-backed null_blk namespace exported by nvmet over
 // RDMA (configfs), the host connected to it (/dev/nvme-fabrics), then the
 // tests, whose results it prints on the console as KTAP. It needs nothing
-// else in the initramfs: no shell, no nvme-cli, no iproute2.
+// else in the initramfs: no shell, no nvme-cli, no iproute2. Only for
+// patchctl boot --shell (the setup, then a shell on the console) and
+// --keep (the VM stays up after the tests) does the host add a static
+// busybox, which the agent starts as /bin/sh.
 //
 // Its configuration is /patchctl.json, written by the host (internal/boot).
 package main
