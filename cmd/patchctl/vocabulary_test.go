@@ -79,8 +79,16 @@ func TestOneFlagVocabulary(t *testing.T) {
 	}
 }
 
-// TestJSONEverywhere: tree list and matrix print JSON with --json.
+// TestJSONEverywhere: every verb with a result takes --json (check keeps
+// --format); tree list and matrix print JSON with it.
 func TestJSONEverywhere(t *testing.T) {
+	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}})
+	for _, path := range [][]string{{"import"}, {"tree", "prepare"}, {"tree", "list"}, {"tree", "verify"}, {"apply"}, {"refresh"}, {"build"}, {"boot"}, {"run"}, {"matrix"}} {
+		c, _, err := root.Find(path)
+		if err != nil || c.Flags().Lookup("json") == nil {
+			t.Errorf("%v has no --json (%v)", path, err)
+		}
+	}
 	code, out, errOut := run(t, "--root", "../..", "tree", "list", "--json")
 	var list []listedTree
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) < 2 || list[0].Kernel == "" {
