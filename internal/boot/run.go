@@ -323,7 +323,8 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 	if o.Console != nil {
 		stdout = io.MultiWriter(o.Console, pw)
 	}
-	cmd := &run.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdin: o.Stdin, Stdout: stdout, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second}
+	cmd := &run.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdin: o.Stdin, Stdout: stdout, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second,
+		Foreground: interactive}
 	o.Progress.Start(fmt.Sprintf("boot %s %s (%s)", o.Kernel, o.Variant, res.Accel))
 	proc, err := cmd.Start(ctx)
 	if err != nil {
