@@ -38,10 +38,11 @@ func shellSetup(k *ktap, cfg *Config) {
 		}
 		if step("target", err) {
 			ctrl, d, err := connect(cfg.NQN, addr)
-			if step("connect", err) {
+			if err == nil {
 				s.diag("connected %s as %s", ctrl, d)
 				dev = d
 			}
+			step("connect", err)
 		} else {
 			s.result(true, "connect", "not set up")
 		}
