@@ -10,6 +10,8 @@ pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
       cpio ccache xz-utils qemu-system-x86 dpkg-dev patch perl
       # --kernel-from distro: BTF of modules rebuilt against Debian's headers
       pahole
+      # the static shell and tools of patchctl boot --shell / --keep
+      busybox-static
       # the reports' reference validators (tests) and CI's JUnit summary:
       # xmllint, a JUnit consumer, JSON schema with its uri format
       libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987)

@@ -39,7 +39,7 @@ work tree as it was.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts) },
 	}
-	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
 	cmd.Flags().StringVar(&opts.Series, "series", "", "only this series (a folder under patches/)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print dispositions and hunks as JSON")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and report, leave the work tree alone")

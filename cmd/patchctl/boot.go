@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
+	runner "github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/spf13/cobra"
 )
@@ -33,6 +34,9 @@ type BootOptions struct {
 	TestTimeout time.Duration
 	Accel       string
 	KernelFrom  string
+	Shell       bool
+	Keep        bool
+	PrintQEMU   bool
 }
 
 func newBootCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -55,9 +59,9 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBoot(c.Context(), opts) },
 	}
-	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
-	cmd.Flags().StringVar(&opts.Variant, "variant", build.Patched, "baseline or patched")
-	cmd.Flags().StringVar(&opts.Transport, "transport", "all", "rxe, siw or all")
+	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
+	enumFlag(cmd.Flags(), &opts.Variant, "variant", build.Patched, "baseline or patched")
+	enumFlag(cmd.Flags(), &opts.Transport, "transport", "all", "rxe, siw or all")
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "the fragments the kernel was built with (default as build)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the console log and results (default: out/boot/<kernel>-<variant>)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
@@ -65,7 +69,10 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 	cmd.Flags().DurationVar(&opts.BootTimeout, "boot-timeout", 0, "longest wait for the guest agent to start (default 90s)")
 	cmd.Flags().DurationVar(&opts.TestTimeout, "test-timeout", 0, "longest wait between two results (default 90s)")
 	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
-	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
+	cmd.Flags().BoolVar(&opts.Shell, "shell", false, "set up the first transport (link, target, connect), then an interactive shell in the guest (busybox-static)")
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "after the tests the guest stays up (with a shell) until you quit QEMU: Ctrl-A x")
+	cmd.Flags().BoolVar(&opts.PrintQEMU, "print-qemu", false, "write the kernel image and initramfs to --out and print the QEMU command line, without running it")
+	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	return cmd
 }
 
@@ -90,6 +97,9 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	accel, err := boot.ParseAccel(opts.Accel)
 	if err != nil {
 		return err
+	}
+	if opts.Shell && opts.JSON {
+		return fmt.Errorf("--shell and --json exclude each other (the console is the shell's): %w", errs.ErrUsage)
 	}
 	if opts.BootTimeout < 0 || opts.TestTimeout < 0 {
 		return fmt.Errorf("timeouts must be positive: %w", errs.ErrUsage)
@@ -125,10 +135,27 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		}
 		bzImage, buildDir, modules = md.Artifacts["bzImage"], md.BuildDir, md.Modules
 	}
-	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
+	bo := boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
 		BzImage: bzImage, BuildDir: buildDir, Modules: modules, OutDir: out, Transports: trs,
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
-		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress})
+		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress,
+		Shell: opts.Shell, Keep: opts.Keep, BuildCommand: buildCommand(opts)}
+	if bo.Interactive() {
+		bo.Stdin, bo.Console = opts.IO.In, opts.IO.Out
+	}
+	p, err := boot.Prepare(ctx, bo)
+	if err != nil {
+		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
+	}
+	if opts.PrintQEMU {
+		cmd, err := p.Stage(out)
+		if err != nil {
+			return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
+		}
+		fmt.Fprintln(opts.IO.Out, runner.Quote(cmd))
+		return nil
+	}
+	res, err := p.Run(ctx, out)
 	if err != nil {
 		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
 	}
@@ -140,16 +167,37 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		printBoot(opts.IO.Out, res)
 	}
 	switch res.Verdict {
-	case "pass":
+	case boot.Pass:
 		return nil
-	case "fail":
+	case boot.Fail:
 		return fmt.Errorf("%s %s: %s: %w", k.Name, opts.Variant, res.Reason, errs.ErrFindings)
 	}
 	return fmt.Errorf("%s %s: the harness could not finish: %s (console: %s): %w", k.Name, opts.Variant, res.Reason, res.ConsoleLog, errs.ErrEnv)
 }
 
+// buildCommand is the build that makes the kernel this boot wants, as
+// the user types it.
+func buildCommand(opts *BootOptions) string {
+	args := []string{"patchctl"}
+	if opts.Global.Root != "" {
+		args = append(args, "--root", opts.Global.Root)
+	}
+	if opts.Global.Cache != "" {
+		args = append(args, "--cache", opts.Global.Cache)
+	}
+	args = append(args, "build")
+	if opts.Kernel != "" {
+		args = append(args, "--kernel", opts.Kernel)
+	}
+	args = append(args, "--variant", opts.Variant)
+	if len(opts.Fragments) > 0 {
+		args = append(args, "--fragment", strings.Join(opts.Fragments, ","))
+	}
+	return runner.Quote(args)
+}
+
 func printBoot(w io.Writer, r *boot.Result) {
-	fmt.Fprintf(w, "qemu (%s): %s\n", r.Accel, strings.Join(r.Command, " "))
+	fmt.Fprintf(w, "qemu (%s): %s\n", r.Accel, runner.Quote(r.Command))
 	if r.KTAP != nil {
 		for _, t := range r.KTAP.Subtests {
 			printKTAP(w, t, "")
@@ -158,10 +206,10 @@ func printBoot(w io.Writer, r *boot.Result) {
 	for _, s := range r.Splats {
 		fmt.Fprintf(w, "kernel splat %q at console line %d:\n    %s\n", s.Kind, s.Line, strings.Join(s.Excerpt, "\n    "))
 	}
-	if r.Verdict != "pass" && len(r.Tail) > 0 {
+	if r.Verdict != boot.Pass && len(r.Tail) > 0 {
 		fmt.Fprintf(w, "console tail:\n    %s\n", strings.Join(r.Tail, "\n    "))
 	}
-	fmt.Fprintf(w, "%s %s: %s: %s (%.1fs, console %s)\n", r.Kernel, r.Variant, strings.ToUpper(r.Verdict), r.Reason, r.Duration, r.ConsoleLog)
+	fmt.Fprintf(w, "%s %s: %s: %s (%.1fs, console %s)\n", r.Kernel, r.Variant, r.Verdict, r.Reason, r.Duration, r.ConsoleLog)
 }
 
 func printKTAP(w io.Writer, t *ktap.Test, indent string) {

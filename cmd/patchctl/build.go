@@ -38,8 +38,8 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBuild(c.Context(), opts) },
 	}
-	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
-	cmd.Flags().StringVar(&opts.Variant, "variant", build.Patched, "baseline (pristine) or patched (with the series)")
+	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
+	enumFlag(cmd.Flags(), &opts.Variant, "variant", build.Patched, "baseline (pristine) or patched (with the series)")
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments in order (default base,rdma-loopback,compile-test)")
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "parallel jobs (default: cores)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the build metadata as JSON")

@@ -48,8 +48,8 @@ Exit status: 0 no errors (checkpatch warnings do not fail unless --strict),
 		},
 	}
 	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a kernel tree to check")
-	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "a pinned kernel: its work tree with the series applied")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "text, json or sarif")
+	kernelFlag(cmd.Flags(), &opts.Kernel, "a pinned kernel: its work tree with the series applied")
+	enumFlag(cmd.Flags(), &opts.Format, "format", "text", "text, json or sarif")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "warnings fail too")
 	return cmd
 }
@@ -118,7 +118,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		}
 	}
 	if n > 0 {
-		return fmt.Errorf("%d findings: %w", n, errs.ErrFindings)
+		return fmt.Errorf("%s: %w", errs.Count(n, "finding"), errs.ErrFindings)
 	}
 	return nil
 }

@@ -18,10 +18,13 @@ import (
 type GlobalOptions struct {
 	Root  string // repository holding patches/ and series/
 	Cache string // cache dir for packages and trees
+	// Offline refuses every download (exit 3 naming what is missing).
+	Offline bool
 }
 
 func addGlobalFlags(root *cobra.Command, g *GlobalOptions) {
 	root.PersistentFlags().StringVar(&g.Root, "root", "", "repository with patches/ and series/ (default: found above the current folder)")
+	root.PersistentFlags().BoolVar(&g.Offline, "offline", false, "download nothing: a kernel source not in the cache is an error (exit 3) naming it")
 	root.PersistentFlags().StringVar(&g.Cache, "cache", "", "cache for packages and kernel trees (default $PATCHCTL_CACHE or ~/.cache/patchctl)")
 }
 
@@ -59,7 +62,7 @@ func (g *GlobalOptions) cache(io *IOStreams) *tree.Cache {
 	if dir == "" {
 		dir = tree.DefaultCacheDir()
 	}
-	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut)}
+	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut), Offline: g.Offline}
 }
 
 // target is a pinned kernel with what the verbs need around it.

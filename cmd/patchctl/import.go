@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 // ImportOptions are the inputs of `patchctl import`.
 type ImportOptions struct {
 	IO                  *IOStreams
+	Global              *GlobalOptions
 	Paths               []string
 	Tree                string
 	Out                 string
@@ -17,8 +19,8 @@ type ImportOptions struct {
 	AllowUnicodeControl bool
 }
 
-func newImportCmd(io *IOStreams) *cobra.Command {
-	opts := &ImportOptions{IO: io}
+func newImportCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &ImportOptions{IO: io, Global: g}
 	cmd := &cobra.Command{
 		Use:   "import [--tree DIR] [--out DIR] [--json] FILE|DIR...",
 		Short: "Turn mailing-list copies of patches into clean, git-am-ready patches",
@@ -28,8 +30,6 @@ signatures, missing final newlines, mbox escaping) and writes one patch per
 message in git format-patch form under --out/<series>/. A folder is one
 series, named after the folder. Every repair is listed with its proof;
 input that cannot be repaired with proof is refused and nothing is written.`,
-		Example: `  patchctl import patches/*
-  patchctl import --tree ~/.cache/patchctl/trees/6.12 --json series.mbox`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -37,7 +37,7 @@ input that cannot be repaired with proof is refused and nothing is written.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Tree, "tree", "", "kernel tree to prove repairs of context and removed lines against")
-	cmd.Flags().StringVar(&opts.Out, "out", "out/import", "folder to write the patches into")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "folder to write the patches into (default: out/import in the repository)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the patches, repairs and warnings as JSON")
 	cmd.Flags().BoolVar(&opts.AllowUnicodeControl, "allow-unicode-control", false, "accept Unicode bidirectional control characters")
 	return cmd
@@ -48,6 +48,17 @@ func runImport(opts *ImportOptions) error {
 	if err != nil {
 		return fmt.Errorf("importing: %w", err)
 	}
+	// One rule for --out on every verb: relative to the current folder,
+	// default under the repository's out/ (./out/import outside one).
+	root, def := "", filepath.Join("out", "import")
+	if r, err := opts.Global.repoRoot(); err == nil {
+		root, def = r, filepath.Join(r, "out", "import")
+	}
+	out, err := outputDir(opts.Out, def, root)
+	if err != nil {
+		return err
+	}
+	opts.Out = out
 	outputs, err := res.Write(opts.Out)
 	if err != nil {
 		return fmt.Errorf("importing: %w", err)

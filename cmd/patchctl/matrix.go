@@ -20,7 +20,7 @@ type matrixEntry struct {
 
 func newMatrixCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	opts := &MatrixOptions{IO: io, Global: g}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "matrix",
 		Short: "Print the kernel matrix as JSON (a GitHub Actions strategy.matrix)",
 		Long: `Matrix prints {"include":[{"kernel":...,"source":...,"default":...}]} for the
@@ -41,4 +41,9 @@ fromJSON(), so CI fans the kernels out as parallel jobs.`,
 			return json.NewEncoder(opts.IO.Out).Encode(m)
 		},
 	}
+	// The output is JSON either way (CI reads it with fromJSON); --json
+	// is accepted as on every verb with a result.
+	var asJSON bool
+	cmd.Flags().BoolVar(&asJSON, "json", true, "print JSON (the default and only form: what fromJSON() takes)")
+	return cmd
 }

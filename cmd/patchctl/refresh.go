@@ -15,6 +15,7 @@ type RefreshOptions struct {
 	Global *GlobalOptions
 	Kernel string
 	Check  bool
+	JSON   bool
 }
 
 func newRefreshCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -30,9 +31,21 @@ git am applies them to the pristine tree with no offset and no fuzz.
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runRefresh(c.Context(), opts) },
 	}
-	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "only compare with the committed files")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the regenerated patches and the files that differ as JSON")
 	return cmd
+}
+
+// refreshResult is refresh --json.
+type refreshResult struct {
+	Kernel  string   `json:"kernel"`
+	Dir     string   `json:"dir"`
+	Patches []string `json:"patches"`
+	// Differ are the files that differed from what refresh generates
+	// (written unless check).
+	Differ []string `json:"differ"`
+	Check  bool     `json:"check"`
 }
 
 func runRefresh(ctx context.Context, opts *RefreshOptions) error {
@@ -48,15 +61,29 @@ func runRefresh(ctx context.Context, opts *RefreshOptions) error {
 	ref := out.Refreshed
 	dir := out.Plan.Manifest.Dir()
 	diffs := ref.Diff(dir)
+	if opts.JSON {
+		r := refreshResult{Kernel: k.Name, Dir: dir, Patches: ref.Order, Differ: diffs, Check: opts.Check}
+		if r.Differ == nil {
+			r.Differ = []string{}
+		}
+		if err := writeJSON(opts.IO.Out, r); err != nil {
+			return err
+		}
+	}
 	if opts.Check {
 		if len(diffs) > 0 {
 			return fmt.Errorf("series/%s differs from what refresh generates: %s (run patchctl refresh --kernel %s): %w", k.Name, strings.Join(diffs, ", "), k.Name, errs.ErrFindings)
 		}
-		fmt.Fprintf(opts.IO.Out, "series/%s is current (%d patches)\n", k.Name, len(ref.Order))
+		if !opts.JSON {
+			fmt.Fprintf(opts.IO.Out, "series/%s is current (%d patches)\n", k.Name, len(ref.Order))
+		}
 		return nil
 	}
 	if err := ref.Write(dir); err != nil {
 		return fmt.Errorf("writing series/%s: %w", k.Name, err)
+	}
+	if opts.JSON {
+		return nil
 	}
 	for _, n := range ref.Order {
 		fmt.Fprintf(opts.IO.Out, "series/%s/%s\n", k.Name, n)

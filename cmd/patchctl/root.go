@@ -80,7 +80,9 @@ an interrupt, a harness fault).`,
 	})
 	g := &GlobalOptions{}
 	addGlobalFlags(root, g)
-	root.AddCommand(newImportCmd(io), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newMatrixCmd(io, g))
+	root.AddCommand(newImportCmd(io, g), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newMatrixCmd(io, g))
+	registerCompletions(root, g)
+	addHelp(root)
 	return root
 }
 
@@ -112,7 +114,7 @@ func executeContext(ctx context.Context, args []string, io *IOStreams) int {
 		err = fmt.Errorf("interrupted: %w: %w", err, errs.ErrEnv)
 	}
 	if err != nil {
-		fmt.Fprintf(io.ErrOut, "patchctl: %v\n", err)
+		fmt.Fprintf(io.ErrOut, "patchctl: %s\n", errs.Message(err))
 	}
 	return errs.Code(err)
 }

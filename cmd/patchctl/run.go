@@ -52,9 +52,9 @@ error, 3 the harness could not run.`,
 	}
 	cmd.Flags().StringSliceVar(&opts.Kernels, "kernel", nil, "kernels to run (default: every pinned kernel)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the reports (default: out/run)")
-	cmd.Flags().StringVar(&opts.Transports, "transport", "all", "rxe, siw or all")
+	enumFlag(cmd.Flags(), &opts.Transports, "transport", "all", "rxe, siw or all")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
+	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	cmd.Flags().StringVar(&opts.URLBase, "url-base", "", "http(s) URL where --out will be published: KCIDB and SARIF link under it")

@@ -41,30 +41,45 @@ what they read against (patchctl tree verify checks all of it).`,
 	prepare.Flags().BoolVar(&opts.All, "all", false, "prepare every pinned kernel")
 	prepare.Flags().BoolVar(&opts.JSON, "json", false, "print the prepared trees as JSON")
 	prepare.Flags().BoolVar(&opts.Force, "force", false, "extract again even when prepared (repairs a damaged tree; the old one stays until the new one is complete)")
+	var listJSON bool
 	list := &cobra.Command{
-		Use:   "list",
+		Use:   "list [--json]",
 		Short: "List the pinned kernels and whether they are prepared",
-		Args:  usageArgs(cobra.NoArgs),
+		Example: `  patchctl tree list
+  patchctl tree list --json | jq -r '.[] | select(.prepared | not) | .kernel'`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			lock, _, err := g.lock()
 			if err != nil {
 				return err
 			}
 			cache := g.cache(io)
+			var out []listedTree
 			for _, k := range lock.Kernels {
+				e := listedTree{Kernel: k.Name, Source: describe(&k), Default: k.Name == lock.Default, Prepared: cache.Prepared(&k)}
+				if e.Prepared {
+					e.Dir = cache.PristineDir(&k)
+				}
+				out = append(out, e)
+			}
+			if listJSON {
+				return writeJSON(io.Out, out)
+			}
+			for _, e := range out {
 				state := "not prepared"
-				if cache.Prepared(&k) {
-					state = cache.PristineDir(&k)
+				if e.Prepared {
+					state = e.Dir
 				}
 				def := ""
-				if k.Name == lock.Default {
+				if e.Default {
 					def = " (default)"
 				}
-				fmt.Fprintf(io.Out, "%s%s\t%s\t%s\n", k.Name, def, describe(&k), state)
+				fmt.Fprintf(io.Out, "%s%s\t%s\t%s\n", e.Kernel, def, e.Source, state)
 			}
 			return nil
 		},
 	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the kernels as JSON")
 	cmd.AddCommand(prepare, list, newTreeVerifyCmd(io, g))
 	return cmd
 }
@@ -83,6 +98,15 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// listedTree is one line of tree list.
+type listedTree struct {
+	Kernel   string `json:"kernel"`
+	Source   string `json:"source"`
+	Default  bool   `json:"default"`
+	Prepared bool   `json:"prepared"`
+	Dir      string `json:"dir,omitempty"`
 }
 
 type preparedTree struct {

@@ -14,6 +14,15 @@ type TreeVerifyOptions struct {
 	Global  *GlobalOptions
 	Kernels []string
 	All     bool
+	JSON    bool
+}
+
+// verifiedTree is one kernel of tree verify --json.
+type verifiedTree struct {
+	Kernel  string  `json:"kernel"`
+	Status  string  `json:"status"` // PASS (intact) or FAIL (damaged)
+	Problem string  `json:"problem,omitempty"`
+	Seconds float64 `json:"seconds"`
 }
 
 func newTreeVerifyCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -39,6 +48,7 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
 			names := selectKernels(lock, opts.Kernels, opts.All)
 			cache := g.cache(io)
 			damaged := 0
+			var res []verifiedTree
 			for _, n := range names {
 				k, err := lock.Find(n)
 				if err != nil {
@@ -50,10 +60,21 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
 						return err
 					}
 					damaged++
-					fmt.Fprintf(io.Out, "%s: DAMAGED: %v\n", k.Name, err)
+					res = append(res, verifiedTree{Kernel: k.Name, Status: "FAIL", Problem: errs.Message(err), Seconds: time.Since(start).Seconds()})
+					if !opts.JSON {
+						fmt.Fprintf(io.Out, "%s: DAMAGED: %v\n", k.Name, err)
+					}
 					continue
 				}
-				fmt.Fprintf(io.Out, "%s: intact (%.1fs)\n", k.Name, time.Since(start).Seconds())
+				res = append(res, verifiedTree{Kernel: k.Name, Status: "PASS", Seconds: time.Since(start).Seconds()})
+				if !opts.JSON {
+					fmt.Fprintf(io.Out, "%s: intact (%.1fs)\n", k.Name, time.Since(start).Seconds())
+				}
+			}
+			if opts.JSON {
+				if err := writeJSON(io.Out, res); err != nil {
+					return err
+				}
 			}
 			if damaged > 0 {
 				return fmt.Errorf("%d of %d trees damaged: %w", damaged, len(names), errs.ErrFindings)
@@ -63,5 +84,6 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
 	}
 	cmd.Flags().StringSliceVar(&opts.Kernels, "kernel", nil, "kernel to verify (default: the lock's default)")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "verify every pinned kernel")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print each tree's status as JSON")
 	return cmd
 }

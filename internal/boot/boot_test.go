@@ -99,7 +99,7 @@ func TestRunPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != "pass" || res.TimedOut || res.KTAP.Find("rxe") == nil {
+	if res.Verdict != "PASS" || res.TimedOut || res.KTAP.Find("rxe") == nil {
 		t.Fatalf("result %+v", res)
 	}
 	if len(res.Evidence) != 1 || res.Evidence[0].Transport != "rxe" || res.Evidence[0].Inline != 40 || res.Evidence[0].WRs[0].Opcode != "SEND" {
@@ -178,10 +178,11 @@ func TestRunTimeouts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !res.TimedOut || res.Phase != c.phase || res.Verdict != "error" || !strings.Contains(res.Reason, "killed") {
+			if !res.TimedOut || res.Phase != c.phase || res.Verdict != "ERROR" || !strings.Contains(res.Reason, "killed") {
 				t.Errorf("result %+v", res)
 			}
-			if len(res.Tail) == 0 || !strings.Contains(strings.Join(res.Tail, "\n"), strings.Split(c.script, "\n")[0]) {
+			// The tail is the console without terminal escapes.
+			if len(res.Tail) == 0 || !strings.Contains(strings.Join(res.Tail, "\n"), StripEscapes(strings.Split(c.script, "\n")[0])) {
 				t.Errorf("console tail missing: %q", res.Tail)
 			}
 			if time.Since(start) > 30*time.Second {
@@ -197,7 +198,7 @@ func TestRunSplatsAndFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != "fail" || len(res.Splats) != 1 || res.Splats[0].Kind != "WARNING:" || !strings.Contains(strings.Join(res.Splats[0].Excerpt, "\n"), "Call Trace:") {
+	if res.Verdict != "FAIL" || len(res.Splats) != 1 || res.Splats[0].Kind != "WARNING:" || !strings.Contains(strings.Join(res.Splats[0].Excerpt, "\n"), "Call Trace:") {
 		t.Errorf("splat: %+v", res)
 	}
 	failing := strings.Replace(passingRun, "    ok 2 inline_evidence\nok 1 rxe", "    not ok 2 inline_evidence\nnot ok 1 rxe", 1)
@@ -205,7 +206,7 @@ func TestRunSplatsAndFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != "fail" || !strings.Contains(res.Reason, "rxe.inline_evidence") {
+	if res.Verdict != "FAIL" || !strings.Contains(res.Reason, "rxe.inline_evidence") {
 		t.Errorf("failure: %+v", res)
 	}
 	panicRun := "Linux version 6.12\nKernel panic - not syncing: Attempted to kill init! exitcode=0x00000100"
@@ -215,7 +216,7 @@ func TestRunSplatsAndFailures(t *testing.T) {
 	}
 	// A kernel that panics failed its test: exit 1, with the excerpt,
 	// not "the harness could not run".
-	if res.Verdict != "fail" || len(res.Splats) != 1 || res.Splats[0].Kind != "Kernel panic" || !strings.Contains(res.Reason, "Attempted to kill init") {
+	if res.Verdict != "FAIL" || len(res.Splats) != 1 || res.Splats[0].Kind != "Kernel panic" || !strings.Contains(res.Reason, "Attempted to kill init") {
 		t.Errorf("panic: %+v", res)
 	}
 }
@@ -280,7 +281,7 @@ func TestKeyCoversAgentAndImage(t *testing.T) {
 			o.Root = copyRepo(t, o.Root)
 			p := filepath.Join(o.Root, "qemu/agent/main.go")
 			b, _ := os.ReadFile(p)
-			os.WriteFile(p, []byte(strings.Replace(string(b), "patchctl-agent: done after", "patchctl-agent: finished after", 1)), 0o644)
+			os.WriteFile(p, []byte(strings.Replace(string(b), `"reading /patchctl.json: "`, `"cannot read /patchctl.json: "`, 1)), 0o644)
 		},
 		"guestconf": func(o *Options) {
 			o.Root = copyRepo(t, o.Root)

@@ -113,13 +113,23 @@ func wrLayout(buildDir string, g *GuestConfig) error {
 	if err != nil {
 		return err
 	}
-	g.Opcodes = map[string]int{"SEND": int(en["IB_WR_SEND"]), "REG_MR": int(en["IB_WR_REG_MR"]), "LOCAL_INV": int(en["IB_WR_LOCAL_INV"]),
-		"RDMA_WRITE": int(en["IB_WR_RDMA_WRITE"]), "RDMA_READ": int(en["IB_WR_RDMA_READ"])}
+	// Every opcode and send flag the build knows, so that the evidence
+	// names what it saw (reserved values name nothing).
+	g.Opcodes, err = enumNames(r, "IB_WR_")
+	if err != nil {
+		return err
+	}
+	for n, v := range en {
+		g.Opcodes[strings.TrimPrefix(n, "IB_WR_")] = int(v)
+	}
+	if g.Flags, err = enumNames(r, "IB_SEND_"); err != nil {
+		return err
+	}
 	fl, err := r.Enumerators("IB_SEND_INLINE", "IB_SEND_SIGNALED")
 	if err != nil {
 		return err
 	}
-	g.Flags = map[string]int{"INLINE": int(fl["IB_SEND_INLINE"]), "SIGNALED": int(fl["IB_SEND_SIGNALED"])}
+	g.Flags["INLINE"], g.Flags["SIGNALED"] = int(fl["IB_SEND_INLINE"]), int(fl["IB_SEND_SIGNALED"])
 	g.CapsuleSize = 64
 	if hr, err := layout.Open(filepath.Join(buildDir, "drivers/nvme/host/rdma.o")); err == nil {
 		if s, err := hr.Struct("nvme_command"); err == nil && s.Size > 0 {
@@ -128,6 +138,24 @@ func wrLayout(buildDir string, g *GuestConfig) error {
 	}
 	g.Probes = postFunctions
 	return nil
+}
+
+// enumNames reads the enumerators named prefix*, without the prefix and
+// without the reserved ones.
+func enumNames(r *layout.Reader, prefix string) (map[string]int, error) {
+	all, err := r.EnumeratorsWithPrefix(prefix)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s* from the build's DWARF: %w", prefix, err)
+	}
+	out := map[string]int{}
+	for n, v := range all {
+		short := strings.TrimPrefix(n, prefix)
+		if strings.Contains(short, "RESERVED") || strings.HasSuffix(short, "_START") || strings.HasSuffix(short, "_END") {
+			continue
+		}
+		out[short] = int(v)
+	}
+	return out, nil
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

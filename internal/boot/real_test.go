@@ -52,7 +52,7 @@ func TestRealBoot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Verdict != "pass" {
+			if res.Verdict != "PASS" {
 				t.Fatalf("%s: %s %s\n%s", c.variant, res.Verdict, res.Reason, strings.Join(res.Tail, "\n"))
 			}
 			if got := res.KTAP.Count(); got.Pass < 24 || got.Fail != 0 {
@@ -81,7 +81,7 @@ func TestRealHangIsKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.TimedOut || res.Verdict != "error" || res.Phase != "tests" || !strings.Contains(strings.Join(res.Tail, "\n"), "patchctl-agent: started") {
+	if !res.TimedOut || res.Verdict != "ERROR" || res.Phase != "tests" || !strings.Contains(strings.Join(res.Tail, "\n"), "patchctl-agent: started") {
 		t.Errorf("result %+v", res)
 	}
 }
@@ -112,7 +112,7 @@ func benchBoot(b *testing.B, tr string) {
 	for b.Loop() {
 		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: "6.12", Variant: md.Variant,
 			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: true})
-		if err != nil || res.Verdict != "pass" {
+		if err != nil || res.Verdict != "PASS" {
 			b.Fatalf("%v %+v", err, res)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,9 +35,12 @@ type Options struct {
 	// loads, in this order (a kernel whose test drivers are modules:
 	// --kernel-from distro). A transport whose provider the kernel's
 	// config lacks is then reported as not available, not failed.
-	Modules    []string
-	OutDir     string // console log, initramfs, result.json
-	Transports []string
+	Modules []string
+	// BzImageSHA256, when set, is the image's hash as its build made it:
+	// the boot refuses an image that another build replaced since.
+	BzImageSHA256 string
+	OutDir        string // console log, initramfs, result.json
+	Transports    []string
 	// InlineDataSize is written to the nvmet port (NVMe-oF in-capsule data).
 	InlineDataSize int
 	// ExpectInline: the host's command capsule SENDs must carry
@@ -56,7 +60,34 @@ type Options struct {
 	// guest code here).
 	Accel    string
 	Progress *progress.Reporter
+	// Shell: the guest sets up the first transport (link, target,
+	// connect) and gives an interactive shell on the console instead of
+	// the tests; the VM ends when the shell exits. Keep: after the tests
+	// the guest stays up until the user quits QEMU (Ctrl-A x). Both put
+	// a static busybox (Busybox, default /bin/busybox) in the initramfs,
+	// and neither has a timeout once the agent started.
+	Shell, Keep bool
+	Busybox     string
+	// Stdin reaches the guest's console (QEMU's -nographic stdio), for
+	// Shell and Keep; Console gets the console's bytes as they come
+	// (a prompt has no newline), besides the saved log.
+	Stdin   io.Reader
+	Console io.Writer
+	// BuildCommand is the command that builds BzImage, for the error
+	// when it is missing (default: patchctl build --kernel K --variant V).
+	BuildCommand string
 }
+
+// Interactive is whether the run waits for a person (Shell or Keep).
+func (o *Options) Interactive() bool { return o.Shell || o.Keep }
+
+// Verdicts: the statuses of the stages' vocabulary (KCIDB's, which
+// internal/pipeline's stages use too), one vocabulary in result.json.
+const (
+	Pass  = "PASS"
+	Fail  = "FAIL"
+	Error = "ERROR"
+)
 
 // DefaultSizes cover writes below, at and above the 16 KiB in-capsule size.
 var DefaultSizes = []int{512, 1024, 4096, 8192, 16384, 32768}
@@ -80,7 +111,7 @@ type Result struct {
 	TimedOut     bool       `json:"timed_out"`
 	Phase        string     `json:"phase"` // where it was when it ended
 	Tail         []string   `json:"console_tail,omitempty"`
-	Verdict      string     `json:"verdict"` // pass, fail, error
+	Verdict      string     `json:"verdict"` // PASS, FAIL, ERROR
 	Reason       string     `json:"reason,omitempty"`
 	Duration     float64    `json:"duration_s"`
 	ExpectInline bool       `json:"expect_inline"`
@@ -162,6 +193,7 @@ type Prepared struct {
 	o     Options
 	guest GuestConfig
 	agent []byte
+	bb    *Busybox
 	accel string
 	key   string
 }
@@ -180,7 +212,11 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 		return nil, fmt.Errorf("%s not found: install qemu-system-x86 (or run make deps): %w", o.QEMU, errs.ErrEnv)
 	}
 	if !fileExists(o.BzImage) {
-		return nil, fmt.Errorf("no kernel image at %s: run patchctl build --kernel %s --variant %s first: %w", o.BzImage, o.Kernel, o.Variant, errs.ErrInput)
+		bc := o.BuildCommand
+		if bc == "" {
+			bc = run.Quote([]string{"patchctl", "build", "--kernel", o.Kernel, "--variant", o.Variant})
+		}
+		return nil, fmt.Errorf("no %s %s kernel built yet (no %s): run `%s` first: %w", o.Kernel, o.Variant, o.BzImage, bc, errs.ErrInput)
 	}
 	unavailable, err := checkKernel(o.BuildDir, o.Transports, o.Modules)
 	if err != nil {
@@ -188,7 +224,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	}
 	g := GuestConfig{Transports: o.Transports, Unavailable: unavailable, InlineDataSize: o.InlineDataSize, ExpectInline: o.ExpectInline,
 		Sizes: o.Sizes, Iterations: o.Iterations, Seed: 1, Address: "192.0.2.10/24",
-		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop}
+		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop, Shell: o.Shell, Keep: o.Keep}
 	if err := wrLayout(o.BuildDir, &g); err != nil {
 		return nil, err
 	}
@@ -201,10 +237,19 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 		return nil, err
 	}
 	p := &Prepared{o: o, guest: g, agent: agent, accel: o.Accel}
+	if o.Interactive() {
+		if p.bb, err = LoadBusybox(ctx, o.Busybox); err != nil {
+			return nil, err
+		}
+	}
 	if p.accel == "" {
 		p.accel = Accel()
 	}
-	p.key, err = stage.NewKey("boot").Code().Bytes("agent", agent).JSON("guest", g).File(o.BzImage).File(o.Modules...).
+	var shell []byte
+	if p.bb != nil {
+		shell = p.bb.Binary
+	}
+	p.key, err = stage.NewKey("boot").Code().Bytes("agent", agent).Bytes("busybox", shell).JSON("guest", g).File(o.BzImage).File(o.Modules...).
 		Add("qemu", o.QEMU, o.Memory, strconv.Itoa(o.CPUs), o.Cmdline, p.accel).
 		Add("timeouts", o.BootTimeout.String(), o.TestTimeout.String(), o.TotalTimeout.String()).Sum()
 	if err != nil {
@@ -214,7 +259,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 }
 
 // Run boots the kernel and runs the tests. An error means the harness
-// could not run (exit 3); a failed test is a Result with verdict "fail".
+// could not run (exit 3); a failed test is a Result with verdict FAIL.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	p, err := Prepare(ctx, o)
 	if err != nil {
@@ -223,23 +268,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return p.Run(ctx, o.OutDir)
 }
 
-// Run boots into outDir: the image's private copy, the initramfs, the
-// console log and result.json.
-func (p *Prepared) Run(ctx context.Context, outDir string) (*Result, error) {
+// Stage writes into outDir what the VM boots (the image's private copy,
+// the initramfs) and returns the QEMU command line that boots it, which
+// `patchctl boot --print-qemu` prints without running it.
+func (p *Prepared) Stage(outDir string) ([]string, error) {
 	o := p.o
-	o.OutDir = outDir
-	start := time.Now()
-	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("boot output: %w", err)
 	}
 	// Boot a copy: a rebuild of the same folder while the VM starts cannot
 	// change the kernel under it.
-	img := filepath.Join(o.OutDir, "bzImage")
+	img := filepath.Join(outDir, "bzImage")
 	if err := fsutil.CopyFile(o.BzImage, img); err != nil {
 		return nil, fmt.Errorf("copying the kernel image: %w", err)
 	}
+	if o.BzImageSHA256 != "" {
+		if h, err := fsutil.HashFile(img); err != nil || h != o.BzImageSHA256 {
+			return nil, fmt.Errorf("the kernel image %s is not the one its build made (sha256 %.12s, built %.12s): another build replaced it; run again: %w", p.o.BzImage, h, o.BzImageSHA256, errs.ErrEnv)
+		}
+	}
 	o.BzImage = img
-	initrd := filepath.Join(o.OutDir, "initramfs.cpio")
+	initrd := filepath.Join(outDir, "initramfs.cpio")
 	var files []File
 	for i, m := range o.Modules {
 		b, err := os.ReadFile(m)
@@ -248,11 +297,24 @@ func (p *Prepared) Run(ctx context.Context, outDir string) (*Result, error) {
 		}
 		files = append(files, File{Path: p.guest.Modules[i].Path, Data: b})
 	}
-	if err := Initramfs(initrd, p.agent, p.guest, files...); err != nil {
+	if err := initramfs(initrd, p.agent, p.guest, p.bb, files...); err != nil {
+		return nil, err
+	}
+	return Command(&o, p.accel, initrd), nil
+}
+
+// Run boots into outDir: the image's private copy, the initramfs, the
+// console log and result.json.
+func (p *Prepared) Run(ctx context.Context, outDir string) (*Result, error) {
+	o := p.o
+	o.OutDir = outDir
+	start := time.Now()
+	cmd, err := p.Stage(outDir)
+	if err != nil {
 		return nil, err
 	}
 	res := &Result{Kernel: o.Kernel, Variant: o.Variant, Accel: p.accel, ConsoleLog: filepath.Join(o.OutDir, "console.log"), ExpectInline: o.ExpectInline}
-	res.Command = Command(&o, res.Accel, initrd)
+	res.Command = cmd
 	if err := runQEMU(ctx, &o, res); err != nil {
 		return nil, err
 	}
@@ -276,10 +338,19 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "# %s\n", run.Quote(res.Command))
-	ctx, cancel := context.WithTimeout(ctx, o.TotalTimeout)
+	interactive := o.Interactive()
+	cancel := func() {}
+	if !interactive { // a person at the console takes the time they need
+		ctx, cancel = context.WithTimeout(ctx, o.TotalTimeout)
+	}
 	defer cancel()
 	pr, pw := io.Pipe()
-	cmd := &run.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdout: pw, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second}
+	var stdout io.Writer = pw
+	if o.Console != nil {
+		stdout = io.MultiWriter(o.Console, pw)
+	}
+	cmd := &run.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdin: o.Stdin, Stdout: stdout, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second,
+		Foreground: interactive}
 	o.Progress.Start(fmt.Sprintf("boot %s %s (%s)", o.Kernel, o.Variant, res.Accel))
 	proc, err := cmd.Start(ctx)
 	if err != nil {
@@ -296,17 +367,21 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			l := strings.TrimRight(sc.Text(), "\r")
+			l := StripEscapes(strings.TrimRight(sc.Text(), "\r"))
 			fmt.Fprintln(logf, l)
 			mu.Lock()
 			lines = append(lines, l)
 			switch t := strings.TrimSpace(l); {
-			case strings.Contains(l, "patchctl-agent: started"): // firmware escapes may precede it
+			case strings.Contains(l, guestconf.StartedLine):
 				phase, last = "tests", time.Now()
 			case strings.HasPrefix(t, "ok ") || strings.HasPrefix(t, "not ok "):
 				last = time.Now()
 				o.Progress.Update("%s", t)
-			case strings.Contains(l, "patchctl-agent: done"):
+			case strings.HasPrefix(t, guestconf.ShellLine):
+				phase = "shell"
+			case strings.HasPrefix(t, guestconf.KeepLine):
+				phase = "kept"
+			case strings.HasPrefix(t, guestconf.DoneLine) && phase != "kept":
 				phase = "shutdown"
 			}
 			mu.Unlock()
@@ -335,7 +410,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			if err != nil && !errors.As(err, &re) && !res.TimedOut {
 				return fmt.Errorf("qemu: %w: %w", err, errs.ErrEnv)
 			}
-			o.Progress.Done("qemu exited after %s in phase %s", time.Since(started).Round(time.Second), res.Phase)
+			o.Progress.Done("%s", exitNote(res, time.Since(started)))
 			return nil
 		case <-tick.C:
 			mu.Lock()
@@ -352,7 +427,8 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			if phase == "boot" {
 				since = started
 			}
-			if !res.TimedOut && time.Since(since) > limit {
+			waiting := interactive && phase != "boot" // for a person, not for the guest
+			if !res.TimedOut && !waiting && time.Since(since) > limit {
 				res.TimedOut = true
 				res.Reason = fmt.Sprintf("no progress in phase %s for %s: the VM was killed", phase, limit)
 				proc.Kill()
@@ -360,6 +436,40 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			mu.Unlock()
 		}
 	}
+}
+
+// exitNote says how QEMU's run ended: the normal end (the guest finished
+// and powered off, or the user quit an interactive VM) reads as one.
+func exitNote(res *Result, d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case res.TimedOut:
+		return fmt.Sprintf("qemu killed after %s in phase %s", d, res.Phase)
+	case res.Phase == "shutdown":
+		return fmt.Sprintf("the guest finished and powered off after %s", d)
+	case res.Phase == "shell" || res.Phase == "kept":
+		return fmt.Sprintf("the interactive VM ended after %s", d)
+	}
+	return fmt.Sprintf("qemu exited after %s in phase %s, before the guest finished", d, res.Phase)
+}
+
+// escapes are terminal control sequences (CSI, OSC, two-byte ESC
+// sequences, character-set selections) that firmware and consoles print.
+var escapes = regexp.MustCompile(`\x1b\[[0-9;?<=>!]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()*+][0-9A-Za-z]|\x1b[@-Z\\^_a-z=>78]`)
+
+// StripEscapes removes terminal escape sequences and other control
+// characters but tab from a console line.
+func StripEscapes(l string) string {
+	if !strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		return l
+	}
+	l = escapes.ReplaceAllString(l, "")
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, l)
 }
 
 func tail(lines []string, n int) []string {
@@ -391,16 +501,16 @@ func judge(res *Result, o *Options) {
 	switch {
 	case crashed:
 		s := res.Splats[0]
-		res.Verdict = "fail"
+		res.Verdict = Fail
 		res.Reason = fmt.Sprintf("the kernel crashed: %q at console line %d, before the tests finished: %s", s.Kind, s.Line, strings.Join(s.Excerpt, " | "))
 	case res.TimedOut:
-		res.Verdict = "error"
+		res.Verdict = Error
 	case res.KTAP == nil:
-		res.Verdict, res.Reason = "error", "the guest printed no KTAP results (see the console tail)"
+		res.Verdict, res.Reason = Error, "the guest printed no KTAP results (see the console tail)"
 	case res.KTAP.Bail != "":
-		res.Verdict, res.Reason = "error", "the guest bailed out: "+res.KTAP.Bail
+		res.Verdict, res.Reason = Error, "the guest bailed out: "+res.KTAP.Bail
 	case !res.KTAP.Complete():
-		res.Verdict, res.Reason = "error", "the KTAP results are cut short"
+		res.Verdict, res.Reason = Error, "the KTAP results are cut short"
 	}
 	if res.Verdict != "" {
 		return
@@ -410,11 +520,11 @@ func judge(res *Result, o *Options) {
 	case c.Fail > 0:
 		var failed []string
 		walkFailed(res.KTAP, "", &failed)
-		res.Verdict, res.Reason = "fail", fmt.Sprintf("%d of %d tests failed: %s", c.Fail, c.Fail+c.Pass+c.Skip, strings.Join(failed, ", "))
+		res.Verdict, res.Reason = Fail, fmt.Sprintf("%d of %d tests failed: %s", c.Fail, c.Fail+c.Pass+c.Skip, strings.Join(failed, ", "))
 	case len(res.Splats) > 0:
-		res.Verdict, res.Reason = "fail", fmt.Sprintf("kernel reported %q (console line %d)", res.Splats[0].Kind, res.Splats[0].Line)
+		res.Verdict, res.Reason = Fail, fmt.Sprintf("kernel reported %q (console line %d)", res.Splats[0].Kind, res.Splats[0].Line)
 	default:
-		res.Verdict = "pass"
+		res.Verdict = Pass
 		res.Reason = fmt.Sprintf("%d tests passed", c.Pass)
 	}
 }

@@ -10,7 +10,11 @@
 //	  network for a download, an interrupted run, a harness fault)
 package errs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 var (
 	// ErrInput marks bad input: a file that is not a patch, a damaged hunk,
@@ -54,3 +58,24 @@ func Code(err error) int {
 
 // IsEnv reports whether err is an environment error.
 func IsEnv(err error) bool { return errors.Is(err, ErrEnv) }
+
+// Message is err's text as patchctl prints it: without the trailing
+// ": findings" of ErrFindings, which the exit status already says (and
+// which made "1 findings: findings").
+func Message(err error) string {
+	s := err.Error()
+	if errors.Is(err, ErrFindings) {
+		if t, ok := strings.CutSuffix(s, ": "+ErrFindings.Error()); ok && t != "" {
+			return t
+		}
+	}
+	return s
+}
+
+// Count is n and the noun, singular or plural: "1 finding", "2 errors".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

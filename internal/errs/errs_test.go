@@ -24,3 +24,19 @@ func TestCode(t *testing.T) {
 		}
 	}
 }
+
+func TestMessage(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%s: %w", Count(1, "finding"), ErrFindings), "1 finding"},
+		{fmt.Errorf("6.12 check: %s, %s: %w", Count(0, "error"), Count(2, "finding"), ErrFindings), "6.12 check: 0 errors, 2 findings"},
+		{fmt.Errorf("no qemu: %w", ErrEnv), "no qemu: environment error"},
+		{ErrFindings, "findings"},
+	} {
+		if got := Message(c.err); got != c.want {
+			t.Errorf("Message(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}

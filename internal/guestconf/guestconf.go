@@ -23,6 +23,12 @@ type Config struct {
 	Flags   map[string]int    `json:"flags"`   // IB_SEND_* values
 	Probes  map[string]string `json:"probes"`  // transport -> provider post function
 	Stop    string            `json:"stop,omitempty"`
+	// Shell: set up the first transport (link, target, connect) and run
+	// an interactive shell on the console instead of the tests.
+	Shell bool `json:"shell,omitempty"`
+	// Keep: after the tests (or the shell), the guest stays up until
+	// the user quits QEMU.
+	Keep bool `json:"keep,omitempty"`
 	// Modules are loaded in order (finit_module) before configfs is
 	// mounted: a kernel whose test drivers are modules (--kernel-from
 	// distro). Empty for a kernel with everything built in.
@@ -70,3 +76,15 @@ func ModuleConfig(transports []string) []string {
 	}
 	return req
 }
+
+// ShellPath is the static shell the initramfs holds when asked
+// (--shell, --keep): busybox with its applet links.
+const ShellPath = "/bin/sh"
+
+// Console lines the agent prints for the host's phase tracking.
+const (
+	StartedLine = "patchctl-agent: started"
+	DoneLine    = "patchctl-agent: done"
+	ShellLine   = "patchctl-agent: shell"
+	KeepLine    = "patchctl-agent: keep"
+)

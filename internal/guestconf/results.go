@@ -19,6 +19,62 @@ type WRCount struct {
 	// Len0 is the first SGE's length; only meaningful when NumSGE > 0.
 	Len0  int `json:"len0,omitempty"`
 	Count int `json:"count"`
+	// FlagNames are Flags as the build's IB_SEND_* names
+	// (IB_SEND_SIGNALED|IB_SEND_INLINE; bits without a name in hex).
+	FlagNames string `json:"flag_names,omitempty"`
+	// Capsule: the host's NVMe command capsule SEND without in-capsule
+	// data (one SGE of the command's size), the requests the inline
+	// rule judges.
+	Capsule bool `json:"capsule,omitempty"`
+}
+
+// String is the request shape as the evidence prints it:
+// "SEND flags=IB_SEND_SIGNALED|IB_SEND_INLINE sge=1 len0=64 count=12".
+func (w WRCount) String() string {
+	fl := w.FlagNames
+	if fl == "" {
+		fl = fmt.Sprintf("0x%02x", w.Flags)
+	}
+	s := fmt.Sprintf("%-9s flags=%s sge=%d", w.Opcode, fl, w.NumSGE)
+	if w.NumSGE > 0 {
+		s += fmt.Sprintf(" len0=%d", w.Len0)
+	}
+	s += fmt.Sprintf(" count=%d", w.Count)
+	if w.Capsule {
+		s += "  <- the host's command capsules"
+	}
+	return s
+}
+
+// FlagNames names the bits of flags from names (IB_SEND_* without the
+// prefix, as the build's DWARF has them), lowest bit first; bits without
+// a name stay in hex; no bit is "0".
+func FlagNames(flags int, names map[string]int) string {
+	var parts []string
+	rest := flags
+	for bit := 0; bit < 32; bit++ {
+		v := 1 << bit
+		if flags&v == 0 {
+			continue
+		}
+		name := ""
+		for n, x := range names {
+			if x == v && (name == "" || n < name) {
+				name = n
+			}
+		}
+		if name != "" {
+			parts = append(parts, "IB_SEND_"+name)
+			rest &^= v
+		}
+	}
+	if rest != 0 {
+		parts = append(parts, fmt.Sprintf("0x%x", rest))
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, "|")
 }
 
 // Evidence is what the kprobe on one transport's post function recorded

@@ -9,6 +9,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Struct is a struct's size and member offsets.
@@ -83,6 +84,38 @@ func (r *Reader) Struct(name string) (*Struct, error) {
 			if m.Children {
 				rd.SkipChildren()
 			}
+		}
+	}
+}
+
+// EnumeratorsWithPrefix returns every enumerator whose name starts with
+// prefix (of any enum), by name.
+func (r *Reader) EnumeratorsWithPrefix(prefix string) (map[string]int64, error) {
+	out := map[string]int64{}
+	rd := r.d.Reader()
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			return out, nil
+		}
+		if e.Tag != dwarf.TagEnumerator {
+			continue
+		}
+		n, _ := e.Val(dwarf.AttrName).(string)
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		if _, seen := out[n]; seen {
+			continue
+		}
+		switch v := e.Val(dwarf.AttrConstValue).(type) {
+		case int64:
+			out[n] = v
+		case uint64:
+			out[n] = int64(v)
 		}
 	}
 }

@@ -24,9 +24,9 @@ import (
 
 // Statuses, as KCIDB names them.
 const (
-	Pass  = "PASS"
-	Fail  = "FAIL"
-	Error = "ERROR"
+	Pass  = boot.Pass
+	Fail  = boot.Fail
+	Error = boot.Error
 	Skip  = "SKIP"
 	Done  = "DONE"
 )
@@ -410,7 +410,7 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 			}
 		}
 		r.kr.Check = &rep
-		s.Detail = fmt.Sprintf("%d errors, %d findings", rep.Errors(), len(rep.Findings))
+		s.Detail = errs.Count(rep.Errors(), "error") + ", " + errs.Count(len(rep.Findings), "finding")
 		if rep.Errors() > 0 {
 			return fmt.Errorf("%s: %w", s.Detail, errs.ErrFindings)
 		}
@@ -441,7 +441,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 				return errors.Join(err, r.forget(s))
 			}
 			br = *got
-			if br.Verdict == "pass" {
+			if br.Verdict == boot.Pass {
 				err = r.record(s, br, br.ConsoleLog, boot.ResultPath(dir))
 			} else {
 				err = r.forget(s)
@@ -454,9 +454,9 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		c := br.KTAP.Count()
 		s.Detail = fmt.Sprintf("%d passed, %d failed, %d skipped (%s)", c.Pass, c.Fail, c.Skip, br.Accel)
 		switch br.Verdict {
-		case "fail":
+		case boot.Fail:
 			return fmt.Errorf("%s: %w", br.Reason, errs.ErrFindings)
-		case "error":
+		case boot.Error:
 			return fmt.Errorf("%s: %w", br.Reason, errs.ErrEnv)
 		}
 		return nil

@@ -166,9 +166,9 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 				write(console, text)
 			}
 			doc := ktap.Parse(text)
-			br := &boot.Result{Kernel: name, Variant: v, Accel: "tcg", ConsoleLog: console, KTAP: doc, Verdict: "pass", Duration: 5.4}
+			br := &boot.Result{Kernel: name, Variant: v, Accel: "tcg", ConsoleLog: console, KTAP: doc, Verdict: boot.Pass, Duration: 5.4}
 			if c := doc.Count(); c.Fail > 0 || !doc.Complete() || doc.Bail != "" {
-				br.Verdict, s.Status = "fail", pipeline.Fail
+				br.Verdict, s.Status = boot.Fail, pipeline.Fail
 			}
 			k.Boots[v] = br
 		}

@@ -371,6 +371,9 @@ func summary(w io.Writer, res *pipeline.Result, name func(string) string) {
 			if s.Detail != "" {
 				fmt.Fprintf(w, "%s %s: %s\n", k.Name, s.Name, name(s.Detail))
 			}
+			if s.Name == pipeline.StageCheck && k.Check != nil {
+				printFindings(w, k.Check.Findings, name)
+			}
 		}
 		if k.KernelFrom != "" {
 			fmt.Fprintf(w, "%s: kernels from %s\n", k.Name, k.KernelFrom)
@@ -380,6 +383,26 @@ func summary(w io.Writer, res *pipeline.Result, name func(string) string) {
 		}
 	}
 	fmt.Fprintf(w, "verdict: %s (%.0fs)\n", res.Verdict, res.Duration)
+}
+
+// maxFindings is how many findings the summary prints per kernel (the
+// SARIF file has them all).
+const maxFindings = 10
+
+// printFindings prints each finding's first line: severity, rule, place.
+func printFindings(w io.Writer, fs []checks.Finding, name func(string) string) {
+	for i, f := range fs {
+		if i == maxFindings {
+			fmt.Fprintf(w, "    ... and %d more (see check-<kernel>.sarif)\n", len(fs)-maxFindings)
+			return
+		}
+		msg, _, _ := strings.Cut(strings.TrimSpace(f.Message), "\n")
+		place := f.File
+		if f.Line > 0 {
+			place = fmt.Sprintf("%s:%d", f.File, f.Line)
+		}
+		fmt.Fprintf(w, "    %s %s %s: %s\n", f.Severity, f.Rule, name(place), msg)
+	}
 }
 
 // PatchsetHash is KCIDB's: sha256 over the newline-terminated sha256 of

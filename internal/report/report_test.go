@@ -473,3 +473,30 @@ func TestWriteAllReports(t *testing.T) {
 		t.Error("--url-base accepts file://")
 	}
 }
+
+// TestSummaryPrintsFindings: the summary names each finding (severity,
+// rule, place, first line) rather than only counting them; result.json
+// speaks one status vocabulary for stages and boots.
+func TestSummaryPrintsFindings(t *testing.T) {
+	dir, _, _, _ := writeRun(t, fixtureOpts{checkFinding: true}, Options{})
+	sum, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	for _, want := range []string{
+		"    warning checkpatch ",
+		"LONG_LINE: line length of 101 exceeds 100 columns",
+		"    error inline-sge-addr drivers/nvme/host/rdma.c:12: SGE 0 of wr holds a DMA address (qe->dma) on the inline path",
+		"    note inline-size drivers/nvme/host/rdma.c:40: note only",
+	} {
+		if !strings.Contains(string(sum), want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
+	}
+	rj, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+	for _, bad := range []string{`"verdict": "pass"`, `"verdict": "fail"`, `"verdict": "error"`, `"status": "pass"`} {
+		if bytes.Contains(rj, []byte(bad)) {
+			t.Errorf("result.json has %s: one vocabulary is PASS, FAIL, ERROR", bad)
+		}
+	}
+	if !bytes.Contains(rj, []byte(`"verdict": "PASS"`)) {
+		t.Errorf("result.json has no boot verdict PASS:\n%.400s", rj)
+	}
+}

@@ -17,12 +17,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"golang.org/x/sys/unix"
 )
 
 // Cmd is a program to run.
@@ -39,6 +41,12 @@ type Cmd struct {
 	// SIGTERM); SIGKILL follows after WaitDelay.
 	Signal    syscall.Signal
 	WaitDelay time.Duration
+	// Foreground, when Stdin is a terminal, makes the child's process
+	// group the terminal's foreground group while it runs, and
+	// patchctl's again when it ends: an interactive program (QEMU's
+	// console) in a group of its own would otherwise be stopped
+	// (SIGTTIN, SIGTTOU) the moment it reads or sets up the terminal.
+	Foreground bool
 }
 
 // Command makes a Cmd.
@@ -193,7 +201,21 @@ func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	x.Stdin = stdin
+	// A reader that is not a file (a pipe a test drives, a person's
+	// console relayed) is copied into a pipe of our own, which closes
+	// when the program exits: os/exec would wait for a reader that never
+	// ends (an interactive console) before Wait returns.
+	var stdinR, stdinW *os.File
+	if _, isFile := stdin.(*os.File); isFile || c.Stdin == nil {
+		x.Stdin = stdin
+	} else {
+		var err error
+		if stdinR, stdinW, err = os.Pipe(); err != nil {
+			return nil, fmt.Errorf("starting %s: %w: %w", c.Name, err, errs.ErrEnv)
+		}
+		x.Stdin = stdinR
+		go func() { io.Copy(stdinW, stdin); stdinW.Close() }()
+	}
 	tail := &tailBuffer{n: 8 << 10}
 	var stdout io.Writer = tail
 	if c.Stdout != nil {
@@ -205,6 +227,11 @@ func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	}
 	x.Stdout, x.Stderr = stdout, stderr
 	x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	tty := -1
+	if f, ok := c.Stdin.(*os.File); ok && c.Foreground && isTerminal(f) {
+		tty = int(f.Fd())
+		x.SysProcAttr.Foreground, x.SysProcAttr.Ctty = true, tty
+	}
 	sig := c.Signal
 	if sig == 0 {
 		sig = syscall.SIGTERM
@@ -214,13 +241,43 @@ func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	if x.WaitDelay == 0 {
 		x.WaitDelay = 10 * time.Second
 	}
-	if err := x.Start(); err != nil {
+	err := x.Start()
+	if stdinR != nil {
+		stdinR.Close() // the child has its copy
+	}
+	if err != nil {
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, fmt.Errorf("starting %s: %w: %w", c.Name, err, errs.ErrEnv)
 	}
 	track(x.Process.Pid)
 	p := &Process{cmd: c, x: x, tail: tail}
-	p.wait = func() error { defer untrack(x.Process.Pid); return x.Wait() }
+	p.wait = func() error {
+		defer untrack(x.Process.Pid)
+		err := x.Wait()
+		if tty >= 0 {
+			takeTerminal(tty)
+		}
+		if stdinW != nil {
+			stdinW.Close() // the copy stops at the reader's next bytes
+		}
+		return err
+	}
 	return p, nil
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// takeTerminal makes patchctl's process group the terminal's foreground
+// group again (from the background, where SIGTTOU would stop it).
+func takeTerminal(fd int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, syscall.Getpgrp())
 }
 
 // LookPath finds an installed program (under a stub, every program is

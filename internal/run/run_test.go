@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -117,3 +118,22 @@ func (f *fakeT) Cleanup(fn func())         { f.cleanup = append(f.cleanup, fn) }
 func (f *fakeT) Errorf(s string, a ...any) { f.errs = append(f.errs, sprintf(s, a...)) }
 
 func sprintf(s string, a ...any) string { return fmt.Sprintf(s, a...) }
+
+// TestStdinReaderThatNeverEnds: a program that exits while its standard
+// input (a pipe that is not a file) is still open returns from Wait.
+func TestStdinReaderThatNeverEnds(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	var out strings.Builder
+	p, err := (&Cmd{Name: "sh", Args: []string{"-c", "read line; echo got $line"}, Stdin: r, Stdout: &out}).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, "hello\n")
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "got hello\n" {
+		t.Errorf("output %q", out.String())
+	}
+}

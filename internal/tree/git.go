@@ -17,7 +17,10 @@ import (
 func (c *Cache) prepareGit(ctx context.Context, k *Kernel, tmp string) (string, error) {
 	g := k.Git
 	dir := filepath.Join(tmp, "src")
-	c.Progress.Start("clone " + g.URL)
+	if c.Offline {
+		return "", fmt.Errorf("%s at %s is not in the cache: run without --offline to clone it: %w", g.URL, firstNonEmpty(g.Tag, g.Commit), ErrOffline)
+	}
+	c.Progress.Start("clone " + g.URL + " (a shallow clone of one tag, or the whole history for a bare commit)")
 	var repo *git.Repository
 	var err error
 	if g.Tag != "" {

@@ -29,7 +29,13 @@ type Cache struct {
 	AptGet string
 	// MinFree, when set, replaces the free-space estimate (tests).
 	MinFree uint64
+	// Offline refuses every download (a package not cached, a clone):
+	// the environment's error, naming what is missing.
+	Offline bool
 }
+
+// ErrOffline is a download that Offline refused (an environment error).
+var ErrOffline = fmt.Errorf("offline: nothing is downloaded: %w", errs.ErrEnv)
 
 // DefaultCacheDir is $PATCHCTL_CACHE, else patchctl under the user's cache
 // dir (~/.cache/patchctl).
@@ -205,7 +211,12 @@ func (c *Cache) fetch(ctx context.Context, path, pkg, version, want, repin strin
 		apt = "apt-get"
 	}
 	spec := d.Package + "=" + d.Version
-	c.Progress.Start("download " + spec)
+	if c.Offline {
+		return "", fmt.Errorf("%s is not in the cache (%s): run without --offline to download it%s: %w", spec, path, c.debSize(ctx, apt, spec), ErrOffline)
+	}
+	// Say what comes and how big before it starts (a fresh cache fetches
+	// well over 100 MB).
+	c.Progress.Start("download " + spec + c.debSize(ctx, apt, spec) + " from Debian into " + filepath.Dir(path))
 	out, err := runIn(ctx, tmp, apt, "download", spec)
 	if err != nil && os.Geteuid() == 0 && notServed(out) {
 		// The package lists may be old or missing: refresh once.
@@ -239,6 +250,31 @@ func (c *Cache) fetch(ctx context.Context, path, pkg, version, want, repin strin
 
 func notServed(out string) bool {
 	return strings.Contains(out, "was not found") || strings.Contains(out, "Unable to locate package") || strings.Contains(out, "has no installation candidate")
+}
+
+// debSize is " (N MB)" for a package version as apt-cache knows it, or
+// "" when it does not say.
+func (c *Cache) debSize(ctx context.Context, apt, spec string) string {
+	cacheProg := "apt-cache"
+	if apt != "apt-get" {
+		cacheProg = filepath.Join(filepath.Dir(apt), "apt-cache") // a test's fake apt-get sits with its fake apt-cache
+	}
+	if _, err := runner.LookPath(cacheProg); err != nil {
+		return ""
+	}
+	out, err := runIn(ctx, "", cacheProg, "show", "--no-all-versions", spec)
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "Size: "); ok {
+			var n int64
+			if _, err := fmt.Sscan(v, &n); err == nil && n > 0 {
+				return fmt.Sprintf(" (%d MB)", (n+500_000)/1_000_000)
+			}
+		}
+	}
+	return ""
 }
 
 func runIn(ctx context.Context, dir, prog string, args ...string) (string, error) {

@@ -109,8 +109,10 @@ func parseTrace(r io.Reader, cfg *Config, transport string) ([]wr, error) {
 // size) into inline and by reference.
 func evidence(cfg *Config, transport string, wrs []wr) *guestconf.Evidence {
 	names := map[int]string{}
-	for n, v := range cfg.Opcodes {
-		names[v] = n
+	for n, v := range cfg.Opcodes { // one name per value, the same every time
+		if old, ok := names[v]; !ok || len(n) < len(old) || len(n) == len(old) && n < old {
+			names[v] = n
+		}
 	}
 	e := &guestconf.Evidence{Transport: transport}
 	type shape struct{ op, flags, nsge, len0 int }
@@ -131,7 +133,9 @@ func evidence(cfg *Config, transport string, wrs []wr) *guestconf.Evidence {
 		if name == "" {
 			name = fmt.Sprintf("op%d", s.op)
 		}
-		e.WRs = append(e.WRs, guestconf.WRCount{Opcode: name, Flags: s.flags, NumSGE: s.nsge, Len0: s.len0, Count: n})
+		capsule := s.op == cfg.Opcodes["SEND"] && s.nsge == 1 && s.len0 == cfg.CapsuleSize
+		e.WRs = append(e.WRs, guestconf.WRCount{Opcode: name, Flags: s.flags, NumSGE: s.nsge, Len0: s.len0, Count: n,
+			FlagNames: guestconf.FlagNames(s.flags, cfg.Flags), Capsule: capsule})
 	}
 	sort.Slice(e.WRs, func(i, j int) bool {
 		a, b := e.WRs[i], e.WRs[j]

@@ -3,7 +3,10 @@
 // link (netlink), a memory-backed null_blk namespace exported by nvmet over
 // RDMA (configfs), the host connected to it (/dev/nvme-fabrics), then the
 // tests, whose results it prints on the console as KTAP. It needs nothing
-// else in the initramfs: no shell, no nvme-cli, no iproute2.
+// else in the initramfs: no shell, no nvme-cli, no iproute2. Only for
+// patchctl boot --shell (the setup, then a shell on the console) and
+// --keep (the VM stays up after the tests) does the host add a static
+// busybox, which the agent starts as /bin/sh.
 //
 // Its configuration is /patchctl.json, written by the host (internal/boot).
 package main
@@ -83,7 +86,7 @@ func main() {
 		k.abort(err.Error())
 		halt()
 	}
-	fmt.Fprintf(os.Stdout, "\npatchctl-agent: started after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
+	fmt.Fprintf(os.Stdout, "\n"+guestconf.StartedLine+" after %s, transports %s\n", time.Since(start).Round(time.Millisecond), strings.Join(cfg.Transports, ","))
 	if cl, err := os.ReadFile("/proc/cmdline"); err == nil {
 		for _, f := range strings.Fields(string(cl)) {
 			if v, ok := strings.CutPrefix(f, "patchctl.stop="); ok {
@@ -103,15 +106,22 @@ func main() {
 		k.abort("network: " + err.Error())
 		halt()
 	}
-	k.header("", len(cfg.Transports))
-	for i, tr := range cfg.Transports {
-		if why, ok := cfg.Unavailable[tr]; ok {
-			(&ktap{out: k.out, indent: k.indent, n: i, last: time.Now()}).result(true, tr, why)
-			continue
+	if cfg.Shell {
+		shellSetup(k, &cfg)
+	} else {
+		k.header("", len(cfg.Transports))
+		for i, tr := range cfg.Transports {
+			if why, ok := cfg.Unavailable[tr]; ok {
+				(&ktap{out: k.out, indent: k.indent, n: i, last: time.Now()}).result(true, tr, why)
+				continue
+			}
+			runTransport(k.sub(), i+1, tr, &cfg)
 		}
-		runTransport(k.sub(), i+1, tr, &cfg)
 	}
-	fmt.Fprintf(os.Stdout, "patchctl-agent: done after %s\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stdout, "%s after %s\n", guestconf.DoneLine, time.Since(start).Round(time.Millisecond))
+	if cfg.Keep {
+		keep()
+	}
 	halt()
 }
 

@@ -96,7 +96,7 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		} else {
 			ev := evidence(cfg, transport, wrs)
 			for _, w := range ev.WRs {
-				k.diag("wr %-9s flags=0x%02x sge=%d len0=%d count=%d", w.Opcode, w.Flags, w.NumSGE, w.Len0, w.Count)
+				k.diag("wr %s", w)
 			}
 			k.diag("%s", ev.Diagnostic())
 			if err := guestconf.JudgeInline(ev, cfg.ExpectInline); err != nil {
