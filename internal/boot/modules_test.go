@@ -72,7 +72,7 @@ func TestModules(t *testing.T) {
 		t.Error("rxe unavailable")
 	}
 	res, err := p.Run(context.Background(), o.OutDir)
-	if err != nil || res.Verdict != "pass" {
+	if err != nil || res.Verdict != Pass {
 		t.Fatalf("%v %+v", err, res)
 	}
 	f, err := os.Open(filepath.Join(o.OutDir, "initramfs.cpio"))

@@ -151,8 +151,33 @@ func Dir(c *tree.Cache, k *tree.Kernel, hash string) string {
 	return filepath.Join(c.Dir, "build", k.Name, hash[:12])
 }
 
-// VariantDir holds a variant's snapshot of the artifacts and metadata.
+// VariantDir is the variant's latest snapshot of the artifacts and
+// metadata: a link to the snapshot of the source state it was built from.
 func VariantDir(dir, variant string) string { return filepath.Join(dir, "variants", variant) }
+
+// StateDir holds the snapshot of a variant built from one source state
+// (apply.Out.State): builds of other series or of the other variant
+// never overwrite it, so what a build recorded stays what it made.
+func StateDir(dir, variant, state string) string {
+	return filepath.Join(dir, "variants", variant+"-"+state[:min(12, len(state))])
+}
+
+// LinkLatest points VariantDir(dir, variant) at stateDir, atomically.
+func LinkLatest(dir, variant, stateDir string) error {
+	link := VariantDir(dir, variant)
+	tmp := link + ".tmp-link"
+	os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(stateDir), tmp); err != nil {
+		return fmt.Errorf("linking the latest %s build: %w", variant, err)
+	}
+	if st, err := os.Lstat(link); err == nil && st.IsDir() {
+		os.RemoveAll(link) // a folder of the former layout
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		return fmt.Errorf("linking the latest %s build: %w", variant, err)
+	}
+	return nil
+}
 
 // Locate returns the build folder that Build would use, without building
 // (a variant's artifacts are in VariantDir of it).
@@ -291,7 +316,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	md.SourceDir = wt.Dir
 	dir := Dir(o.Cache, o.Kernel, hash)
-	md.BuildDir, md.VariantDir = dir, VariantDir(dir, o.Variant)
+	md.BuildDir, md.VariantDir = dir, StateDir(dir, o.Variant, md.State)
 	md.Log = filepath.Join(md.VariantDir, "build.log")
 	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
 		return nil, err
@@ -369,6 +394,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	rec.Complete = true
 	if err := writeRecord(dir, rec); err != nil {
+		return finish(md, start, err)
+	}
+	if err := LinkLatest(dir, o.Variant, md.VariantDir); err != nil {
 		return finish(md, start, err)
 	}
 	if md.UpToDate {

@@ -127,7 +127,7 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the patched %s cannot be tested as modules of Debian's %s: %w", o.Kernel.Name, b.Release, err)
 	}
-	vdir := filepath.Join(Dir(o.Cache, o.Kernel, b), "variants", o.Variant)
+	vdir := build.StateDir(Dir(o.Cache, o.Kernel, b), o.Variant, o.Apply.State(o.Variant))
 	md := &build.Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, Source: o.Kernel.Key(), KernelFrom: build.FromDistro,
 		KernelRelease: b.Release, Jobs: o.Jobs, Artifacts: map[string]string{}, SHA256: map[string]string{},
 		State: o.Apply.State(o.Variant), Compiler: compiler(ctx), VariantDir: vdir, Log: filepath.Join(vdir, "build.log")}
@@ -198,7 +198,11 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	}
 	md.ConfigHash = md.SHA256["config"]
 	md.Status = "PASS"
-	return finish(md, start, nil)
+	md, err = finish(md, start, nil)
+	if err == nil {
+		err = build.LinkLatest(filepath.Dir(filepath.Dir(md.VariantDir)), o.Variant, md.VariantDir)
+	}
+	return md, err
 }
 
 func finish(md *build.Metadata, start time.Time, err error) (*build.Metadata, error) {
@@ -428,7 +432,7 @@ func Built(c *tree.Cache, k *tree.Kernel, variant string) (*build.Metadata, erro
 	if err != nil {
 		return nil, err
 	}
-	p := filepath.Join(Dir(c, k, b), "variants", variant, "metadata.json")
+	p := filepath.Join(build.VariantDir(Dir(c, k, b), variant), "metadata.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("no distro build of %s %s (%v): run patchctl build --kernel-from distro --kernel %s --variant %s first: %w", k.Name, variant, err, k.Name, variant, errs.ErrInput)

@@ -428,7 +428,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 	r.stage(name, func(s *Stage) error {
 		m := out.Plan.Manifest
 		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
-			BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
+			BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
 			ExpectInline: m.Boot.ExpectInline[variant], Accel: r.o.Accel, Progress: r.o.Progress})
 		if err != nil {
 			return err
