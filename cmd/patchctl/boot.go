@@ -111,7 +111,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	}
 	res, err := boot.Run(ctx, boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
 		BzImage: filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), BuildDir: dir, OutDir: out, Transports: trs,
-		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
+		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.Expect(opts.Variant),
 		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress})
 	if err != nil {
 		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)

@@ -35,8 +35,8 @@ type Options struct {
 	// InlineDataSize is written to the nvmet port (NVMe-oF in-capsule data).
 	InlineDataSize int
 	// ExpectInline: the host's command capsule SENDs must carry
-	// IB_SEND_INLINE (verbs inline); false: they must not.
-	ExpectInline bool
+	// IB_SEND_INLINE (verbs inline), must not, or are only reported.
+	ExpectInline guestconf.Expect
 	Sizes        []int
 	Iterations   int
 	QEMU         string // binary; default qemu-system-x86_64
@@ -78,7 +78,7 @@ type Result struct {
 	Verdict      string     `json:"verdict"` // pass, fail, error
 	Reason       string     `json:"reason,omitempty"`
 	Duration     float64    `json:"duration_s"`
-	ExpectInline bool       `json:"expect_inline"`
+	ExpectInline guestconf.Expect `json:"expect_inline,omitempty"`
 	// Evidence is the inline evidence per transport, as the agent
 	// reported it (typed, see guestconf.Evidence).
 	Evidence []*guestconf.Evidence `json:"evidence,omitempty"`

@@ -366,7 +366,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		m := out.Plan.Manifest
 		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
 			BuildDir: md.BuildDir, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
-			ExpectInline: m.Boot.ExpectInline[variant], Accel: r.o.Accel, Progress: r.o.Progress})
+			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress})
 		if err != nil {
 			return err
 		}
@@ -414,7 +414,7 @@ func (r *kernelRun) compare(out *apply.Out) {
 		}
 		for _, ev := range b.Evidence {
 			notes = append(notes, fmt.Sprintf("%s/%s %d inline, %d by reference", v, ev.Transport, ev.Inline, ev.ByRef))
-			if err := guestconf.JudgeInline(ev, out.Plan.Manifest.Boot.ExpectInline[v]); err != nil {
+			if err := guestconf.JudgeInline(ev, out.Plan.Manifest.Boot.Expect(v)); err != nil {
 				s.Status = Fail
 				notes[len(notes)-1] += " (" + err.Error() + ")"
 			}

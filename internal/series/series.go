@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/yamlx"
 )
 
@@ -49,8 +50,18 @@ type Boot struct {
 	// (NVMe-oF in-capsule data), before the port is linked.
 	InlineDataSize int `yaml:"inline_data_size"`
 	// ExpectInline says, per variant, whether the host's command capsule
-	// SENDs must carry IB_SEND_INLINE (verbs inline) or must not.
+	// SENDs must carry IB_SEND_INLINE (verbs inline) or must not; a
+	// variant it does not name is reported, not judged.
 	ExpectInline map[string]bool `yaml:"expect_inline_capsules"`
+}
+
+// Expect is the inline expectation of a variant.
+func (b Boot) Expect(variant string) guestconf.Expect {
+	v, ok := b.ExpectInline[variant]
+	if !ok {
+		return guestconf.ExpectReport
+	}
+	return guestconf.ExpectOf(v)
 }
 
 // Entry is one patch of record and what is expected of it.
