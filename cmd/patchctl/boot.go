@@ -22,6 +22,7 @@ type BootOptions struct {
 	IO          *IOStreams
 	Global      *GlobalOptions
 	Kernel      string
+	Tree        string
 	Variant     string
 	Transport   string
 	Fragments   []string
@@ -54,6 +55,7 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 		RunE: func(c *cobra.Command, args []string) error { return runBoot(c.Context(), opts) },
 	}
 	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
 	cmd.Flags().StringVar(&opts.Variant, "variant", build.Patched, "baseline or patched")
 	cmd.Flags().StringVar(&opts.Transport, "transport", "all", "rxe, siw or all")
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "the fragments the kernel was built with (default as build)")
@@ -91,7 +93,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if opts.BootTimeout < 0 || opts.TestTimeout < 0 {
 		return fmt.Errorf("timeouts must be positive: %w", errs.ErrUsage)
 	}
-	t, err := opts.Global.target(opts.IO, opts.Kernel)
+	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,10 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 				co.Misc["patches"] = names
 				h, err := PatchsetHash(k.Patches)
 				if err != nil {
-					return err
+					// A patch the run names is not there (series/ not
+					// refreshed): the checkout is not valid, and says why.
+					co.Valid = false
+					co.Misc["error"] = n.subst(err.Error())
 				}
 				co.PatchsetHash = h
 				var disp []string

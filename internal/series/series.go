@@ -85,6 +85,12 @@ func ManifestPath(root, kernel string) string {
 	return filepath.Join(root, "series", kernel, "manifest.yaml")
 }
 
+// New is a manifest that no file holds (patchctl try): its Dir is dir,
+// where the regenerated patches go.
+func New(dir, kernel string, boot Boot, entries []Entry) *Manifest {
+	return &Manifest{Kernel: kernel, Patches: entries, Boot: boot, path: filepath.Join(dir, "manifest.yaml")}
+}
+
 // Load reads and checks a manifest.
 func Load(path string) (*Manifest, error) {
 	data, err := os.ReadFile(path)
