@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Input is one input file's bytes and the name to report it by.
@@ -19,11 +21,11 @@ type Input struct {
 // patches, in order, with the review trailers that replies gave; what was
 // left out and why.
 type Thread struct {
-	Series  string
-	Patches []*Patch
+	Series  string   `json:"series"`
+	Patches []*Patch `json:"-"`
 	// Raw holds each patch's message as received (the bytes of its mbox
 	// entry or file, escaping and all), for patches/<series>/.
-	Raw [][]byte
+	Raw [][]byte `json:"-"`
 	// Version is the revision taken (1 when no [PATCH vN] said otherwise).
 	Version int
 	Cover   *Cover     `json:",omitempty"`
@@ -65,6 +67,8 @@ type threadMsg struct {
 	raw        []byte
 	cover      *Cover
 	trailers   []string
+	date       time.Time // zero when the message has none that parses
+	seq        int       // archive order
 }
 
 // replySubject is a reply's subject: "Re:" and its translations.
@@ -162,8 +166,19 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 		taken[m] = true
 	}
 	// Trailers: each reply's go to the patch (or cover letter) it answers,
-	// up the chain of replies.
-	for _, m := range msgs {
+	// up the chain of replies, in the order they were sent.
+	for i, m := range msgs {
+		m.seq = i
+	}
+	replies := slices.Clone(msgs)
+	sort.SliceStable(replies, func(i, j int) bool {
+		a, b := replies[i], replies[j]
+		if !a.date.Equal(b.date) && !a.date.IsZero() && !b.date.IsZero() {
+			return a.date.Before(b.date)
+		}
+		return a.seq < b.seq
+	})
+	for _, m := range replies {
 		if len(m.trailers) == 0 {
 			continue
 		}
@@ -178,14 +193,14 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 				rec.To = "all patches"
 				added := false
 				for _, o := range order {
-					added = addTrailer(o.patch, tr) || added
+					added = o.patch.AddTrailer(tr) || added
 				}
 				if added {
 					t.Added = append(t.Added, rec)
 				}
 			case target.patch != nil && taken[target]:
 				rec.To = target.patch.SubjectLine()
-				if addTrailer(target.patch, tr) {
+				if target.patch.AddTrailer(tr) {
 					t.Added = append(t.Added, rec)
 				}
 			default:
@@ -237,9 +252,10 @@ func (t *Thread) answered(m *threadMsg) *threadMsg {
 	}
 }
 
-// addTrailer appends a trailer to the patch's message unless it is there
-// already (in any case); it reports whether it added it.
-func addTrailer(p *Patch, tr string) bool {
+// AddTrailer appends a trailer to the patch's message (after its trailer
+// block) unless it is there already (in any case); it reports whether it
+// added it.
+func (p *Patch) AddTrailer(tr string) bool {
 	for _, l := range strings.Split(p.Message, "\n") {
 		if strings.EqualFold(strings.TrimSpace(l), tr) {
 			return false
@@ -287,6 +303,7 @@ func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
 			return nil, err
 		}
 		tm := &threadMsg{id: firstID(m.MessageID), raw: in.Data[begin:end], subject: m.Subject}
+		tm.date, _ = parseGitDate(m.Date)
 		if ids := msgIDs.FindAllString(m.InReplyTo, -1); len(ids) > 0 {
 			tm.parent = ids[0]
 		} else if ids := msgIDs.FindAllString(m.References, -1); len(ids) > 0 {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
@@ -69,7 +70,13 @@ type Entry struct {
 	Source string `yaml:"source"` // e.g. patches/nvme-rdma-inline-capsule/000_....txt
 	Expect string `yaml:"expect"`
 	Reason string `yaml:"reason,omitempty"`
+	// Trailers are added to the patch's message (review trailers that
+	// replies gave, as patchctl try --record collected them).
+	Trailers []string `yaml:"trailers,omitempty"`
 }
+
+// trailerForm is one trailer line: "Reviewed-by: Name <addr>".
+var trailerForm = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*: [^\r\n]*\S$`)
 
 // Series is the series an entry belongs to: its folder under patches/.
 func (e Entry) Series() string { return filepath.Base(filepath.Dir(e.Source)) }
@@ -124,6 +131,11 @@ func Load(path string) (*Manifest, error) {
 		}
 		if !IsApplied(e.Expect) && e.Reason == "" {
 			return nil, bad("a patch expected not to apply needs a reason")
+		}
+		for _, tr := range e.Trailers {
+			if !trailerForm.MatchString(tr) {
+				return nil, bad(fmt.Sprintf("trailer %q is not \"Token: value\" on one line", tr))
+			}
 		}
 	}
 	return &m, nil
