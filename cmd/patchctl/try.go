@@ -323,7 +323,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		for _, r := range tr.Record {
 			fmt.Fprintf(opts.IO.Out, "recorded %s\n", r)
 		}
-		fmt.Fprintf(opts.IO.Out, "reports: %s (%d files)\nverdict: %s\n", out, len(files), res.Verdict)
+		fmt.Fprintf(opts.IO.Out, "reports: %s (%d files)\n", out, len(files))
 	}
 	if werr != nil {
 		return fmt.Errorf("writing reports: %w", errors.Join(werr, res.Err()))

@@ -86,24 +86,3 @@ func RunGiven(ctx context.Context, g Given) (*Out, error) {
 	}
 	return out, nil
 }
-
-// Entries are the manifest entries that record the computed dispositions
-// (patchctl try --record): each patch's source under patches/<name>/ and
-// the disposition it had, with the reason the report gives.
-func (o *Out) Entries(sources []string) ([]series.Entry, error) {
-	if len(sources) != len(o.Result.Results) {
-		return nil, fmt.Errorf("%d sources for %d patches", len(sources), len(o.Result.Results))
-	}
-	var out []series.Entry
-	for i, r := range o.Result.Results {
-		e := series.Entry{Source: sources[i], Expect: r.Disposition}
-		if !series.IsApplied(r.Disposition) {
-			e.Reason = "recorded by patchctl try: " + r.Disposition + " on " + o.Kernel.Name
-			if r.Upstream != nil && r.Upstream.IsUpstream() {
-				e.Reason += fmt.Sprintf(" (%d of %d added lines are in the tree)", r.Upstream.Found, r.Upstream.Total)
-			}
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
