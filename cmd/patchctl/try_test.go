@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -48,7 +49,7 @@ func cleanClone(t *testing.T) string {
 // tryPatches are patches written here (not seeds) against 6.12's
 // nvmet-rdma: comments only, so both kernels boot and pass.
 type tryPatches struct {
-	one        string   // a single patch file's text
+	one        string    // a single patch file's text
 	v1, v2     [2]string // the thread's diffs
 	rdmaTarget []byte
 }
@@ -162,10 +163,14 @@ func TestTryPatchFile(t *testing.T) {
 	if len(r.Run.Kernels) == 1 && (len(r.Run.Kernels[0].Apply) != 1 || r.Run.Kernels[0].Apply[0].Disposition != "applies") {
 		t.Errorf("dispositions: %+v", r.Run.Kernels[0].Apply)
 	}
-	for _, f := range []string{"result.json", "summary.txt", "junit.xml", "kcidb.json"} {
+	for _, f := range []string{"result.json", "summary.txt", "junit.xml", "kcidb.json", "try.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("no %s: %v", f, err)
 		}
+	}
+	// The reports are what their consumers accept, as run's are.
+	for _, p := range reportcheck.Folder(t, out, pristine) {
+		t.Error(p)
 	}
 	// No file of the repository changed.
 	if out, err := exec.Command("git", "-C", testenv.RepoRoot(t), "status", "--porcelain", "--", "series", "patches").Output(); err != nil || len(out) > 0 {

@@ -65,19 +65,19 @@ type Splat struct {
 
 // Result is a boot's outcome.
 type Result struct {
-	Kernel       string     `json:"kernel"`
-	Variant      string     `json:"variant"`
-	Accel        string     `json:"accel"`
-	Command      []string   `json:"command"`
-	ConsoleLog   string     `json:"console_log"`
-	KTAP         *ktap.Test `json:"ktap,omitempty"`
-	Splats       []Splat    `json:"splats,omitempty"`
-	TimedOut     bool       `json:"timed_out"`
-	Phase        string     `json:"phase"` // where it was when it ended
-	Tail         []string   `json:"console_tail,omitempty"`
-	Verdict      string     `json:"verdict"` // pass, fail, error
-	Reason       string     `json:"reason,omitempty"`
-	Duration     float64    `json:"duration_s"`
+	Kernel       string           `json:"kernel"`
+	Variant      string           `json:"variant"`
+	Accel        string           `json:"accel"`
+	Command      []string         `json:"command"`
+	ConsoleLog   string           `json:"console_log"`
+	KTAP         *ktap.Test       `json:"ktap,omitempty"`
+	Splats       []Splat          `json:"splats,omitempty"`
+	TimedOut     bool             `json:"timed_out"`
+	Phase        string           `json:"phase"` // where it was when it ended
+	Tail         []string         `json:"console_tail,omitempty"`
+	Verdict      string           `json:"verdict"` // pass, fail, error
+	Reason       string           `json:"reason,omitempty"`
+	Duration     float64          `json:"duration_s"`
 	ExpectInline guestconf.Expect `json:"expect_inline,omitempty"`
 	// Evidence is the inline evidence per transport, as the agent
 	// reported it (typed, see guestconf.Evidence).

@@ -78,7 +78,7 @@ func TestReadThreadLikeB4(t *testing.T) {
 		if got := trailers(th.Patches[0]); !slices.Equal(got, want1) {
 			t.Errorf("round %d: 1/2 trailers %q, want %q", round, got, want1)
 		}
-		if got := trailers(th.Patches[1]);  !slices.Equal(got, want2) {
+		if got := trailers(th.Patches[1]); !slices.Equal(got, want2) {
 			t.Errorf("round %d: 2/2 trailers %q, want %q", round, got, want2)
 		}
 		if len(th.Ignored) != 1 || !strings.Contains(th.Ignored[0].Line, "Old Reviewer") || !strings.Contains(th.Ignored[0].To, "not taken") {

@@ -147,12 +147,16 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 		}
 		_, prepStart := stageOf(k, "prepare")
 		_, applyStart := stageOf(k, "apply")
+		treeName, what := "debian-"+k.Name, "Debian linux-source "+k.Name
+		if strings.HasPrefix(k.Source, "local ") {
+			treeName, what = k.Name, "the local tree "+k.Name
+		}
 		for _, v := range []string{"baseline", "patched"} {
-			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: "debian-" + k.Name,
+			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: treeName,
 				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
-			co.Comment = "Debian linux-source " + k.Name + ", pristine"
+			co.Comment = what + ", pristine"
 			if v == "patched" {
-				co.Comment = "Debian linux-source " + k.Name + " with the series of record"
+				co.Comment = what + " with the patches"
 				co.StartTime = kcidbTime(applyStart)
 				co.Valid = applyOK
 				var names []string
