@@ -452,6 +452,9 @@ func (r *kernelRun) compare(out *apply.Out) {
 	s.Detail = strings.Join(notes, "; ")
 	if len(notes) == 0 {
 		s.Status, s.Detail = Fail, "no inline evidence in either boot"
+		if b := out.Plan.Manifest.Boot; !b.Expect(build.Baseline).Judged() && !b.Expect(build.Patched).Judged() {
+			s.Status, s.Detail = Pass, "no inline evidence in either boot (reported, not judged)"
+		}
 	}
 	if s.Status != Pass {
 		r.fail(s, s.Status, s.Detail)
