@@ -67,6 +67,7 @@ type threadMsg struct {
 	raw        []byte
 	cover      *Cover
 	trailers   []string
+	replyPatch *Patch    // a reply's diff, when it has one
 	date       time.Time // zero when the message has none that parses
 	seq        int       // archive order
 }
@@ -115,6 +116,16 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 	for _, m := range msgs {
 		if m.patch != nil {
 			newest = max(newest, version(m.patch.Version))
+		}
+	}
+	if newest == 0 {
+		// No patch but in replies: those are the patches (git am reads a
+		// "Re: [PATCH]" mail as a patch too).
+		for _, m := range msgs {
+			if m.replyPatch != nil {
+				m.patch, m.trailers = m.replyPatch, nil
+				newest = max(newest, version(m.patch.Version))
+			}
 		}
 	}
 	if newest == 0 {
@@ -310,11 +321,17 @@ func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
 			tm.parent = ids[len(ids)-1]
 		}
 		out = append(out, tm)
+		p, err := buildPatch(m, "", opts)
 		if replySubject.MatchString(m.Subject) {
+			// A reply; one that carries a diff is kept as a candidate: it
+			// is the patch when the thread has no other (a patch sent as
+			// "Re:"), else a reviewer's suggestion, not part of the series.
 			tm.trailers = replyTrailers(m.Body)
+			if err == nil && p != nil {
+				tm.replyPatch = p
+			}
 			continue
 		}
-		p, err := buildPatch(m, "", opts)
 		var ie *InputError
 		switch {
 		case err != nil && errors.As(err, &ie) && ie.Msg == msgNoDiff:

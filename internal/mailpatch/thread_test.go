@@ -2,6 +2,8 @@ package mailpatch_test
 
 import (
 	"math/rand"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,4 +141,39 @@ func TestAddTrailer(t *testing.T) {
 			t.Errorf("%q + %q = %q, want %q", c.msg, c.add, p.Message, c.want)
 		}
 	}
+}
+
+// Every form import reads reads the same through ReadThread: the same
+// patches, byte for byte in git format-patch form.
+func TestReadThreadAsImport(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "patches", "*", "*"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "*", "*.txt"))
+	files = append(files, more...)
+	if len(files) < 3 {
+		t.Fatalf("only %d inputs", len(files))
+	}
+	n := 0
+	for _, f := range files {
+		want, err := mailpatch.ImportFile(f, "", mailpatch.Options{})
+		if err != nil {
+			continue // refused by import: not a case here
+		}
+		data, _ := os.ReadFile(f)
+		th, err := mailpatch.ReadThread([]mailpatch.Input{{Name: f, Data: data}}, "", mailpatch.Options{})
+		if err != nil {
+			t.Errorf("%s: import reads it, ReadThread says %v", f, err)
+			continue
+		}
+		if len(th.Patches) != len(want) {
+			t.Errorf("%s: %d patches, import %d", f, len(th.Patches), len(want))
+			continue
+		}
+		for i := range want {
+			if string(th.Patches[i].Format()) != string(want[i].Format()) {
+				t.Errorf("%s: patch %d differs from import's:\n%s\nimport:\n%s", f, i, th.Patches[i].Format(), want[i].Format())
+			}
+		}
+		n++
+	}
+	t.Logf("%d inputs compared", n)
 }
