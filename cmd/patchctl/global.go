@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -117,7 +118,7 @@ func (g *GlobalOptions) localKernel(ctx context.Context, root string, lock *tree
 		}
 		series = kernels[0]
 	}
-	return tree.Local(ctx, dir, series, func(name string) bool {
+	return g.cache(&IOStreams{ErrOut: io.Discard}).Local(ctx, dir, series, func(name string) bool {
 		_, err := os.Stat(filepath.Join(root, "series", name, "manifest.yaml"))
 		return err == nil
 	})

@@ -66,10 +66,15 @@ A prepared tree is a no-op. A tree appears only complete and verified.`,
 }
 
 func describe(k *tree.Kernel) string {
-	if k.Debian != nil {
+	switch {
+	case k.Debian != nil:
 		return "debian " + k.Debian.Package + "=" + k.Debian.Version
+	case k.Git != nil:
+		return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
+	case k.Local != nil:
+		return "local " + k.Local.Dir + " (" + k.Local.Release + ", " + k.Local.Identity() + ")"
 	}
-	return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
+	return k.Key()
 }
 
 func firstNonEmpty(s ...string) string {

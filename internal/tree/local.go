@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,8 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	runner "github.com/patchctl/patchctl/internal/run"
@@ -101,6 +105,18 @@ func MakefileRelease(dir string) (release, series string, err error) {
 // from the folder's path, so builds of one tree stay incremental across
 // edits.
 func Local(ctx context.Context, dir, series string, hasSeries func(string) bool) (*Kernel, error) {
+	return local(ctx, dir, series, hasSeries, "")
+}
+
+// Local is tree.Local with the content hashes of a plain folder's files
+// remembered in the cache by path, size, modification time and inode (as
+// git's index does), so a second look at an unchanged folder reads no
+// file.
+func (c *Cache) Local(ctx context.Context, dir, series string, hasSeries func(string) bool) (*Kernel, error) {
+	return local(ctx, dir, series, hasSeries, filepath.Join(c.Dir, "local"))
+}
+
+func local(ctx context.Context, dir, series string, hasSeries func(string) bool, statDir string) (*Kernel, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--tree %s: %w", dir, err)
@@ -119,17 +135,22 @@ func Local(ctx context.Context, dir, series string, hasSeries func(string) bool)
 	if l.Series == "" && hasSeries != nil && hasSeries(mm) {
 		l.Series = mm
 	}
+	sum := sha256.Sum256([]byte(abs))
+	name := "local-" + hex.EncodeToString(sum[:6])
 	if _, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
 		if err := l.gitIdentity(ctx); err != nil {
 			return nil, err
 		}
 	} else {
-		if l.Content, err = contentHash(abs); err != nil {
+		statFile := ""
+		if statDir != "" {
+			statFile = filepath.Join(statDir, name+".stat")
+		}
+		if l.Content, err = contentHash(abs, statFile); err != nil {
 			return nil, fmt.Errorf("hashing %s: %w", abs, err)
 		}
 	}
-	sum := sha256.Sum256([]byte(abs))
-	return &Kernel{Name: "local-" + hex.EncodeToString(sum[:6]), Local: l}, nil
+	return &Kernel{Name: name, Local: l}, nil
 }
 
 // gitIdentity reads HEAD and hashes what is not committed: the binary
@@ -200,10 +221,31 @@ func hashFileInto(h io.Writer, path string) error {
 	return err
 }
 
+// statKey is what says a file did not change since it was hashed.
+type statKey struct {
+	Size, MTime int64
+	Ino         uint64
+	Mode        uint32
+}
+
 // contentHash hashes every file under dir (path, executable bit, content;
-// symlinks by target), in path order.
-func contentHash(dir string) (string, error) {
-	h := sha256.New()
+// symlinks by target), in path order. With statFile, a file whose stat is
+// the one recorded there is not read again; the file is rewritten.
+func contentHash(dir, statFile string) (string, error) {
+	old := map[string]statEntry{}
+	if statFile != "" {
+		if f, err := os.Open(statFile); err == nil {
+			gob.NewDecoder(f).Decode(&old)
+			f.Close()
+		}
+	}
+	type item struct {
+		rel  string
+		path string
+		key  statKey
+		sum  string
+	}
+	var items []*item
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -215,13 +257,81 @@ func contentHash(dir string) (string, error) {
 			}
 			return nil
 		}
-		fmt.Fprintf(h, "\x00%s\x00", filepath.ToSlash(rel))
-		return hashFileInto(h, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		it := &item{rel: filepath.ToSlash(rel), path: p, key: statKey{Size: info.Size(), MTime: info.ModTime().UnixNano(), Mode: uint32(info.Mode())}}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			it.key.Ino = st.Ino
+		}
+		if e, ok := old[it.rel]; ok && e.Key == it.key {
+			it.sum = e.Sum
+		}
+		items = append(items, it)
+		return nil
 	})
 	if err != nil {
 		return "", err
 	}
+	// Hash what is not known, on every core.
+	work := make(chan *item)
+	errc := make(chan error, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range work {
+				h := sha256.New()
+				if err := hashFileInto(h, it.path); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					continue
+				}
+				it.sum = hex.EncodeToString(h.Sum(nil))
+			}
+		}()
+	}
+	for _, it := range items {
+		if it.sum == "" {
+			work <- it
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return "", err
+	default:
+	}
+	h := sha256.New()
+	now := map[string]statEntry{}
+	for _, it := range items {
+		fmt.Fprintf(h, "%s\x00%s\x00", it.rel, it.sum)
+		now[it.rel] = statEntry{Key: it.key, Sum: it.sum}
+	}
+	if statFile != "" {
+		if err := os.MkdirAll(filepath.Dir(statFile), 0o755); err == nil {
+			tmp := statFile + ".tmp"
+			if f, err := os.Create(tmp); err == nil {
+				err = gob.NewEncoder(f).Encode(now)
+				if cerr := f.Close(); err == nil && cerr == nil {
+					os.Rename(tmp, statFile)
+				} else {
+					os.Remove(tmp)
+				}
+			}
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+type statEntry struct {
+	Key statKey
+	Sum string
 }
 
 // errCrossDevice says a hardlink cannot be made across file systems.
