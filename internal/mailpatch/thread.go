@@ -27,20 +27,26 @@ type Thread struct {
 	// entry or file, escaping and all), for patches/<series>/.
 	Raw [][]byte `json:"-"`
 	// Version is the revision taken (1 when no [PATCH vN] said otherwise).
-	Version int
-	Cover   *Cover     `json:",omitempty"`
-	Skipped []Revision // older (or other) revisions not taken
-	Missing []string   // numbers of the taken revision not in the thread ("2/3")
-	Added   []Trailer  // trailers from replies, added to the patches
-	Ignored []Trailer  // trailers from replies to a revision not taken
-	Replies int        // messages that are neither patches nor cover letters
-	Warn    []Warning  // duplicates and the like
+	Version int    `json:"version"`
+	Cover   *Cover `json:"cover,omitempty"`
+	// Skipped are the older (or other) revisions not taken.
+	Skipped []Revision `json:"skipped,omitempty"`
+	// Missing are the numbers of the taken revision not in the thread ("2/3").
+	Missing []string `json:"missing,omitempty"`
+	// Added are the trailers from replies added to the patches; Ignored
+	// those from replies to a revision not taken.
+	Added   []Trailer `json:"trailers,omitempty"`
+	Ignored []Trailer `json:"trailers_not_added,omitempty"`
+	// Replies counts the messages that are neither patches nor cover letters.
+	Replies int       `json:"replies"`
+	Warn    []Warning `json:"warnings,omitempty"`
 	byID    map[string]*threadMsg
 }
 
 // Cover is a series' cover letter ([PATCH vN 0/M]).
 type Cover struct {
-	Subject   string `json:"subject"`
+	Subject   string `json:"subject"` // with its prefix
+	title     string // without
 	MessageID string `json:"message_id,omitempty"`
 	Version   int    `json:"version"`
 }
@@ -222,7 +228,7 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 	}
 	subject := ""
 	if t.Cover != nil {
-		subject = t.Cover.Subject
+		subject = t.Cover.title
 	} else if len(order) > 0 {
 		subject = order[0].patch.Subject
 	}
@@ -343,7 +349,7 @@ func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
 		case p == nil:
 			var c Patch
 			c.parseSubject(m.Subject)
-			tm.cover = &Cover{Subject: c.SubjectLine(), MessageID: tm.id, Version: version(c.Version)}
+			tm.cover = &Cover{Subject: c.SubjectLine(), title: c.Subject, MessageID: tm.id, Version: version(c.Version)}
 			continue
 		}
 		if i == len(raws)-1 && len(in.Data) > 0 && in.Data[len(in.Data)-1] != '\n' {
