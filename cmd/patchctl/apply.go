@@ -19,6 +19,7 @@ type ApplyOptions struct {
 	IO     *IOStreams
 	Global *GlobalOptions
 	Kernel string
+	Tree   string
 	Series string
 	JSON   bool
 	DryRun bool
@@ -40,6 +41,7 @@ work tree as it was.`,
 		RunE: func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts) },
 	}
 	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
 	cmd.Flags().StringVar(&opts.Series, "series", "", "only this series (a folder under patches/)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print dispositions and hunks as JSON")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "compute and report, leave the work tree alone")
@@ -56,7 +58,7 @@ type applyReport struct {
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
-	t, err := opts.Global.target(opts.IO, opts.Kernel)
+	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
 	if err != nil {
 		return err
 	}

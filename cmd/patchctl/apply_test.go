@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -104,5 +105,44 @@ func TestApplyMismatchExitsOne(t *testing.T) {
 	code, out, errOut := run(t, "--root", root, "--cache", testenv.Cache().Dir, "apply", "--kernel", "6.12", "--dry-run")
 	if code != 1 || !strings.Contains(out, "MISMATCH") || !strings.Contains(errOut, "is conflict, manifest expects applies") {
 		t.Errorf("mismatch: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// --tree: a plain folder (here the pristine 6.12 tree itself, read only)
+// as the pristine tree: its manifest from its Makefile, dispositions as
+// on the pinned kernel, nothing written.
+func TestApplyLocalTree(t *testing.T) {
+	_, pristine := testenv.Kernel(t, "6.12")
+	root := testenv.RepoRoot(t)
+	start := time.Now()
+	code, out, errOut := run(t, "--root", root, "apply", "--tree", pristine, "--dry-run", "--json")
+	if code != 0 {
+		t.Fatalf("apply --tree: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("apply --tree of a plain 6.12 folder (content hash included): %s", time.Since(start).Round(time.Millisecond))
+	var rep struct {
+		Kernel, Source string
+		Patches        []struct{ Disposition, Expected string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rep.Kernel, "local-") || !strings.Contains(rep.Source, "content:") || len(rep.Patches) != 3 {
+		t.Errorf("apply --tree: %+v", rep)
+	}
+	for _, p := range rep.Patches {
+		if p.Disposition != p.Expected {
+			t.Errorf("apply --tree: %s, the manifest expects %s", p.Disposition, p.Expected)
+		}
+	}
+	// Again: the content hashes of unchanged files are remembered.
+	start = time.Now()
+	code, out2, errOut := run(t, "--root", root, "apply", "--tree", pristine, "--dry-run", "--json")
+	if code != 0 || out2 != out {
+		t.Errorf("apply --tree again: exit %d, output differs: %v\n%s", code, out2 != out, errOut)
+	}
+	t.Logf("again: %s", time.Since(start).Round(time.Millisecond))
+	if code, _, errOut := run(t, "--root", root, "apply", "--tree", pristine, "--kernel", "4.19", "--dry-run"); code != 2 {
+		t.Errorf("apply --tree with an unknown --kernel: exit %d, want 2\n%s", code, errOut)
 	}
 }

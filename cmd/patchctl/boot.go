@@ -24,6 +24,7 @@ type BootOptions struct {
 	IO          *IOStreams
 	Global      *GlobalOptions
 	Kernel      string
+	Tree        string
 	Variant     string
 	Transport   string
 	Fragments   []string
@@ -60,6 +61,7 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 		RunE: func(c *cobra.Command, args []string) error { return runBoot(c.Context(), opts) },
 	}
 	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
 	enumFlag(cmd.Flags(), &opts.Variant, "variant", build.Patched, "baseline or patched")
 	enumFlag(cmd.Flags(), &opts.Transport, "transport", "all", "rxe, siw or all")
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "the fragments the kernel was built with (default as build)")
@@ -108,7 +110,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := opts.Global.target(opts.IO, opts.Kernel)
+	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
 	if err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	}
 	bo := boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
 		BzImage: bzImage, BuildDir: buildDir, Modules: modules, OutDir: out, Transports: trs,
-		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.ExpectInline[opts.Variant],
+		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.Expect(opts.Variant),
 		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress,
 		Shell: opts.Shell, Keep: opts.Keep, BuildCommand: buildCommand(opts)}
 	if bo.Interactive() {

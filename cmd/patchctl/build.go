@@ -14,6 +14,7 @@ type BuildOptions struct {
 	IO        *IOStreams
 	Global    *GlobalOptions
 	Kernel    string
+	Tree      string
 	Variant   string
 	Fragments []string
 	Jobs      int
@@ -39,6 +40,7 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 		RunE: func(c *cobra.Command, args []string) error { return runBuild(c.Context(), opts) },
 	}
 	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
 	enumFlag(cmd.Flags(), &opts.Variant, "variant", build.Patched, "baseline (pristine) or patched (with the series)")
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments in order (default base,rdma-loopback,compile-test)")
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "parallel jobs (default: cores)")
@@ -56,7 +58,7 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := opts.Global.target(opts.IO, opts.Kernel)
+	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
 	if err != nil {
 		return err
 	}

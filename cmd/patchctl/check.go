@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/spf13/cobra"
 )
 
@@ -39,6 +41,10 @@ and prints what each provider in the tree grants for a requested inline size.
 With --kernel, the kernel's work tree is put into its patched state first
 (patchctl apply) and the patches under series/<kernel>/ go to checkpatch.
 With no PATH: every RDMA user (drivers/infiniband, drivers/nvme, net, fs).
+A PATH is a file or folder of the tree; one that names nothing there is an
+input error. A PATH that is a patch file (*.patch, *.diff, *.mbox, *.eml)
+goes to checkpatch instead, with the tree's (--tree, or --kernel's
+pristine tree) scripts/checkpatch.pl.
 
 Exit status: 0 no errors (checkpatch warnings do not fail unless --strict),
 1 findings, 2 usage or input error.`,
@@ -66,13 +72,40 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	var rep *checks.Report
 	so := checks.SARIFOptions{Version: versionString()}
-	if opts.Tree == "" {
+	patches, paths := splitCheckArgs(opts.Paths)
+	opts.Paths = paths
+	if len(patches) > 0 {
+		// checkpatch on the given patches, the static rules on the tree
+		// they are for (the pristine tree of --kernel, or --tree).
+		dir := opts.Tree
+		if dir == "" {
+			t, err := opts.Global.target(opts.IO, opts.Kernel)
+			if err != nil {
+				return err
+			}
+			if dir, err = t.cache.Prepare(ctx, t.k); err != nil {
+				return err
+			}
+			so.Repo, so.Kernel = t.root, t.k.Name
+		}
+		if err := checkPaths(dir, paths); err != nil {
+			return err
+		}
+		var err error
+		if rep, err = checks.Run(checks.Options{Tree: dir, Paths: paths, Patches: patches}); err != nil {
+			return fmt.Errorf("checking %s: %w", dir, err)
+		}
+		so.Tree, so.Patches = dir, patches
+	} else if opts.Tree == "" {
 		t, err := opts.Global.target(opts.IO, opts.Kernel)
 		if err != nil {
 			return err
 		}
 		out, err := t.applied(ctx, "")
 		if err != nil {
+			return err
+		}
+		if err := checkPaths(t.cache.PristineDir(t.k), opts.Paths); err != nil {
 			return err
 		}
 		in := checks.StageIn{Cache: t.cache, Apply: out, Paths: opts.Paths}
@@ -89,6 +122,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	} else {
 		if st, err := os.Stat(opts.Tree); err != nil || !st.IsDir() {
 			return fmt.Errorf("--tree %s is not a folder: %w", opts.Tree, errs.ErrInput)
+		}
+		if err := checkPaths(opts.Tree, opts.Paths); err != nil {
+			return err
 		}
 		var err error
 		if rep, err = checks.Run(checks.Options{Tree: opts.Tree, Paths: opts.Paths}); err != nil {
@@ -119,6 +155,40 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if n > 0 {
 		return fmt.Errorf("%s: %w", errs.Count(n, "finding"), errs.ErrFindings)
+	}
+	return nil
+}
+
+// splitCheckArgs separates the patch files among check's arguments (an
+// existing file named *.patch, *.diff, *.mbox or *.eml: checkpatch's
+// input) from the tree paths.
+func splitCheckArgs(args []string) (patches, paths []string) {
+	for _, a := range args {
+		ext := strings.ToLower(filepath.Ext(a))
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() && (ext == ".patch" || ext == ".diff" || ext == ".mbox" || ext == ".eml") {
+			patches = append(patches, a)
+			continue
+		}
+		paths = append(paths, a)
+	}
+	return patches, paths
+}
+
+// checkPaths refuses a PATH that names nothing in the tree: checking
+// nothing is not a clean pass.
+func checkPaths(dir string, paths []string) error {
+	var missing []string
+	for _, p := range paths {
+		if err := fsutil.ValidRel(filepath.ToSlash(filepath.Clean(p))); err != nil {
+			return fmt.Errorf("PATH %s: %v: a PATH is a file or folder of the kernel tree, relative to it: %w", p, err, errs.ErrUsage)
+		}
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: no such file or folder in the tree %s (a PATH is relative to the tree; a patch to checkpatch is a file named *.patch, *.diff, *.mbox or *.eml): %w",
+			strings.Join(missing, ", "), dir, errs.ErrInput)
 	}
 	return nil
 }

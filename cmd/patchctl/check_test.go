@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/mkthread"
 )
 
 func TestCheckCLI(t *testing.T) {
@@ -41,4 +42,59 @@ func TestCheckCLI(t *testing.T) {
 	if code, _, _ := run(t, "--root", root, "check", "--format", "xml"); code != 2 {
 		t.Errorf("bad format: exit %d", code)
 	}
+}
+
+// A PATH that names nothing is an input error, not a clean pass; a patch
+// file goes to checkpatch.
+func TestCheckPathsAndPatches(t *testing.T) {
+	_, pristine := testenv.Kernel(t, "6.12")
+	root := testenv.RepoRoot(t)
+	for _, args := range [][]string{
+		{"check", "--tree", pristine, "drivers/nvme/host/no-such-file.c"},
+		{"check", "--tree", pristine, "net/smc", "nonexistent-folder"},
+		{"check", "--tree", pristine, "missing.patch"},
+	} {
+		if code, out, errOut := run(t, append([]string{"--root", root}, args...)...); code != 2 || !strings.Contains(errOut, "no such file or folder in the tree") {
+			t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "--root", root, "check", "--tree", pristine, "../etc"); code != 2 {
+		t.Errorf("a PATH out of the tree: exit %d\n%s", code, errOut)
+	}
+	// A patch with a style error (trailing white space, no sign-off):
+	// checkpatch's findings, exit 1; the same patch made clean: exit 0.
+	rdma, err := os.ReadFile(filepath.Join(pristine, "drivers/nvme/target/rdma.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.patch")
+	good := filepath.Join(dir, "good.patch")
+	os.WriteFile(bad, []byte(mailWith("nvmet-rdma: a comment", "", mkthread.InsertAfter("drivers/nvme/target/rdma.c", rdma, 20, "/* trailing space */ "))), 0o644)
+	os.WriteFile(good, []byte(mailWith("nvmet-rdma: a comment", "Signed-off-by: Pat Developer <pat@example.org>\n", mkthread.InsertAfter("drivers/nvme/target/rdma.c", rdma, 20, "/* a comment */"))), 0o644)
+	code, out, errOut := run(t, "--root", root, "check", "--tree", pristine, "--format", "json", bad, "drivers/nvme/target/rdma.c")
+	var rep struct {
+		Findings []struct{ Rule, Severity, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("json: %v\n%s%s", err, out, errOut)
+	}
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Rule == "checkpatch" && f.Severity == "error" {
+			n++
+		}
+	}
+	if code != 1 || n == 0 {
+		t.Errorf("bad patch: exit %d, %d checkpatch errors: %+v", code, n, rep.Findings)
+	}
+	if code, out, errOut := run(t, "--root", root, "check", "--tree", pristine, good, "drivers/nvme/target/rdma.c"); code != 0 {
+		t.Errorf("good patch: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// mailWith is a patch mail in git format-patch form.
+func mailWith(subject, trailers, diff string) string {
+	return "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: Pat Developer <pat@example.org>\n" +
+		"Date: Fri, 20 Nov 2026 10:00:00 +0000\nSubject: [PATCH] " + subject + "\n\nExplain the change in a sentence.\n\n" + trailers + "---\n" + diff
 }

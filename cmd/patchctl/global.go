@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,15 +76,56 @@ type target struct {
 
 // target resolves a kernel name ("" is the lock's default).
 func (g *GlobalOptions) target(io *IOStreams, kernel string) (*target, error) {
+	return g.targetTree(context.Background(), io, kernel, "")
+}
+
+// targetTree is target for a local tree when treeDir is set: the tree is
+// the pristine tree, kernel (or its Makefile's version) names the
+// manifest.
+func (g *GlobalOptions) targetTree(ctx context.Context, io *IOStreams, kernel, treeDir string) (*target, error) {
 	lock, root, err := g.lock()
 	if err != nil {
 		return nil, err
+	}
+	if treeDir != "" {
+		var ks []string
+		if kernel != "" {
+			ks = []string{kernel}
+		}
+		k, err := g.localKernel(ctx, root, lock, treeDir, ks)
+		if err != nil {
+			return nil, err
+		}
+		return &target{root: root, lock: lock, k: k, cache: g.cache(io)}, nil
 	}
 	k, err := lock.Find(kernel)
 	if err != nil {
 		return nil, err
 	}
 	return &target{root: root, lock: lock, k: k, cache: g.cache(io)}, nil
+}
+
+// localKernel makes the kernel of a local tree (--tree). At most one
+// --kernel may go with it: the manifest and fragment to use; without one,
+// the manifest of the Makefile's VERSION.PATCHLEVEL when series/ has it.
+func (g *GlobalOptions) localKernel(ctx context.Context, root string, lock *tree.Lock, dir string, kernels []string) (*tree.Kernel, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(kernels) > 1 {
+		return nil, fmt.Errorf("--tree takes at most one --kernel (the manifest to check the tree against), got %d: %w", len(kernels), errs.ErrUsage)
+	}
+	series := ""
+	if len(kernels) == 1 {
+		if _, err := lock.Find(kernels[0]); err != nil {
+			return nil, err
+		}
+		series = kernels[0]
+	}
+	return g.cache(&IOStreams{ErrOut: io.Discard}).Local(ctx, dir, series, func(name string) bool {
+		_, err := os.Stat(filepath.Join(root, "series", name, "manifest.yaml"))
+		return err == nil
+	})
 }
 
 // applied prepares the pristine tree and runs the apply stage on it (the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
+	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +30,7 @@ type RunOptions struct {
 	NoCcache   bool
 	URLBase    string
 	KernelFrom string
+	Tree       string
 }
 
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -57,6 +60,7 @@ error, 3 the harness could not run.`,
 	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
 	cmd.Flags().StringVar(&opts.URLBase, "url-base", "", "http(s) URL where --out will be published: KCIDB and SARIF link under it")
 	return cmd
 }
@@ -84,24 +88,39 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range opts.Kernels {
-		if _, err := lock.Find(k); err != nil {
-			return err
-		}
-	}
 	out, err := outputDir(opts.Out, filepath.Join(root, "out", "run"), root)
 	if err != nil {
 		return err
 	}
 	cache := opts.Global.cache(opts.IO)
-	res, err := pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
-		Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from})
+	po := pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
+		Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from}
+	res, err := func() (*pipeline.Result, error) {
+		for _, k := range opts.Kernels {
+			if _, err := lock.Find(k); err != nil {
+				return nil, err
+			}
+		}
+		if opts.Tree != "" {
+			k, err := opts.Global.localKernel(ctx, root, lock, opts.Tree, opts.Kernels)
+			if err != nil {
+				return nil, err
+			}
+			po.Targets = []*tree.Kernel{k}
+		}
+		return pipeline.Run(ctx, po)
+	}()
 	if err != nil {
+		// The run did not start: the reports still say so, and why.
+		failed := &pipeline.Result{Verdict: pipeline.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
+		if _, werr := report.WriteWith(out, failed, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase}); werr != nil {
+			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
+		}
 		return err
 	}
 	files, err := report.WriteWith(out, res, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase})
 	if err != nil {
-		return fmt.Errorf("writing reports: %w", err)
+		return fmt.Errorf("writing reports: %w", errors.Join(err, res.Err()))
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, res); err != nil {

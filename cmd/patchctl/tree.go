@@ -85,10 +85,15 @@ what they read against (patchctl tree verify checks all of it).`,
 }
 
 func describe(k *tree.Kernel) string {
-	if k.Debian != nil {
+	switch {
+	case k.Debian != nil:
 		return "debian " + k.Debian.Package + "=" + k.Debian.Version
+	case k.Git != nil:
+		return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
+	case k.Local != nil:
+		return "local " + k.Local.Dir + " (" + k.Local.Release + ", " + k.Local.Identity() + ")"
 	}
-	return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
+	return k.Key()
 }
 
 func firstNonEmpty(s ...string) string {

@@ -43,6 +43,9 @@ func LoadPlan(root, kernel, seriesName string) (*Plan, error) {
 		if len(ps) != 1 {
 			return nil, fmt.Errorf("%s holds %d patches; a manifest entry names one message: %w", e.Source, len(ps), errs.ErrInput)
 		}
+		for _, tr := range e.Trailers {
+			ps[0].AddTrailer(tr)
+		}
 		pl.Patches = append(pl.Patches, ps[0])
 	}
 	return pl, nil

@@ -37,6 +37,9 @@ type Out struct {
 	// Patches are the regenerated patch files under series/<kernel>/, in
 	// git am order.
 	Patches []string
+	// Given: no manifest lists the series (patchctl try); dispositions
+	// were computed (see RunGiven).
+	Given bool
 }
 
 // Run applies the manifest's series to the pristine tree, in memory. It
@@ -45,7 +48,12 @@ func Run(ctx context.Context, in In) (*Out, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	plan, err := LoadPlan(in.Root, in.Kernel.Name, in.Series)
+	name := in.Kernel.SeriesName()
+	if name == "" {
+		return nil, fmt.Errorf("local tree %s (release %s) has no manifest: series/ has none for its version; pass --kernel K to check it against series/K, or use patchctl try: %w",
+			in.Kernel.Local.Dir, in.Kernel.Local.Release, errs.ErrUsage)
+	}
+	plan, err := LoadPlan(in.Root, name, in.Series)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +83,14 @@ func (o *Out) Mismatch() error {
 	}
 	var s []string
 	for _, m := range mm {
+		if o.Given {
+			s = append(s, fmt.Sprintf("%s is %s (pass --allow %s to accept it)", m.Source, m.Disposition, m.Disposition))
+			continue
+		}
 		s = append(s, fmt.Sprintf("%s is %s, the manifest expects %s", m.Source, m.Disposition, m.Expected))
+	}
+	if o.Given {
+		return fmt.Errorf("%s: %s: %w", o.Kernel.Name, strings.Join(s, "; "), errs.ErrFindings)
 	}
 	return fmt.Errorf("%s: %s (see patchctl apply --kernel %s): %w", o.Kernel.Name, strings.Join(s, "; "), o.Kernel.Name, errs.ErrFindings)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 )
@@ -34,7 +35,7 @@ func realOptions(t *testing.T, md *build.Metadata, expect bool) boot.Options {
 		testenv.Unavailable(t, "qemu-system-x86_64 not installed")
 	}
 	return boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", Variant: md.Variant, BzImage: md.Artifacts["bzImage"],
-		BuildDir: md.BuildDir, OutDir: t.TempDir(), ExpectInline: expect, InlineDataSize: 16384}
+		BuildDir: md.BuildDir, OutDir: t.TempDir(), ExpectInline: guestconf.ExpectOf(expect), InlineDataSize: 16384}
 }
 
 // TestRealBoot boots the built 6.12 kernels: both variants pass every test
@@ -111,7 +112,7 @@ func benchBoot(b *testing.B, tr string) {
 	md := kbuild.Build(b, "6.12", build.Patched)
 	for b.Loop() {
 		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: "6.12", Variant: md.Variant,
-			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: true})
+			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: guestconf.ExpectInline})
 		if err != nil || res.Verdict != "PASS" {
 			b.Fatalf("%v %+v", err, res)
 		}

@@ -44,8 +44,8 @@ type Options struct {
 	// InlineDataSize is written to the nvmet port (NVMe-oF in-capsule data).
 	InlineDataSize int
 	// ExpectInline: the host's command capsule SENDs must carry
-	// IB_SEND_INLINE (verbs inline); false: they must not.
-	ExpectInline bool
+	// IB_SEND_INLINE (verbs inline), must not, or are only reported.
+	ExpectInline guestconf.Expect
 	Sizes        []int
 	Iterations   int
 	QEMU         string // binary; default qemu-system-x86_64
@@ -101,20 +101,20 @@ type Splat struct {
 
 // Result is a boot's outcome.
 type Result struct {
-	Kernel       string     `json:"kernel"`
-	Variant      string     `json:"variant"`
-	Accel        string     `json:"accel"`
-	Command      []string   `json:"command"`
-	ConsoleLog   string     `json:"console_log"`
-	KTAP         *ktap.Test `json:"ktap,omitempty"`
-	Splats       []Splat    `json:"splats,omitempty"`
-	TimedOut     bool       `json:"timed_out"`
-	Phase        string     `json:"phase"` // where it was when it ended
-	Tail         []string   `json:"console_tail,omitempty"`
-	Verdict      string     `json:"verdict"` // PASS, FAIL, ERROR
-	Reason       string     `json:"reason,omitempty"`
-	Duration     float64    `json:"duration_s"`
-	ExpectInline bool       `json:"expect_inline"`
+	Kernel       string           `json:"kernel"`
+	Variant      string           `json:"variant"`
+	Accel        string           `json:"accel"`
+	Command      []string         `json:"command"`
+	ConsoleLog   string           `json:"console_log"`
+	KTAP         *ktap.Test       `json:"ktap,omitempty"`
+	Splats       []Splat          `json:"splats,omitempty"`
+	TimedOut     bool             `json:"timed_out"`
+	Phase        string           `json:"phase"` // where it was when it ended
+	Tail         []string         `json:"console_tail,omitempty"`
+	Verdict      string           `json:"verdict"` // PASS, FAIL, ERROR
+	Reason       string           `json:"reason,omitempty"`
+	Duration     float64          `json:"duration_s"`
+	ExpectInline guestconf.Expect `json:"expect_inline,omitempty"`
 	// Evidence is the inline evidence per transport, as the agent
 	// reported it (typed, see guestconf.Evidence).
 	Evidence []*guestconf.Evidence `json:"evidence,omitempty"`

@@ -185,7 +185,7 @@ func Locate(root string, c *tree.Cache, k *tree.Kernel, names []string) (string,
 	if len(names) == 0 {
 		names = DefaultFragments
 	}
-	names = withKernelFragment(root, k.Name, names)
+	names = withKernelFragment(root, k.SeriesName(), names)
 	_, hash, err := fragments(root, names)
 	if err != nil {
 		return "", err
@@ -196,6 +196,9 @@ func Locate(root string, c *tree.Cache, k *tree.Kernel, names []string) (string,
 // withKernelFragment adds kconfig/kernel-<name>.config, when it exists:
 // what one kernel version needs beyond the shared fragments.
 func withKernelFragment(root, kernel string, names []string) []string {
+	if kernel == "" {
+		return names
+	}
 	n := "kernel-" + kernel
 	for _, x := range names {
 		if x == n {
@@ -249,7 +252,7 @@ func (o *Options) normalize() error {
 	if len(o.Fragments) == 0 {
 		o.Fragments = DefaultFragments
 	}
-	o.Fragments = withKernelFragment(o.Root, o.Kernel.Name, o.Fragments)
+	o.Fragments = withKernelFragment(o.Root, o.Kernel.SeriesName(), o.Fragments)
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.NumCPU()
 	}

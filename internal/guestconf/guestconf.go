@@ -8,8 +8,8 @@ const Path = "/patchctl.json"
 // Config is /patchctl.json.
 type Config struct {
 	Transports     []string `json:"transports"`
-	InlineDataSize int      `json:"inline_data_size"` // NVMe-oF in-capsule data on the nvmet port
-	ExpectInline   bool     `json:"expect_inline"`    // IB_SEND_INLINE on the host's capsule SENDs
+	InlineDataSize int      `json:"inline_data_size"`        // NVMe-oF in-capsule data on the nvmet port
+	ExpectInline   Expect   `json:"expect_inline,omitempty"` // IB_SEND_INLINE on the host's capsule SENDs: judged or only reported
 	Sizes          []int    `json:"sizes"`
 	Iterations     int      `json:"iterations"`
 	Seed           int64    `json:"seed"`

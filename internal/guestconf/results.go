@@ -107,17 +107,42 @@ func ParseEvidence(diag string) (*Evidence, bool) {
 	return &e, true
 }
 
+// Expect is what a boot expects of the inline evidence: a tri-state.
+type Expect string
+
+const (
+	// ExpectReport records and reports the evidence without judging it:
+	// a patch that is not about the inline path is judged by the suite's
+	// own tests (links, target, connect, data, teardown, dmesg).
+	ExpectReport Expect = ""
+	ExpectInline Expect = "inline" // every capsule SEND without in-capsule data carries IB_SEND_INLINE
+	ExpectNone   Expect = "none"   // none does
+)
+
+// ExpectOf is ExpectInline for true, ExpectNone for false.
+func ExpectOf(inline bool) Expect {
+	if inline {
+		return ExpectInline
+	}
+	return ExpectNone
+}
+
+// Judged reports whether the evidence is judged at all.
+func (x Expect) Judged() bool { return x != ExpectReport }
+
 // JudgeInline is the inline rule, the one place it is decided: with
-// expect, every capsule SEND without in-capsule data is inline; without,
-// none is. No capsule SEND at all is a failure either way (nothing was
-// observed).
-func JudgeInline(e *Evidence, expect bool) error {
+// ExpectInline, every capsule SEND without in-capsule data is inline;
+// with ExpectNone, none is; no capsule SEND at all is a failure either way
+// (nothing was observed). ExpectReport judges nothing.
+func JudgeInline(e *Evidence, expect Expect) error {
 	switch {
+	case !expect.Judged():
+		return nil
 	case e.Inline+e.ByRef == 0:
 		return fmt.Errorf("no command capsule SEND was recorded")
-	case expect && (e.Inline == 0 || e.ByRef > 0):
+	case expect == ExpectInline && (e.Inline == 0 || e.ByRef > 0):
 		return fmt.Errorf("expected every capsule SEND inline: %d inline, %d by reference", e.Inline, e.ByRef)
-	case !expect && e.Inline > 0:
+	case expect == ExpectNone && e.Inline > 0:
 		return fmt.Errorf("expected no inline capsule SEND: %d inline, %d by reference", e.Inline, e.ByRef)
 	}
 	return nil

@@ -17,6 +17,8 @@ type message struct {
 	Date      string
 	Subject   string
 	MessageID string
+	// InReplyTo and References are the threading headers, as received.
+	InReplyTo, References string
 	// AuthorHint is the "[Author]" line of bare archive text, without brackets.
 	AuthorHint     string
 	AuthorHintLine int
@@ -233,6 +235,12 @@ func readMail(raw rawMessage) (*message, error) {
 		}
 		if v, ok := headerValue(h.text, "Message-Id"); ok {
 			m.MessageID = strings.TrimSpace(v)
+		}
+		if v, ok := headerValue(h.text, "In-Reply-To"); ok {
+			m.InReplyTo = strings.TrimSpace(v)
+		}
+		if v, ok := headerValue(h.text, "References"); ok {
+			m.References = strings.TrimSpace(v)
 		}
 		ci.take(h)
 	}

@@ -167,6 +167,8 @@ var formatPatchSeparator = regexp.MustCompile(`^From [0-9a-f]{40} Mon Sep 17 00:
 var combinedHunk = regexp.MustCompile(`^(@@@+ |diff --cc |diff --combined )`)
 
 // buildPatch takes a message apart into a Patch and repairs it.
+const msgNoDiff = "not a patch: the message has no diff"
+
 func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 	p := &Patch{Series: series, Source: m.File, Line: m.StartLine, MessageID: m.MessageID}
 	p.Repairs = append(p.Repairs, m.Repairs...)
@@ -298,7 +300,7 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		if p.Number == 0 && p.Total > 0 {
 			return nil, nil // a cover letter: no diff by design
 		}
-		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: "not a patch: the message has no diff",
+		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: msgNoDiff,
 			Hint: "a patch message carries a \"diff --git\" section after its \"---\" line"}
 	}
 	if p.Subject == "" {

@@ -63,6 +63,13 @@ type Options struct {
 	// ("" too: build the pinned tree) or build.FromDistro (Debian's binary
 	// kernel, the touched modules rebuilt against its headers).
 	KernelFrom string
+	// Targets, when set, are the kernels to run instead of Kernels (a
+	// local tree: tree.Local).
+	Targets []*tree.Kernel
+	// Apply, when set, replaces the manifest's apply stage (patchctl try:
+	// a series no manifest lists, dispositions computed, see
+	// apply.RunGiven); only its mismatches fail the stage.
+	Apply func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error)
 }
 
 // Stage is one stage's outcome.
@@ -104,18 +111,14 @@ type Result struct {
 	Kernels  []*Kernel `json:"kernels"`
 	Verdict  string    `json:"verdict"`
 	Duration float64   `json:"duration_s"`
+	// Reason says why a run that could not start (no kernel, an unknown
+	// kernel, unreadable input) did not.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Run runs the pipeline for each kernel.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
-	names := o.Kernels
-	if len(names) == 0 {
-		names = o.Lock.Names()
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("no kernels to run: series/kernels.yaml pins none: %w", errs.ErrInput)
-	}
 	if len(o.Transports) == 0 {
 		o.Transports = []string{"rxe", "siw"}
 	}
@@ -124,13 +127,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	o.KernelFrom = from
-	var ks []*tree.Kernel
-	for _, n := range names {
-		k, err := o.Lock.Find(n)
-		if err != nil {
-			return nil, err
+	ks := o.Targets
+	if len(ks) == 0 {
+		names := o.Kernels
+		if len(names) == 0 {
+			names = o.Lock.Names()
 		}
-		ks = append(ks, k)
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no kernels to run: series/kernels.yaml pins none: %w", errs.ErrInput)
+		}
+		for _, n := range names {
+			k, err := o.Lock.Find(n)
+			if err != nil {
+				return nil, err
+			}
+			ks = append(ks, k)
+		}
 	}
 	parallel := runtime.NumCPU() >= 2*len(ks) && len(ks) > 1
 	if o.Parallel != nil {
@@ -290,7 +302,11 @@ func (r *kernelRun) run(ctx context.Context) {
 	// apply: in memory, every time (a fraction of a second)
 	var out *apply.Out
 	if r.stage(StageApply, func(s *Stage) (err error) {
-		out, err = apply.Run(ctx, apply.In{Root: r.o.Root, Kernel: r.k, Pristine: pristine, Cache: r.o.Cache})
+		if r.o.Apply != nil {
+			out, err = r.o.Apply(ctx, r.k, pristine)
+		} else {
+			out, err = apply.Run(ctx, apply.In{Root: r.o.Root, Kernel: r.k, Pristine: pristine, Cache: r.o.Cache})
+		}
 		if err != nil {
 			return err
 		}
@@ -299,10 +315,19 @@ func (r *kernelRun) run(ctx context.Context) {
 		if err := out.Mismatch(); err != nil {
 			problems = append(problems, err.Error())
 		}
-		if d := out.Stale(); len(d) > 0 {
-			problems = append(problems, fmt.Sprintf("series/%s differs from what refresh generates: %s (run patchctl refresh --kernel %s)", r.k.Name, strings.Join(d, ", "), r.k.Name))
+		if out.Given {
+			var ds []string
+			for _, res := range out.Result.Results {
+				ds = append(ds, res.Disposition)
+			}
+			s.Detail = fmt.Sprintf("%d of %d patches apply; dispositions computed: %s", len(out.Applied()), len(out.Result.Results), strings.Join(ds, ", "))
+		} else {
+			if d := out.Stale(); len(d) > 0 {
+				n := r.k.SeriesName()
+				problems = append(problems, fmt.Sprintf("series/%s differs from what refresh generates: %s (run patchctl refresh --kernel %s)", n, strings.Join(d, ", "), n))
+			}
+			s.Detail = fmt.Sprintf("%d of %d patches apply; dispositions as the manifest says", len(out.Applied()), len(out.Result.Results))
 		}
-		s.Detail = fmt.Sprintf("%d of %d patches apply; dispositions as the manifest says", len(out.Applied()), len(out.Result.Results))
 		if len(problems) > 0 {
 			return fmt.Errorf("%s: %w", strings.Join(problems, "; "), errs.ErrFindings)
 		}
@@ -429,7 +454,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		m := out.Plan.Manifest
 		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
 			BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
-			ExpectInline: m.Boot.ExpectInline[variant], Accel: r.o.Accel, Progress: r.o.Progress})
+			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress})
 		if err != nil {
 			return err
 		}
@@ -477,7 +502,11 @@ func (r *kernelRun) compare(out *apply.Out) {
 		}
 		for _, ev := range b.Evidence {
 			notes = append(notes, fmt.Sprintf("%s/%s %d inline, %d by reference", v, ev.Transport, ev.Inline, ev.ByRef))
-			if err := guestconf.JudgeInline(ev, out.Plan.Manifest.Boot.ExpectInline[v]); err != nil {
+			x := out.Plan.Manifest.Boot.Expect(v)
+			if !x.Judged() {
+				notes[len(notes)-1] += " (reported, not judged)"
+			}
+			if err := guestconf.JudgeInline(ev, x); err != nil {
 				s.Status = Fail
 				notes[len(notes)-1] += " (" + err.Error() + ")"
 			}
@@ -486,6 +515,9 @@ func (r *kernelRun) compare(out *apply.Out) {
 	s.Detail = strings.Join(notes, "; ")
 	if len(notes) == 0 {
 		s.Status, s.Detail = Fail, "no inline evidence in either boot"
+		if b := out.Plan.Manifest.Boot; !b.Expect(build.Baseline).Judged() && !b.Expect(build.Patched).Judged() {
+			s.Status, s.Detail = Pass, "no inline evidence in either boot (reported, not judged)"
+		}
 	}
 	if s.Status != Pass {
 		r.fail(s, s.Status, s.Detail)

@@ -117,6 +117,13 @@ func JUnit(w io.Writer, res *pipeline.Result) error {
 
 func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 	all := junitSuites{Name: "patchctl", Time: secs(res.Duration)}
+	if res.Reason != "" {
+		// The run did not start: one error case says why.
+		s := junitSuite{Name: "patchctl"}
+		s.add(statusCase("start", "patchctl", res.Verdict, n.subst(res.Reason), 0))
+		all.Suites = append(all.Suites, s)
+		all.Tests, all.Failures, all.Errors = s.Tests, s.Failures, s.Errors
+	}
 	for _, k := range res.Kernels {
 		s := junitSuite{Name: "patchctl." + k.Name}
 		if !k.Start.IsZero() {

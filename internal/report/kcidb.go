@@ -148,12 +148,16 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 		}
 		_, prepStart := stageOf(k, pipeline.StagePrepare)
 		_, applyStart := stageOf(k, pipeline.StageApply)
+		treeName, what := "debian-"+k.Name, "Debian linux-source "+k.Name
+		if strings.HasPrefix(k.Source, "local ") {
+			treeName, what = k.Name, "the local tree "+k.Name
+		}
 		for _, v := range []string{"baseline", "patched"} {
-			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: "debian-" + k.Name,
+			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: treeName,
 				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
-			co.Comment = "Debian linux-source " + k.Name + ", pristine"
+			co.Comment = what + ", pristine"
 			if v == "patched" {
-				co.Comment = "Debian linux-source " + k.Name + " with the series of record"
+				co.Comment = what + " with the patches"
 				co.StartTime = kcidbTime(applyStart)
 				co.Valid = applyOK
 				var names []string
@@ -166,7 +170,10 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 				co.Misc["patches"] = names
 				h, err := PatchsetHash(k.Patches)
 				if err != nil {
-					return err
+					// A patch the run names is not there (series/ not
+					// refreshed): the checkout is not valid, and says why.
+					co.Valid = false
+					co.Misc["error"] = n.subst(err.Error())
 				}
 				co.PatchsetHash = h
 				var disp []string

@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -301,17 +302,21 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 			}
 		}
 	}
-	if err := put("rules.md", checks.WriteRulesMarkdown); err != nil {
-		return nil, err
-	}
-	if err := put("summary.txt", func(w io.Writer) error { summary(w, res, n.subst); return nil }); err != nil {
-		return nil, err
-	}
-	if err := put("junit.xml", func(w io.Writer) error { return junit(w, res, n) }); err != nil {
-		return nil, err
-	}
-	if err := put("kcidb.json", func(w io.Writer) error { return kcidb(w, res, n, pub) }); err != nil {
-		return nil, err
+	// Each report is written whatever happened to the others, result.json
+	// always: a failed run is when they are read.
+	var failed []error
+	for _, r := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"rules.md", checks.WriteRulesMarkdown},
+		{"summary.txt", func(w io.Writer) error { summary(w, res, n.subst); return nil }},
+		{"junit.xml", func(w io.Writer) error { return junit(w, res, n) }},
+		{"kcidb.json", func(w io.Writer) error { return kcidb(w, res, n, pub) }},
+	} {
+		if err := put(r.name, r.write); err != nil {
+			failed = append(failed, err)
+		}
 	}
 	if err := put("result.json", func(w io.Writer) error {
 		b, err := json.Marshal(res)
@@ -326,9 +331,9 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 		enc.SetIndent("", "  ")
 		return enc.Encode(n.relativize(doc))
 	}); err != nil {
-		return nil, err
+		failed = append(failed, err)
 	}
-	return files, nil
+	return files, errors.Join(failed...)
 }
 
 // published maps what KCIDB links to onto files in the output folder.
@@ -366,6 +371,9 @@ func summary(w io.Writer, res *pipeline.Result, name func(string) string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, strings.Join(cells, "\t"), k.Verdict)
 	}
 	tw.Flush()
+	if res.Reason != "" {
+		fmt.Fprintf(w, "%s: %s\n", res.Verdict, name(res.Reason))
+	}
 	for _, k := range res.Kernels {
 		for _, s := range k.Stages {
 			if s.Detail != "" {

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/yamlx"
 )
 
@@ -49,8 +51,18 @@ type Boot struct {
 	// (NVMe-oF in-capsule data), before the port is linked.
 	InlineDataSize int `yaml:"inline_data_size"`
 	// ExpectInline says, per variant, whether the host's command capsule
-	// SENDs must carry IB_SEND_INLINE (verbs inline) or must not.
+	// SENDs must carry IB_SEND_INLINE (verbs inline) or must not; a
+	// variant it does not name is reported, not judged.
 	ExpectInline map[string]bool `yaml:"expect_inline_capsules"`
+}
+
+// Expect is the inline expectation of a variant.
+func (b Boot) Expect(variant string) guestconf.Expect {
+	v, ok := b.ExpectInline[variant]
+	if !ok {
+		return guestconf.ExpectReport
+	}
+	return guestconf.ExpectOf(v)
 }
 
 // Entry is one patch of record and what is expected of it.
@@ -58,7 +70,13 @@ type Entry struct {
 	Source string `yaml:"source"` // e.g. patches/nvme-rdma-inline-capsule/000_....txt
 	Expect string `yaml:"expect"`
 	Reason string `yaml:"reason,omitempty"`
+	// Trailers are added to the patch's message (review trailers that
+	// replies gave, as patchctl try --record collected them).
+	Trailers []string `yaml:"trailers,omitempty"`
 }
+
+// trailerForm is one trailer line: "Reviewed-by: Name <addr>".
+var trailerForm = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*: [^\r\n]*\S$`)
 
 // Series is the series an entry belongs to: its folder under patches/.
 func (e Entry) Series() string { return filepath.Base(filepath.Dir(e.Source)) }
@@ -72,6 +90,12 @@ func (m *Manifest) Dir() string { return filepath.Dir(m.path) }
 // ManifestPath is where kernel's manifest lives under root (the repo).
 func ManifestPath(root, kernel string) string {
 	return filepath.Join(root, "series", kernel, "manifest.yaml")
+}
+
+// New is a manifest that no file holds (patchctl try): its Dir is dir,
+// where the regenerated patches go.
+func New(dir, kernel string, boot Boot, entries []Entry) *Manifest {
+	return &Manifest{Kernel: kernel, Patches: entries, Boot: boot, path: filepath.Join(dir, "manifest.yaml")}
 }
 
 // Load reads and checks a manifest.
@@ -107,6 +131,11 @@ func Load(path string) (*Manifest, error) {
 		}
 		if !IsApplied(e.Expect) && e.Reason == "" {
 			return nil, bad("a patch expected not to apply needs a reason")
+		}
+		for _, tr := range e.Trailers {
+			if !trailerForm.MatchString(tr) {
+				return nil, bad(fmt.Sprintf("trailer %q is not \"Token: value\" on one line", tr))
+			}
 		}
 	}
 	return &m, nil

@@ -17,11 +17,14 @@ type Lock struct {
 	Kernels []Kernel `yaml:"kernels"`
 }
 
-// Kernel is one pinned kernel source. Exactly one of Debian and Git is set.
+// Kernel is one kernel source. A pinned kernel has exactly one of Debian
+// and Git; a local tree (--tree, see Local) has Local, never read from
+// kernels.yaml.
 type Kernel struct {
 	Name   string        `yaml:"name"`
 	Debian *DebianSource `yaml:"debian,omitempty"`
 	Git    *GitSource    `yaml:"git,omitempty"`
+	Local  *LocalSource  `yaml:"-"`
 }
 
 // DebianSource is a linux-source package at an exact version.
@@ -91,6 +94,8 @@ func (k *Kernel) Key() string {
 		return fmt.Sprintf("debian %s=%s deb:%s tar:%s", d.Package, d.Version, d.DebSHA256, d.TarballSHA256)
 	case k.Git != nil:
 		return fmt.Sprintf("git %s tag:%s commit:%s", k.Git.URL, k.Git.Tag, k.Git.Commit)
+	case k.Local != nil:
+		return "local " + k.Local.Identity()
 	}
 	return ""
 }

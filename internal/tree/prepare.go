@@ -51,7 +51,13 @@ func DefaultCacheDir() string {
 }
 
 // PristineDir is where kernel k's pristine tree lives once prepared.
-func (c *Cache) PristineDir(k *Kernel) string { return filepath.Join(c.Dir, "trees", k.Name) }
+// A local tree is its own pristine tree.
+func (c *Cache) PristineDir(k *Kernel) string {
+	if k.Local != nil {
+		return k.Local.Dir
+	}
+	return filepath.Join(c.Dir, "trees", k.Name)
+}
 
 func (c *Cache) markerPath(k *Kernel) string {
 	return filepath.Join(c.Dir, "trees", k.Name+".prepared")
@@ -59,6 +65,10 @@ func (c *Cache) markerPath(k *Kernel) string {
 
 // Prepared reports whether k's pristine tree is complete and from k's source.
 func (c *Cache) Prepared(k *Kernel) bool {
+	if k.Local != nil {
+		_, err := os.Stat(filepath.Join(k.Local.Dir, "Makefile"))
+		return err == nil
+	}
 	b, err := os.ReadFile(c.markerPath(k))
 	if err != nil || strings.TrimSpace(string(b)) != k.Key() {
 		return false
@@ -86,6 +96,9 @@ func (c *Cache) prepare(ctx context.Context, k *Kernel, force bool) (string, err
 	dir := c.PristineDir(k)
 	if !force && c.Prepared(k) {
 		return dir, nil
+	}
+	if k.Local != nil {
+		return "", fmt.Errorf("local tree %s has no Makefile any more: %w", k.Local.Dir, errs.ErrInput)
 	}
 	unlock, err := c.Lock(ctx, "tree-"+k.Name)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -129,7 +130,14 @@ func linkFarm(src, dst string) (int, error) {
 			return os.Symlink(l, target)
 		default:
 			n++
-			return os.Link(p, target)
+			err := os.Link(p, target)
+			if err != nil && isCrossDevice(err) {
+				// A local tree on another file system than the cache:
+				// copy (files are only ever replaced by rename, so a
+				// copy behaves as a link does).
+				return copyFile(p, target, d)
+			}
+			return err
 		}
 	})
 	return n, err
@@ -370,4 +378,25 @@ func checkRel(p string) error {
 		return fmt.Errorf("refusing to write %q outside the work tree", p)
 	}
 	return nil
+}
+
+func copyFile(src, dst string, d fs.DirEntry) error {
+	info, err := d.Info()
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

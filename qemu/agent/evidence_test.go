@@ -54,16 +54,16 @@ func TestParseTraceAndEvidence(t *testing.T) {
 	if !ok || back.Inline != ev.Inline || back.ByRef != ev.ByRef || len(back.WRs) != len(ev.WRs) {
 		t.Errorf("round trip: %+v %v", back, ok)
 	}
-	if err := guestconf.JudgeInline(ev, true); err == nil {
+	if err := guestconf.JudgeInline(ev, guestconf.ExpectInline); err == nil {
 		t.Error("a mix of inline and by-reference SENDs passed as all inline")
 	}
-	if err := guestconf.JudgeInline(ev, false); err == nil {
+	if err := guestconf.JudgeInline(ev, guestconf.ExpectNone); err == nil {
 		t.Error("an inline SEND passed as none inline")
 	}
-	if err := guestconf.JudgeInline(&guestconf.Evidence{}, false); err == nil {
+	if err := guestconf.JudgeInline(&guestconf.Evidence{}, guestconf.ExpectNone); err == nil {
 		t.Error("no SEND at all passed")
 	}
-	if err := guestconf.JudgeInline(&guestconf.Evidence{Inline: 3}, true); err != nil {
+	if err := guestconf.JudgeInline(&guestconf.Evidence{Inline: 3}, guestconf.ExpectInline); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,0 +1,511 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/mailpatch"
+	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
+	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/source"
+	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/spf13/cobra"
+)
+
+// TryOptions are the inputs of `patchctl try`.
+type TryOptions struct {
+	IO           *IOStreams
+	Global       *GlobalOptions
+	Sources      []string
+	Git          string
+	MsgID        string
+	Inbox        string
+	Lore         string
+	Kernels      []string
+	Tree         string
+	Transports   string
+	Out          string
+	Allow        []string
+	Record       string
+	ExpectInline string
+	JSON         bool
+	Accel        string
+	NoCcache     bool
+	// HTTP fetches --lore threads (tests point it at their server).
+	HTTP *http.Client
+}
+
+func newTryCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &TryOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "try SOURCE... | --git DIR [RANGE] | --msgid ID (--inbox DIR | --lore URL) [--kernel K... | --tree DIR] [--allow DISPOSITION...] [--record NAME]",
+		Short: "The whole pipeline for any patch, series, git range or thread, with no manifest",
+		Long: `Try validates patches that are not the series of record: apply (dispositions
+computed and reported), check, build baseline and patched, boot both over
+rxe and siw, compare, verdict. Nothing in the repository changes unless
+--record is given.
+
+SOURCE is a patch file, an mbox (a whole thread too), or a folder of
+messages, in every form import reads. --git DIR [RANGE] takes commits of a
+local repository as git format-patch writes them (A..B, A.., A, or -N;
+default -1). --msgid ID takes a thread from a local public-inbox archive
+(--inbox DIR: the inbox, one git/N.git epoch, or a repository with one
+message per commit) or from a public-inbox server (--lore URL: fetches
+URL/<msgid>/t.mbox.gz as b4 does). From a thread, the newest revision is
+taken ([PATCH vN n/m]); older revisions and missing numbers are reported;
+Reviewed-by, Acked-by, Tested-by and Reported-by from replies go to the
+patch they answer (to all of them for a reply to the cover letter).
+
+The verdict fails when a patch conflicts, is already applied or already
+upstream, unless --allow names that disposition. By default the suite's
+own tests decide the boots and the inline evidence is reported, not
+judged; --expect-inline patched|baseline|both|none judges it.
+
+--record NAME writes patches/NAME/ (the messages as received), an entry
+per patch in each kernel's manifest with the disposition it has there
+(after the series of record), and refreshes series/<kernel>/, so patchctl
+run checks the same thing from then on.
+
+Reports go to --out (default out/try), as for run, and try.json.
+Exit status: 0 pass, 1 a stage failed, 2 usage or input error, 3 the
+harness could not run.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Sources = args
+			return runTry(c.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Git, "git", "", "a local git repository: the commits of RANGE (the first argument; default -1)")
+	f.StringVar(&opts.MsgID, "msgid", "", "Message-ID of any message of the thread")
+	f.StringVar(&opts.Inbox, "inbox", "", "local public-inbox archive to find --msgid in")
+	f.StringVar(&opts.Lore, "lore", "", "public-inbox server to fetch --msgid's thread from (https://lore.kernel.org/all)")
+	f.StringSliceVar(&opts.Kernels, "kernel", nil, "pinned kernels (default: the lock's default); with --tree, the manifest and fragment to use")
+	f.StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to")
+	f.StringVar(&opts.Transports, "transport", "all", "rxe, siw or all")
+	f.StringVar(&opts.Out, "out", "", "folder for the reports (default: out/try)")
+	f.StringSliceVar(&opts.Allow, "allow", nil, "dispositions that pass besides applying: already-applied, already-upstream, conflict")
+	f.StringVar(&opts.Record, "record", "", "record the patches as series NAME: patches/NAME/, manifests, series/")
+	f.StringVar(&opts.ExpectInline, "expect-inline", "", "judge the inline evidence: patched, baseline, both or none (default: reported, not judged)")
+	f.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	f.StringVar(&opts.Accel, "accel", "auto", "auto, kvm or tcg")
+	f.BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
+	return cmd
+}
+
+// TryResult is try.json: what was taken from the sources and the run.
+type TryResult struct {
+	Threads []*TryThread     `json:"threads"`
+	Record  []string         `json:"recorded,omitempty"`
+	Run     *pipeline.Result `json:"run"`
+}
+
+// TryThread is one source's thread as read.
+type TryThread struct {
+	Source string `json:"source"`
+	*mailpatch.Thread
+	Subjects []string `json:"subjects"`
+}
+
+// expectation turns --expect-inline into the boot expectations.
+func expectation(s string) (map[string]bool, error) {
+	switch s {
+	case "":
+		return nil, nil
+	case "patched":
+		return map[string]bool{"baseline": false, "patched": true}, nil
+	case "baseline":
+		return map[string]bool{"baseline": true, "patched": false}, nil
+	case "both":
+		return map[string]bool{"baseline": true, "patched": true}, nil
+	case "none":
+		return map[string]bool{"baseline": false, "patched": false}, nil
+	}
+	return nil, fmt.Errorf("--expect-inline %q: want patched, baseline, both or none: %w", s, errs.ErrUsage)
+}
+
+// tryInput is every patch taken, in order, with its source and raw bytes.
+type tryInput struct {
+	threads []*TryThread
+	patches []*mailpatch.Patch
+	sources []string
+	raw     [][]byte
+}
+
+func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
+	type group struct {
+		label  string
+		inputs []mailpatch.Input
+	}
+	var groups []group
+	args := opts.Sources
+	if opts.Git != "" {
+		rng := "-1"
+		if len(args) > 0 {
+			rng, args = args[0], args[1:]
+		}
+		ins, err := source.Git(ctx, opts.Git, rng)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, group{"git " + opts.Git + " " + rng, ins})
+	}
+	for _, a := range args {
+		ins, err := source.Files(a)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, group{a, ins})
+	}
+	if opts.MsgID != "" {
+		var in mailpatch.Input
+		var err error
+		switch {
+		case (opts.Inbox == "") == (opts.Lore == ""):
+			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
+		case opts.Inbox != "":
+			in, err = source.Inbox(opts.Inbox, opts.MsgID)
+		default:
+			in, err = source.Lore(ctx, opts.HTTP, opts.Lore, opts.MsgID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, group{"msgid " + opts.MsgID, []mailpatch.Input{in}})
+	} else if opts.Inbox != "" || opts.Lore != "" {
+		return nil, fmt.Errorf("--inbox and --lore go with --msgid: %w", errs.ErrUsage)
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("nothing to try: give patch files, --git DIR [RANGE] or --msgid ID: %w", errs.ErrUsage)
+	}
+	in := &tryInput{}
+	for _, g := range groups {
+		t, err := mailpatch.ReadThread(g.inputs, "", mailpatch.Options{})
+		if err != nil {
+			var ie *mailpatch.InputError
+			if errors.As(err, &ie) {
+				return nil, fmt.Errorf("%w: %w", err, errs.ErrInput)
+			}
+			return nil, err
+		}
+		tt := &TryThread{Source: g.label, Thread: t}
+		for i, p := range t.Patches {
+			tt.Subjects = append(tt.Subjects, p.SubjectLine())
+			in.patches = append(in.patches, p)
+			in.sources = append(in.sources, fmt.Sprintf("try/%s/%04d-%s", t.Series, len(in.sources)+1, mailpatch.Slug(p.Subject)))
+			in.raw = append(in.raw, t.Raw[i])
+		}
+		in.threads = append(in.threads, tt)
+	}
+	return in, nil
+}
+
+func runTry(ctx context.Context, opts *TryOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	trs, err := transports(opts.Transports)
+	if err != nil {
+		return err
+	}
+	accel, err := boot.ParseAccel(opts.Accel)
+	if err != nil {
+		return err
+	}
+	expect, err := expectation(opts.ExpectInline)
+	if err != nil {
+		return err
+	}
+	if err := apply.CheckAllow(opts.Allow); err != nil {
+		return err
+	}
+	if opts.Record != "" {
+		if err := fsutil.ValidName(opts.Record); err != nil {
+			return fmt.Errorf("--record %q: %v: a series name becomes the folder patches/NAME: %w", opts.Record, err, errs.ErrUsage)
+		}
+	}
+	lock, root, err := opts.Global.lock()
+	if err != nil {
+		return err
+	}
+	cache := opts.Global.cache(opts.IO)
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join(root, "out", "try")
+	}
+	var in *tryInput
+	var ks []*tree.Kernel
+	res, err := func() (*pipeline.Result, error) {
+		if opts.Tree != "" {
+			k, err := opts.Global.localKernel(ctx, root, lock, opts.Tree, opts.Kernels)
+			if err != nil {
+				return nil, err
+			}
+			ks = []*tree.Kernel{k}
+		} else {
+			names := opts.Kernels
+			if len(names) == 0 {
+				names = []string{""}
+			}
+			for _, n := range names {
+				k, err := lock.Find(n)
+				if err != nil {
+					return nil, err
+				}
+				ks = append(ks, k)
+			}
+		}
+		var err error
+		if in, err = readTryInput(ctx, opts); err != nil {
+			return nil, err
+		}
+		printThreads(opts.IO.ErrOut, in.threads)
+		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: trs,
+			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache,
+			Apply: func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error) {
+				dir := filepath.Join(out, "series", k.Name)
+				b := series.Boot{ExpectInline: expect}
+				if m, err := series.Load(series.ManifestPath(root, k.SeriesName())); err == nil && k.SeriesName() != "" {
+					b.InlineDataSize = m.Boot.InlineDataSize
+				}
+				o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.patches, Sources: in.sources,
+					Allow: opts.Allow, Dir: dir, Boot: b})
+				if err != nil {
+					return nil, err
+				}
+				if err := o.Refreshed.Write(dir); err != nil {
+					return nil, fmt.Errorf("writing the regenerated patches to %s: %w", dir, err)
+				}
+				return o, nil
+			}})
+	}()
+	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
+	if err != nil {
+		failed := &pipeline.Result{Verdict: pipeline.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
+		tr := &TryResult{Run: failed}
+		if in != nil {
+			tr.Threads = in.threads
+		}
+		if _, werr := report.WriteWith(out, failed, ro); werr != nil {
+			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
+		}
+		if werr := fsutil.WriteJSON(filepath.Join(out, "try.json"), tr); werr != nil {
+			return errors.Join(err, werr)
+		}
+		return err
+	}
+	tr := &TryResult{Threads: in.threads, Run: res}
+	var recErr error
+	if opts.Record != "" {
+		tr.Record, recErr = recordTry(ctx, opts, root, lock, cache, ks, res, in)
+	}
+	files, werr := report.WriteWith(out, res, ro)
+	if werr == nil {
+		werr = fsutil.WriteJSON(filepath.Join(out, "try.json"), tr)
+	}
+	if opts.JSON {
+		if err := writeJSON(opts.IO.Out, tr); err != nil {
+			return err
+		}
+	} else {
+		printThreads(opts.IO.Out, in.threads)
+		report.Summary(opts.IO.Out, res)
+		for _, r := range tr.Record {
+			fmt.Fprintf(opts.IO.Out, "recorded %s\n", r)
+		}
+		fmt.Fprintf(opts.IO.Out, "reports: %s (%d files)\n", out, len(files))
+	}
+	if werr != nil {
+		return fmt.Errorf("writing reports: %w", errors.Join(werr, res.Err()))
+	}
+	if recErr != nil {
+		return recErr
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("the patches did not pass (see %s): %w", filepath.Join(out, "summary.txt"), err)
+	}
+	return nil
+}
+
+// printThreads says what was taken from each source and what was not.
+func printThreads(w io.Writer, threads []*TryThread) {
+	for _, t := range threads {
+		fmt.Fprintf(w, "%s: series %s, v%d, %d patches\n", t.Source, t.Series, t.Version, len(t.Patches))
+		if t.Cover != nil {
+			fmt.Fprintf(w, "  cover letter: %s\n", t.Cover.Subject)
+		}
+		for _, s := range t.Subjects {
+			fmt.Fprintf(w, "  taken: %s\n", s)
+		}
+		for _, r := range t.Skipped {
+			fmt.Fprintf(w, "  skipped v%d (an older revision): %s\n", r.Version, strings.Join(r.Patches, "; "))
+		}
+		if len(t.Missing) > 0 {
+			fmt.Fprintf(w, "  missing from the thread: %s\n", strings.Join(t.Missing, ", "))
+		}
+		for _, a := range t.Added {
+			fmt.Fprintf(w, "  trailer %s (from %s) added to %s\n", a.Line, a.From, a.To)
+		}
+		for _, a := range t.Ignored {
+			fmt.Fprintf(w, "  trailer %s (from %s) not added: it answers %s\n", a.Line, a.From, a.To)
+		}
+		for _, x := range t.Warn {
+			fmt.Fprintf(w, "  warning: %s\n", x.Message)
+		}
+		if t.Replies > 0 {
+			fmt.Fprintf(w, "  %d replies read\n", t.Replies)
+		}
+	}
+}
+
+// recordTry writes patches/NAME/ and each kernel's manifest entries with
+// the dispositions the patches have after the series of record, then
+// refreshes series/<kernel>/. It refuses when a kernel's apply stage did
+// not pass.
+func recordTry(ctx context.Context, opts *TryOptions, root string, lock *tree.Lock, cache *tree.Cache, ks []*tree.Kernel, res *pipeline.Result, in *tryInput) ([]string, error) {
+	for _, k := range res.Kernels {
+		for _, s := range k.Stages {
+			if s.Name == pipeline.StageApply && s.Status != pipeline.Pass {
+				return nil, fmt.Errorf("--record %s: not recorded: the apply stage of %s did not pass (%s): %w", opts.Record, k.Name, s.Detail, errs.ErrFindings)
+			}
+		}
+	}
+	var manifests []*tree.Kernel
+	for _, k := range ks {
+		name := k.SeriesName()
+		if name == "" {
+			return nil, fmt.Errorf("--record %s: the local tree has no manifest in series/ (pass --kernel K): %w", opts.Record, errs.ErrUsage)
+		}
+		pk, err := lock.Find(name)
+		if err != nil {
+			return nil, err
+		}
+		manifests = append(manifests, pk)
+	}
+	dir := filepath.Join(root, "patches", opts.Record)
+	mark := filepath.Join(dir, ".patchctl-try")
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		if _, err := os.Stat(mark); err != nil {
+			return nil, fmt.Errorf("--record %s: patches/%s exists and was not written by patchctl try: pick another name: %w", opts.Record, opts.Record, errs.ErrUsage)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var sources []string
+	var recorded []string
+	var patches []*mailpatch.Patch
+	var trailers [][]string
+	for i, raw := range in.raw {
+		ext := ".eml"
+		if strings.HasPrefix(string(raw), "From ") {
+			ext = ".mbox"
+		}
+		name := fmt.Sprintf("%04d-%s%s", i+1, mailpatch.Slug(in.patches[i].Subject), ext)
+		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
+			return nil, err
+		}
+		src := "patches/" + opts.Record + "/" + name
+		sources = append(sources, src)
+		recorded = append(recorded, src)
+		// The message as imported from the file, plus the trailers the
+		// thread's replies gave: what the manifest entry will produce.
+		ps, err := mailpatch.ImportFile(filepath.Join(dir, name), opts.Record, mailpatch.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--record: %s does not import on its own: %w", src, err)
+		}
+		if len(ps) != 1 {
+			return nil, fmt.Errorf("--record: %s holds %d patches, want 1: %w", src, len(ps), errs.ErrInput)
+		}
+		var add []string
+		for _, tr := range trailersOf(in.patches[i].Message) {
+			if ps[0].AddTrailer(tr) {
+				add = append(add, tr)
+			}
+		}
+		patches = append(patches, ps[0])
+		trailers = append(trailers, add)
+	}
+	if err := os.WriteFile(mark, []byte("written by patchctl try --record\n"), 0o644); err != nil {
+		return nil, err
+	}
+	for _, k := range manifests {
+		pristine, err := cache.Prepare(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := apply.LoadPlan(root, k.Name, "")
+		if err != nil {
+			return nil, err
+		}
+		var entries []series.Entry
+		var ps []*mailpatch.Patch
+		for i, e := range plan.Entries {
+			if e.Series() != opts.Record {
+				entries, ps = append(entries, e), append(ps, plan.Patches[i])
+			}
+		}
+		base := len(entries)
+		for i, s := range sources {
+			entries = append(entries, series.Entry{Source: s, Expect: series.Applies, Trailers: trailers[i]})
+			ps = append(ps, patches[i])
+		}
+		sr, err := apply.Series(apply.DirTree(pristine), entries, ps)
+		if err != nil {
+			return nil, err
+		}
+		var add []series.Entry
+		for i, r := range sr.Results[base:] {
+			e := entries[base+i]
+			e.Expect = r.Disposition
+			if !series.IsApplied(r.Disposition) {
+				e.Reason = fmt.Sprintf("recorded by patchctl try: %s on %s after the series before it", r.Disposition, k.Name)
+			}
+			add = append(add, e)
+		}
+		mp := series.ManifestPath(root, k.Name)
+		if err := series.Record(mp, opts.Record, add); err != nil {
+			return nil, err
+		}
+		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name, "manifest.yaml")))
+		o, err := apply.Run(ctx, apply.In{Root: root, Kernel: k, Pristine: pristine})
+		if err != nil {
+			return nil, err
+		}
+		if err := o.Mismatch(); err != nil {
+			return nil, fmt.Errorf("--record: %w", err)
+		}
+		if err := o.Refreshed.Write(o.Plan.Manifest.Dir()); err != nil {
+			return nil, fmt.Errorf("writing series/%s: %w", k.Name, err)
+		}
+		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name))+"/")
+	}
+	return recorded, nil
+}
+
+// trailersOf lists the trailer lines at the end of a commit message.
+func trailersOf(msg string) []string {
+	lines := strings.Split(msg, "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			break
+		}
+		out = append([]string{l}, out...)
+	}
+	return out
+}

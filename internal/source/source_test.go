@@ -1,0 +1,192 @@
+package source_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/mailpatch"
+	"github.com/patchctl/patchctl/internal/source"
+	"github.com/patchctl/patchctl/internal/testenv/mkthread"
+)
+
+func diff(path string, n int) string {
+	return mkthread.InsertAfter(path, []byte("a\nb\nc\nd\ne\nf\ng\nh\n"), n, "x in "+path)
+}
+
+func series() []mkthread.Msg {
+	return mkthread.Series([2]string{"foo: one", "foo: two"}, [2]string{diff("a.c", 2), diff("b.c", 2)}, [2]string{diff("a.c", 3), diff("b.c", 3)})
+}
+
+func ids(t *testing.T, in mailpatch.Input) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(string(in.Data), "\n") {
+		if strings.HasPrefix(l, "Message-ID: ") {
+			out = append(out, strings.TrimPrefix(l, "Message-ID: "))
+		}
+	}
+	return out
+}
+
+// The thread of any of its messages, and only it, from a v2 inbox that
+// holds another thread too; the same thread from a server's t.mbox.gz.
+func TestInboxAndLore(t *testing.T) {
+	msgs := series()
+	other := mkthread.Unrelated(diff("c.c", 2))
+	dir := t.TempDir()
+	if err := mkthread.Inbox(dir, append([]mkthread.Msg{other}, msgs...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{mkthread.Cover, "<v2-ack@example.org>", "v1-2@example.org"} {
+		in, err := source.Inbox(dir, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ids(t, in)
+		if len(got) != len(msgs) || strings.Contains(string(in.Data), "other@example.org") {
+			t.Errorf("%s: thread has %d messages %v, want %d without the other thread", id, len(got), got, len(msgs))
+		}
+		th, err := mailpatch.ReadThread([]mailpatch.Input{in}, "", mailpatch.Options{})
+		if err != nil || th.Version != 2 || len(th.Patches) != 2 {
+			t.Errorf("%s: thread read as %+v, %v", id, th, err)
+		}
+	}
+	// the epoch itself, too
+	if _, err := source.Inbox(filepath.Join(dir, "git", "0.git"), mkthread.Cover); err != nil {
+		t.Error(err)
+	}
+	if _, err := source.Inbox(dir, "nobody@example.org"); !errors.Is(err, errs.ErrInput) {
+		t.Errorf("unknown id: %v", err)
+	}
+	if _, err := source.Inbox(t.TempDir(), mkthread.Cover); !errors.Is(err, errs.ErrInput) {
+		t.Errorf("not an inbox: %v", err)
+	}
+
+	mbox := mkthread.Mbox(msgs)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.EscapedPath() != "/linux-rdma/"+mkthread.Cover+"/t.mbox.gz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(mkthread.Gzip(mbox))
+	}))
+	defer srv.Close()
+	in, err := source.Lore(context.Background(), srv.Client(), srv.URL+"/linux-rdma/", "<"+mkthread.Cover+">")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(in.Data, mbox) {
+		t.Errorf("lore: got %d bytes, want the served %d", len(in.Data), len(mbox))
+	}
+	if _, err := source.Lore(context.Background(), srv.Client(), srv.URL+"/linux-rdma", "v1-1@example.org"); !errors.Is(err, errs.ErrInput) {
+		t.Errorf("404: %v", err)
+	}
+	if _, err := source.Lore(context.Background(), srv.Client(), "ftp://x", mkthread.Cover); !errors.Is(err, errs.ErrUsage) {
+		t.Errorf("bad URL: %v", err)
+	}
+	for _, bad := range []string{"", "no-at-sign", "a@b/../c"} {
+		if _, err := source.CleanMsgID(bad); !errors.Is(err, errs.ErrUsage) {
+			t.Errorf("msgid %q: %v", bad, err)
+		}
+	}
+	if id, err := source.CleanMsgID("https://lore.kernel.org/all/" + mkthread.Cover + "/"); err != nil || id != mkthread.Cover {
+		t.Errorf("lore URL as msgid: %q %v", id, err)
+	}
+}
+
+// Git's commits as go-git formats them import as git format-patch's do:
+// the same authors, subjects, messages and diffs (git is the reference).
+func TestGitRangeDifferential(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	when := time.Date(2026, 11, 1, 12, 0, 0, 0, time.FixedZone("", 3600))
+	commit := func(msg string, files map[string]string) {
+		for p, c := range files {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := wt.Add(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		when = when.Add(time.Hour)
+		sig := &object.Signature{Name: "Zoë Developer", Email: "zoe@example.org", When: when}
+		if _, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("base\n", map[string]string{"drivers/a.c": "int a;\nint b;\nint c;\n", "b.h": "x\n"})
+	commit("a: change b\n\nBecause.\n\nSigned-off-by: Zoë Developer <zoe@example.org>\n", map[string]string{"drivers/a.c": "int a;\nint bb;\nint c;\n"})
+	commit("add new file\n\nSigned-off-by: Zoë Developer <zoe@example.org>\n", map[string]string{"new/n.c": "new\n", "b.h": "x\ny\n"})
+	for _, rng := range []string{"HEAD~2..HEAD", "HEAD~2", "-2", "HEAD~2.."} {
+		ins, err := source.Git(context.Background(), dir, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th, err := mailpatch.ReadThread(ins, "", mailpatch.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", rng, err)
+		}
+		out, err := exec.Command("git", "-C", dir, "format-patch", "--stdout", "HEAD~2..HEAD").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := mailpatch.ReadThread([]mailpatch.Input{{Name: "git", Data: out}}, "", mailpatch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(th.Patches) != 2 || len(ref.Patches) != 2 {
+			t.Fatalf("%s: %d patches, git format-patch %d", rng, len(th.Patches), len(ref.Patches))
+		}
+		for i := range ref.Patches {
+			a, b := th.Patches[i], ref.Patches[i]
+			if a.SubjectLine() != b.SubjectLine() || a.Author != b.Author || !a.Date.Equal(b.Date) || a.Message != b.Message {
+				t.Errorf("%s: patch %d: %q %v %v %q, git: %q %v %v %q", rng, i, a.SubjectLine(), a.Author, a.Date, a.Message, b.SubjectLine(), b.Author, b.Date, b.Message)
+			}
+			if len(a.Files) != len(b.Files) {
+				t.Fatalf("%s: patch %d: %d files, git %d", rng, i, len(a.Files), len(b.Files))
+			}
+			for j := range a.Files {
+				fa, fb := a.Files[j], b.Files[j]
+				if fa.NewName != fb.NewName || fa.OldName != fb.OldName || fa.IsNew != fb.IsNew || fa.NewMode != fb.NewMode || len(fa.TextFragments) != len(fb.TextFragments) {
+					t.Errorf("%s: patch %d file %d: %+v, git %+v", rng, i, j, fa, fb)
+					continue
+				}
+				for k := range fa.TextFragments {
+					if fa.TextFragments[k].String() != fb.TextFragments[k].String() {
+						t.Errorf("%s: patch %d file %d hunk %d:\n%s\ngit:\n%s", rng, i, j, k, fa.TextFragments[k], fb.TextFragments[k])
+					}
+				}
+			}
+		}
+	}
+	if _, err := source.Git(context.Background(), dir, "HEAD..HEAD"); !errors.Is(err, errs.ErrInput) {
+		t.Errorf("empty range: %v", err)
+	}
+	if _, err := source.Git(context.Background(), dir, "nosuchrev..HEAD"); !errors.Is(err, errs.ErrInput) {
+		t.Errorf("bad revision: %v", err)
+	}
+	if _, err := source.Git(context.Background(), t.TempDir(), "-1"); !errors.Is(err, errs.ErrInput) {
+		t.Errorf("not a repository: %v", err)
+	}
+}
