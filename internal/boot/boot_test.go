@@ -152,7 +152,7 @@ func TestRunPass(t *testing.T) {
 	}
 	conf := make([]byte, got["patchctl.json"].FileSize)
 	got["patchctl.json"].ReadAt(conf, 0)
-	for _, want := range []string{`"opcode": 28`, `"send_flags": 32`, `"REG_MR": 32`, `"INLINE": 8`, `"rxe": "rxe_post_send"`, `"expect_inline": true`, `"inline_data_size": 16384`} {
+	for _, want := range []string{`"opcode": 28`, `"send_flags": 32`, `"REG_MR": 32`, `"INLINE": 8`, `"rxe": "rxe_post_send"`, `"expect_inline": "inline"`, `"inline_data_size": 16384`} {
 		if !strings.Contains(string(conf), want) {
 			t.Errorf("guest config lacks %s:\n%s", want, conf)
 		}

@@ -130,6 +130,29 @@ func ExpectOf(inline bool) Expect {
 // Judged reports whether the evidence is judged at all.
 func (x Expect) Judged() bool { return x != ExpectReport }
 
+// UnmarshalJSON reads the tri-state, and the boolean of results written
+// before it (true: inline, false: none).
+func (x *Expect) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true":
+		*x = ExpectInline
+		return nil
+	case "false":
+		*x = ExpectNone
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("expect_inline: %w", err)
+	}
+	switch Expect(s) {
+	case ExpectReport, ExpectInline, ExpectNone:
+		*x = Expect(s)
+		return nil
+	}
+	return fmt.Errorf("expect_inline %q: want inline, none or nothing", s)
+}
+
 // JudgeInline is the inline rule, the one place it is decided: with
 // ExpectInline, every capsule SEND without in-capsule data is inline;
 // with ExpectNone, none is; no capsule SEND at all is a failure either way
