@@ -36,6 +36,9 @@ var examples = map[string]string{
 	"patchctl run": `  patchctl run                               # every pinned kernel
   patchctl run --kernel 6.12 --transport rxe --out /tmp/run
   patchctl run --json --url-base https://ci.example.org/artifacts/42 > result.json`,
+	"patchctl try": `  patchctl try my-fix.patch --kernel 6.12       # a patch file on a pinned kernel
+  patchctl try --git ~/linux HEAD~2..HEAD --tree ~/linux
+  patchctl try --msgid 20260604.1234-1-dev@example.org --inbox ~/mirrors/linux-rdma --record nvmet-inline-offset`,
 	"patchctl matrix": `  patchctl matrix
   patchctl matrix --json | jq -r '.include[].kernel'`,
 }
