@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -322,7 +321,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		fo.ok = true
 		inOffset, lastFrozen := 0, 0
 		fileReversed := false
-		var placed []*gitdiff.TextFragment
+		var placed []placedHunk
 		var newShift int64
 		for i, fr := range frags {
 			h := Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, fragment: fr}
@@ -353,6 +352,11 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			}
 			if fileReversed {
 				hunkReversed = true
+			}
+			if found && !hunkReversed && misordered(fwd, int(pl.landed()), lastFrozen) {
+				// GNU patch keeps the offset it found and fails the hunk.
+				inOffset = int(pl.landed()) - fwd.first
+				found = false
 			}
 			h.Reversed = hunkReversed
 			if !found || hunkReversed && !fileReversed {
@@ -389,7 +393,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			h.Applied = true
 			h.newPosOffset = newShift
 			newShift += fr.LinesAdded - fr.LinesDeleted
-			placed = append(placed, trimmed(fr, pl))
+			placed = append(placed, placedHunk{lines: fr.Lines[pl.dropL : len(fr.Lines)-pl.dropT], start: pl.pos})
 			fo.hunks = append(fo.hunks, h)
 		}
 		if fileReversed {
@@ -411,17 +415,11 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			out = append(out, fo)
 			continue
 		}
-		var buf bytes.Buffer
-		app := gitdiff.NewTextApplier(&buf, bytes.NewReader(content))
-		for _, fr := range placed {
-			if err := app.ApplyFragment(fr); err != nil {
-				return nil, fmt.Errorf("%s: splicing a located hunk: %w", dst, err)
-			}
+		spliced, err := splice(lines, placed)
+		if err != nil {
+			return nil, fmt.Errorf("%s: splicing a located hunk: %w", dst, err)
 		}
-		if err := app.Close(); err != nil {
-			return nil, fmt.Errorf("%s: %w", dst, err)
-		}
-		fo.content, fo.exists = buf.Bytes(), true
+		fo.content, fo.exists = spliced, true
 		out = append(out, fo)
 	}
 	return out, nil
@@ -440,32 +438,69 @@ func reversedWhole(content []byte, frags []*gitdiff.TextFragment) bool {
 	return strings.Join(want, "") == string(content)
 }
 
-// trimmed is frag without its dropped context, positioned where it landed,
-// for go-gitdiff's strict applier.
-func trimmed(fr *gitdiff.TextFragment, pl placement) *gitdiff.TextFragment {
-	t := &gitdiff.TextFragment{Comment: fr.Comment, Lines: fr.Lines[pl.dropL : len(fr.Lines)-pl.dropT]}
-	for _, l := range t.Lines {
-		if l.Old() {
-			t.OldLines++
+// placedHunk is a located hunk without the context fuzz dropped: its
+// lines, and the 0-based index of the old line the first of them stands
+// for.
+type placedHunk struct {
+	lines []gitdiff.Line
+	start int
+}
+
+// splice writes the file the placed hunks make of lines, the way GNU
+// patch's apply_hunk does: the original is copied up to each change, a
+// deleted line is skipped, an added one written. A hunk's context may
+// reach back over the trailing context of the hunk before (GNU patch
+// allows it; go-gitdiff's applier refuses it), never over a changed line.
+func splice(lines []string, placed []placedHunk) ([]byte, error) {
+	var b strings.Builder
+	afterNewline := true
+	write := func(s string) {
+		if s == "" {
+			return
 		}
-		if l.New() {
-			t.NewLines++
+		if !afterNewline {
+			b.WriteByte('\n')
 		}
-		switch l.Op {
-		case gitdiff.OpAdd:
-			t.LinesAdded++
-		case gitdiff.OpDelete:
-			t.LinesDeleted++
+		b.WriteString(s)
+		afterNewline = s[len(s)-1] == '\n'
+	}
+	frozen := 0 // original lines [0, frozen) are written or deleted
+	copyTill := func(n int) error {
+		if frozen > n {
+			return fmt.Errorf("hunks out of order: line %d is already written", n+1)
+		}
+		for ; frozen < n; frozen++ {
+			write(lines[frozen])
+		}
+		return nil
+	}
+	for _, h := range placed {
+		old := h.start
+		for _, l := range h.lines {
+			switch l.Op {
+			case gitdiff.OpContext, gitdiff.OpDelete:
+				if old >= len(lines) || lines[old] != l.Line {
+					return nil, fmt.Errorf("line %d does not match the hunk", old+1)
+				}
+				if l.Op == gitdiff.OpDelete {
+					if err := copyTill(old); err != nil {
+						return nil, err
+					}
+					frozen++
+				}
+				old++
+			case gitdiff.OpAdd:
+				if err := copyTill(old); err != nil {
+					return nil, err
+				}
+				write(l.Line)
+			}
 		}
 	}
-	t.OldPosition = int64(pl.pos) + 1
-	if t.OldLines == 0 {
-		t.OldPosition = int64(pl.pos)
+	if err := copyTill(len(lines)); err != nil {
+		return nil, err
 	}
-	t.NewPosition = t.OldPosition
-	t.LeadingContext = fr.LeadingContext - int64(pl.dropL)
-	t.TrailingContext = fr.TrailingContext - int64(pl.dropT)
-	return t
+	return []byte(b.String()), nil
 }
 
 func firstNonEmpty(s ...string) string {

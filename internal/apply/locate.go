@@ -61,7 +61,12 @@ func (h hunkPattern) maxFuzzFor(maxFuzz int) int { return min(maxFuzz, h.context
 // locate is GNU patch 2.7.6's locate_hunk at one fuzz level. inOffset is
 // the offset the hunks before left (the search starts at first+inOffset
 // and moves outwards, forward first), lastFrozen the last line (1-based)
-// that an applied hunk consumed: nothing before it moves again.
+// that an applied hunk consumed: nothing before it moves again. The
+// pattern, context included, starts after lastFrozen (2.7.6; later
+// releases let the context reach back into it), except for one quirk
+// kept on purpose: when the first guess itself is frozen, 2.7.6 starts
+// its search below it and may find a place that misorders (see
+// misordered).
 //
 // Fuzz f ignores up to f outer context lines, counted from the larger of
 // the two context sizes: a side with less context than the other ignores
@@ -77,7 +82,7 @@ func locate(lines []string, h hunkPattern, inOffset, lastFrozen, fuzz int) (plac
 	prefixFuzz := fuzz + h.prefix - context
 	suffixFuzz := fuzz + h.suffix - context
 	maxWhere := input - (patLines - suffixFuzz) + 1
-	minWhere := lastFrozen + 1 - (h.prefix - prefixFuzz)
+	minWhere := lastFrozen + 1
 	maxPos := maxWhere - firstGuess
 	maxNeg := firstGuess - minWhere
 	maxOff := max(maxPos, maxNeg)
@@ -117,15 +122,30 @@ func locate(lines []string, h hunkPattern, inOffset, lastFrozen, fuzz int) (plac
 		}
 		return placement{}, false
 	}
-	for off := 0; off <= maxOff; off++ {
+	minOff := 0
+	switch {
+	case maxPos < 0:
+		minOff = firstGuess - maxWhere
+	case maxNeg < 0:
+		minOff = firstGuess - minWhere
+	}
+	for off := minOff; off <= maxOff; off++ {
 		if off <= maxPos && match(lines, h.pat, firstGuess+off, prefixFuzz, suffixFuzz) {
 			return at(firstGuess+off, prefixFuzz, suffixFuzz), true
 		}
-		if off > 0 && off <= maxNeg && match(lines, h.pat, firstGuess-off, prefixFuzz, suffixFuzz) {
+		if off <= maxNeg && match(lines, h.pat, firstGuess-off, prefixFuzz, suffixFuzz) {
 			return at(firstGuess-off, prefixFuzz, suffixFuzz), true
 		}
 	}
 	return placement{}, false
+}
+
+// misordered says whether a hunk found at where (1-based, the start of
+// its whole pattern) would change a line an earlier hunk already
+// consumed. GNU patch 2.7.6 fails such a hunk ("misordered hunks! output
+// would be garbled"), keeping the offset it found for the hunks after.
+func misordered(h hunkPattern, where, lastFrozen int) bool {
+	return lastFrozen > where-1+h.prefix
 }
 
 // match is GNU patch's patch_match: the pattern without its first pf and

@@ -55,19 +55,7 @@ func TestApplyPropertyGNU(t *testing.T) {
 		testenv.Unavailable(t, "GNU patch not installed")
 	}
 	_, pristine := testenv.Kernel(t, "6.12")
-	seed := time.Now().UnixNano() % 1_000_000_007
-	if s := os.Getenv("PATCHCTL_PROP_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	cases := 3000
-	if testing.Short() {
-		cases = 400
-	}
-	if s := os.Getenv("PATCHCTL_PROP_CASES"); s != "" {
-		cases, _ = strconv.Atoi(s)
-	}
-	t.Logf("apply property test: seed %d, %d cases (PATCHCTL_PROP_SEED=%d to repeat)", seed, cases, seed)
-	fmt.Fprintf(os.Stderr, "apply property test: seed %d, %d cases\n", seed, cases)
+	seed, cases := propSeed(t, 20261201, 3000, 400)
 
 	files := propFiles(t, pristine)
 	r := rand.New(rand.NewSource(seed))
@@ -87,6 +75,68 @@ func TestApplyPropertyGNU(t *testing.T) {
 		all = append(all, genCase(r, i, src, lines))
 	}
 
+	checkProperty(t, seed, all)
+}
+
+// propSeed is the seed and number of cases of a property run: fixed
+// unless PATCHCTL_PROP_SEED names one (or "random": a new one each run,
+// for exploring; `make fuzz` does), PATCHCTL_PROP_CASES a count.
+func propSeed(t *testing.T, fixed int64, cases, short int) (int64, int) {
+	t.Helper()
+	seed := fixed
+	switch s := os.Getenv("PATCHCTL_PROP_SEED"); s {
+	case "":
+	case "random":
+		seed = time.Now().UnixNano() % 1_000_000_007
+	default:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PATCHCTL_PROP_SEED=%q: not a number or \"random\"", s)
+		}
+		seed = n
+	}
+	if testing.Short() {
+		cases = short
+	}
+	if s := os.Getenv("PATCHCTL_PROP_CASES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("PATCHCTL_PROP_CASES=%q: not a positive number", s)
+		}
+		cases = n
+	}
+	t.Logf("%s: seed %d, %d cases (PATCHCTL_PROP_SEED=%d to repeat)", t.Name(), seed, cases, seed)
+	return seed, cases
+}
+
+// TestApplyPropertyGNUSynthetic is the property test on files made of a
+// few distinct lines, without a tree: every context recurs, so hunks
+// land on each other's context, at other copies of themselves and
+// below frozen lines far more often than in real code.
+func TestApplyPropertyGNUSynthetic(t *testing.T) {
+	if _, err := exec.LookPath("patch"); err != nil {
+		testenv.Unavailable(t, "GNU patch not installed")
+	}
+	seed, cases := propSeed(t, 7, 3000, 3000)
+	r := rand.New(rand.NewSource(seed))
+	alphabet := []string{"{\n", "}\n", "\n", "\tint x;\n", "\treturn 0;\n", "\tx++;\n"}
+	var all []*propCase
+	for i := 0; i < cases; i++ {
+		n := 20 + r.Intn(60)
+		k := 2 + r.Intn(len(alphabet)-1)
+		lines := make([]string, n)
+		for j := range lines {
+			lines[j] = alphabet[r.Intn(k)]
+		}
+		all = append(all, genCase(r, i, fmt.Sprintf("synthetic%d.c", i), lines))
+	}
+	checkProperty(t, seed, all)
+}
+
+// checkProperty runs GNU patch on the cases in batches and compares each
+// with patchctl's locator; any disagreement fails t.
+func checkProperty(t *testing.T, seed int64, all []*propCase) {
+	t.Helper()
 	const batch = 250
 	type verdict struct {
 		disagree []string
