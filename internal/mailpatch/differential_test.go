@@ -416,10 +416,7 @@ func TestImportDifferentialGit(t *testing.T) {
 	binaryDiffText = bd
 	repo.git(nil, "checkout", "-q", "--", "fw.bin")
 
-	seed := time.Now().UnixNano() % 1_000_000_007
-	if s := os.Getenv("PATCHCTL_GEN_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
+	seed := genSeed(t)
 	n := 200
 	if testing.Short() {
 		n = 40
@@ -557,4 +554,23 @@ func FuzzImportGit(f *testing.F) {
 		}
 		t.Errorf("patchctl and git disagree on a mail git am applies: %s", why)
 	})
+}
+
+// genSeed is the seed of a generated-mail test: fixed, so CI repeats
+// itself, unless PATCHCTL_GEN_SEED names one or says "random" (a new one
+// each run, for exploring; `make fuzz` does).
+func genSeed(t *testing.T) int64 {
+	t.Helper()
+	switch s := os.Getenv("PATCHCTL_GEN_SEED"); s {
+	case "":
+		return 20261201
+	case "random":
+		return time.Now().UnixNano() % 1_000_000_007
+	default:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PATCHCTL_GEN_SEED=%q: not a number or \"random\"", s)
+		}
+		return n
+	}
 }

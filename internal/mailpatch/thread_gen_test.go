@@ -4,18 +4,13 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 )
 
 // ReadThread reads every generated mail of the git differential test as
 // import does: the same patch, or the same refusal.
 func TestReadThreadGeneratedLikeImport(t *testing.T) {
-	seed := time.Now().UnixNano() % 1_000_000_007
-	if s := os.Getenv("PATCHCTL_GEN_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
+	seed := genSeed(t)
 	t.Logf("seed %d (PATCHCTL_GEN_SEED=%d to repeat)", seed, seed)
 	if binaryDiffText == "" {
 		repo := newGitRepo(t)
