@@ -23,8 +23,12 @@ import (
 type Cache struct {
 	Dir      string
 	Progress *progress.Reporter
-	// AptGet is the apt-get program (tests put a fake one here).
-	AptGet string
+	// AptGet and AptCache are the apt programs (tests put fakes here).
+	AptGet   string
+	AptCache string
+	// AptEtc is the system's apt configuration, read for its Debian
+	// mirror and never written (default /etc/apt).
+	AptEtc string
 	// MinFree, when set, replaces the free-space estimate (tests).
 	MinFree uint64
 }
@@ -144,55 +148,97 @@ func fileSHA256(path string) (string, error) {
 }
 
 // fetchDeb downloads the pinned package with apt-get download (Debian's
-// ordinary client) unless a copy with the pinned sha256 is cached.
-func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
+// ordinary client; from the pin's suite through patchctl's own apt state
+// when the pin names one) unless a copy with the pinned sha256 is cached.
+func (c *Cache) fetchDeb(ctx context.Context, k *Kernel) (string, error) {
+	d := k.Debian
 	path := c.DebPath(d)
 	if sum, err := fileSHA256(path); err == nil && sum == d.DebSHA256 {
 		return path, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(path), ".download-"+d.Package+"-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	apt := c.AptGet
-	if apt == "" {
-		apt = "apt-get"
-	}
 	spec := d.Package + "=" + d.Version
 	c.Progress.Start("download " + spec)
-	out, err := runIn(ctx, tmp, apt, "download", spec)
-	if err != nil && os.Geteuid() == 0 && notServed(out) {
-		// The package lists may be old or missing: refresh once.
-		runIn(ctx, tmp, apt, "update", "-qq")
-		out, err = runIn(ctx, tmp, apt, "download", spec)
-	}
+	got, err := c.download(ctx, d.Suite, spec)
 	if err != nil {
-		if notServed(out) {
-			return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version, deb_sha256 and tarball_sha256 in series/kernels.yaml to a served version (apt-cache policy %s lists them): %w",
-				spec, d.Package, errs.ErrInput)
+		if errors.Is(err, ErrNotServed) {
+			where := "Debian"
+			if d.Suite != "" {
+				where = "Debian's " + d.Suite
+			}
+			return "", fmt.Errorf("%s does not serve %s (anymore): re-pin with `patchctl tree pin --kernel %s` (it writes the version the suite serves now, with both sums, into series/kernels.yaml): %w",
+				where, spec, k.Name, errs.ErrInput)
 		}
-		return "", fmt.Errorf("apt-get download %s: %v: %s: %w", spec, err, lastLines(out, 3), errs.ErrEnv)
+		return "", err
 	}
-	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
-	if len(debs) != 1 {
-		return "", fmt.Errorf("apt-get download %s left %d .deb files, want 1", spec, len(debs))
-	}
-	sum, err := fileSHA256(debs[0])
+	defer os.RemoveAll(filepath.Dir(got))
+	sum, err := fileSHA256(got)
 	if err != nil {
 		return "", err
 	}
 	if sum != d.DebSHA256 {
 		return "", fmt.Errorf("checksum mismatch for %s: got sha256 %s, the lock pins %s; refused and not kept: %w", spec, sum, d.DebSHA256, errs.ErrInput)
 	}
-	if err := os.Rename(debs[0], path); err != nil {
+	if err := os.Rename(got, path); err != nil {
 		return "", err
 	}
 	c.Progress.Done("%s verified", filepath.Base(path))
 	return path, nil
+}
+
+// download runs apt-get download of spec (package=version) in a fresh
+// folder under debs/ and returns the .deb's path there (the caller
+// removes its folder). With a suite, patchctl's own apt state for it is
+// used, its lists fetched first when missing; a version not found makes
+// one fresh update of the lists before it is reported as ErrNotServed.
+func (c *Cache) download(ctx context.Context, suite, spec string) (string, error) {
+	dir := filepath.Join(c.Dir, "debs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	pkg, _, _ := strings.Cut(spec, "=")
+	tmp, err := os.MkdirTemp(dir, ".download-"+pkg+"-")
+	if err != nil {
+		return "", err
+	}
+	var opts []string
+	if suite != "" {
+		if opts, err = c.aptOptions(suite); err != nil {
+			os.RemoveAll(tmp)
+			return "", err
+		}
+		if !c.hasLists(suite) {
+			if err := c.UpdateSuite(ctx, suite); err != nil {
+				os.RemoveAll(tmp)
+				return "", err
+			}
+		}
+	}
+	args := append(append([]string{}, opts...), "download", spec)
+	out, err := runIn(ctx, tmp, c.aptGet(), args...)
+	if err != nil && notServed(out) {
+		// The package lists may be old or missing: refresh once.
+		if suite != "" {
+			if uerr := c.UpdateSuite(ctx, suite); uerr == nil {
+				out, err = runIn(ctx, tmp, c.aptGet(), args...)
+			}
+		} else if os.Geteuid() == 0 {
+			runIn(ctx, tmp, c.aptGet(), "update", "-qq")
+			out, err = runIn(ctx, tmp, c.aptGet(), args...)
+		}
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		if notServed(out) {
+			return "", fmt.Errorf("%s: %w", spec, ErrNotServed)
+		}
+		return "", fmt.Errorf("apt-get download %s: %v: %s: %w", spec, err, lastLines(out, 3), errs.ErrEnv)
+	}
+	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
+	if len(debs) != 1 {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("apt-get download %s left %d .deb files, want 1: %w", spec, len(debs), errs.ErrEnv)
+	}
+	return debs[0], nil
 }
 
 func notServed(out string) bool {
@@ -217,21 +263,34 @@ func lastLines(s string, n int) string {
 // in one pass (dpkg-deb | tar reader | tee sha256 | tar -xJ) and checks the
 // tarball's sha256. It returns the tree's top folder.
 func (c *Cache) prepareDebian(ctx context.Context, k *Kernel, tmp string) (string, error) {
-	d := k.Debian
-	deb, err := c.fetchDeb(ctx, d)
+	deb, err := c.fetchDeb(ctx, k)
 	if err != nil {
 		return "", err
 	}
-	// dpkg-deb writes the package's data archive into a pipe read here;
-	// whatever way this returns, dpkg-deb is stopped and waited for (a
-	// reader that stops early must not leave it blocked on the pipe).
+	var top string
+	err = withTarball(ctx, deb, k.Debian.Tarball, func(r io.Reader, size int64) error {
+		if err := c.checkSpace(tmp, uint64(size)*12); err != nil {
+			return err
+		}
+		var err error
+		top, err = c.extract(ctx, k, r, size, tmp)
+		return err
+	})
+	return top, err
+}
+
+// withTarball streams the package's data archive (dpkg-deb --fsys-tarfile)
+// to the member tarball and calls fn with its content. Whatever way this
+// returns, dpkg-deb is stopped and waited for (a reader that stops early
+// must not leave it blocked on the pipe).
+func withTarball(ctx context.Context, deb, tarball string, fn func(r io.Reader, size int64) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	outer, pw := io.Pipe()
 	var dpkgErr strings.Builder
 	dpkg, err := (&runner.Cmd{Name: "dpkg-deb", Args: []string{"--fsys-tarfile", deb}, Stdout: pw, Stderr: &dpkgErr}).Start(ctx)
 	if err != nil {
 		cancel()
-		return "", fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
+		return fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
 	}
 	waited := make(chan error, 1)
 	go func() {
@@ -245,23 +304,32 @@ func (c *Cache) prepareDebian(ctx context.Context, k *Kernel, tmp string) (strin
 		<-waited
 	}()
 	tr := tar.NewReader(outer)
-	want := "./" + strings.TrimPrefix(d.Tarball, "/")
+	want := "./" + strings.TrimPrefix(tarball, "/")
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return "", fmt.Errorf("%s has no %s: fix tarball in series/kernels.yaml: %w", filepath.Base(deb), d.Tarball, errs.ErrInput)
+			return fmt.Errorf("%s has no %s: fix tarball in series/kernels.yaml: %w", filepath.Base(deb), tarball, errs.ErrInput)
 		}
 		if err != nil {
-			return "", fmt.Errorf("reading %s: %w", filepath.Base(deb), err)
+			return fmt.Errorf("reading %s: %w", filepath.Base(deb), err)
 		}
-		if hdr.Name != want {
-			continue
+		if hdr.Name == want {
+			return fn(tr, hdr.Size)
 		}
-		if err := c.checkSpace(tmp, uint64(hdr.Size)*12); err != nil {
-			return "", err
-		}
-		return c.extract(ctx, k, tr, hdr.Size, tmp)
 	}
+}
+
+// tarballSHA256 is the sha256 of the package's member tarball.
+func tarballSHA256(ctx context.Context, deb, tarball string) (string, error) {
+	h := sha256.New()
+	err := withTarball(ctx, deb, tarball, func(r io.Reader, _ int64) error {
+		_, err := io.Copy(h, r)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // checkSpace refuses to start an extraction that cannot fit.
