@@ -161,12 +161,12 @@ func (c *Cache) fetchDeb(ctx context.Context, k *Kernel) (string, error) {
 	got, err := c.download(ctx, d.Suite, spec)
 	if err != nil {
 		if errors.Is(err, ErrNotServed) {
-			where := "Debian"
-			if d.Suite != "" {
-				where = "Debian's " + d.Suite
+			if d.Suite == "" {
+				return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version, deb_sha256 and tarball_sha256 in series/kernels.yaml to a served version (apt-cache policy %s lists them), or add the suite that serves it (suite:) and run `patchctl tree pin --kernel %s`: %w",
+					spec, d.Package, k.Name, errs.ErrInput)
 			}
-			return "", fmt.Errorf("%s does not serve %s (anymore): re-pin with `patchctl tree pin --kernel %s` (it writes the version the suite serves now, with both sums, into series/kernels.yaml): %w",
-				where, spec, k.Name, errs.ErrInput)
+			return "", fmt.Errorf("Debian's %s does not serve %s (anymore): re-pin with `patchctl tree pin --kernel %s` (it writes the version the suite serves now, with both sums computed from the download, into series/kernels.yaml): %w",
+				d.Suite, spec, k.Name, errs.ErrInput)
 		}
 		return "", err
 	}
