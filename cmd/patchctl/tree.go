@@ -184,7 +184,11 @@ func runTreePin(ctx context.Context, opts *PinOptions) error {
 
 func describe(k *tree.Kernel) string {
 	if k.Debian != nil {
-		return "debian " + k.Debian.Package + "=" + k.Debian.Version
+		s := "debian " + k.Debian.Package + "=" + k.Debian.Version
+		if k.Debian.Suite != "" {
+			s += " (" + k.Debian.Suite + ")"
+		}
+		return s
 	}
 	return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
 }
