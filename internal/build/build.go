@@ -347,6 +347,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	md.SourceDir = wt.Dir
 	dir := Dir(o.Cache, o.Kernel, hash)
+	if err := claimFolder(dir, o.Kernel.Key(), o.Progress); err != nil {
+		return nil, err
+	}
 	md.BuildDir, md.VariantDir = dir, VariantDir(dir, o.Variant)
 	md.Log = filepath.Join(md.VariantDir, "build.log")
 	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
@@ -434,6 +437,26 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		o.Progress.Done("%s built (%d objects)", md.KernelRelease, work)
 	}
 	return finish(md, start, nil)
+}
+
+// claimFolder ties a build folder to the kernel source it compiles: a
+// folder made from another source (the kernel was re-pinned: a new
+// upload, new files whose times make cannot be trusted to compare) is
+// emptied, so nothing of the old tree survives into the new build. A
+// folder that records no source (made before the record existed) is
+// claimed as it is.
+func claimFolder(dir, key string, p *progress.Reporter) error {
+	rec := filepath.Join(dir, ".patchctl-kernel")
+	if b, err := os.ReadFile(rec); err == nil && strings.TrimSpace(string(b)) != key {
+		p.Note("the kernel source of %s changed (re-pinned): starting the build folder afresh", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("emptying the build folder of an old kernel source: %w", err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(rec, []byte(key+"\n"), 0o644)
 }
 
 func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
