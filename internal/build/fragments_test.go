@@ -36,7 +36,7 @@ func TestSelectFragments(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "kconfig"), 0o755)
 	for n, body := range map[string]string{"base": "CONFIG_A=y\n", "rdma-loopback": "CONFIG_B=y\n",
 		"compile-test": "# patchctl-when-touched: drivers/infiniband/hw/mlx5/ drivers/net/ethernet/mellanox/mlx5/\nCONFIG_MLX5_CORE=y\n",
-		"kernel-9.1": "CONFIG_MODULES=y\n"} {
+		"kernel-9.1":   "CONFIG_MODULES=y\n"} {
 		os.WriteFile(filepath.Join(root, "kconfig", n+".config"), []byte(body), 0o644)
 	}
 	k91, k99 := &tree.Kernel{Name: "9.1"}, &tree.Kernel{Name: "9.9"}
