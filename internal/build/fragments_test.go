@@ -168,3 +168,36 @@ func TestClaimFolderAfterRepin(t *testing.T) {
 		t.Errorf("record %q", b)
 	}
 }
+
+// TestRepinChangesBuildKey: a re-pin (new version and sums) changes the
+// build stage's key for both variants, so no cached build is reused.
+func TestRepinChangesBuildKey(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "kconfig"), 0o755)
+	for _, n := range DefaultFragments {
+		os.WriteFile(filepath.Join(root, "kconfig", n+".config"), []byte("CONFIG_A=y\n"), 0o644)
+	}
+	pin := func(v, sum string) *tree.Kernel {
+		return &tree.Kernel{Name: "9.9", Debian: &tree.DebianSource{Package: "linux-source-9.9", Suite: "experimental", Version: v,
+			DebSHA256: strings.Repeat(sum, 64), Tarball: "usr/src/linux-source-9.9.tar.xz", TarballSHA256: strings.Repeat(sum, 64)}}
+	}
+	key := func(k *tree.Kernel, variant string) string {
+		out := outTouching(map[string]string{"drivers/nvme/host/rdma.c": "applies"})
+		out.Kernel = k
+		out.Result.Files = map[string][]byte{"drivers/nvme/host/rdma.c": []byte("int y;\n")}
+		key, err := Key(Options{Root: root, Kernel: k, Apply: out, Variant: variant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	for _, v := range []string{Baseline, Patched} {
+		a, b := key(pin("9.9~rc1-1~exp1", "a"), v), key(pin("9.9~rc2-1~exp1", "b"), v)
+		if a == b {
+			t.Errorf("%s: the build key did not change with the pin", v)
+		}
+		if a != key(pin("9.9~rc1-1~exp1", "a"), v) {
+			t.Errorf("%s: the build key is not a function of its inputs", v)
+		}
+	}
+}
