@@ -372,6 +372,9 @@ func summary(w io.Writer, res *pipeline.Result, name func(string) string) {
 				fmt.Fprintf(w, "%s %s: %s\n", k.Name, s.Name, name(s.Detail))
 			}
 		}
+		for _, d := range k.KnownDefects {
+			fmt.Fprintf(w, "%s: %s\n", k.Name, d.String())
+		}
 		if k.Reason != "" {
 			fmt.Fprintf(w, "%s: %s because %s\n", k.Name, k.Verdict, name(k.Reason))
 		}
