@@ -74,12 +74,20 @@ func (c *Cache) Repin(ctx context.Context, k *Kernel) (*PinStatus, error) {
 	}
 	s := st.Served
 	spec := s.Package + "=" + s.Version
-	c.Progress.Start("download " + spec)
-	got, err := c.download(ctx, k.Debian.Suite, spec)
-	if err != nil {
-		return nil, fmt.Errorf("re-pinning %s: %w", k.Name, err)
+	n := *k.Debian
+	n.Version = s.Version
+	// A download of this version kept in the cache (an earlier re-pin)
+	// is as good as a new one: its sum is computed here either way.
+	got := c.DebPath(&n)
+	if sum, err := fileSHA256(got); err != nil || sum != s.SHA256 {
+		c.Progress.Start("download " + spec)
+		if got, err = c.download(ctx, k.Debian.Suite, spec); err != nil {
+			return nil, fmt.Errorf("re-pinning %s: %w", k.Name, err)
+		}
+		defer os.RemoveAll(filepath.Dir(got))
+	} else {
+		c.Progress.Start("verify " + filepath.Base(got))
 	}
-	defer os.RemoveAll(filepath.Dir(got))
 	debSum, err := fileSHA256(got)
 	if err != nil {
 		return nil, err
@@ -87,14 +95,15 @@ func (c *Cache) Repin(ctx context.Context, k *Kernel) (*PinStatus, error) {
 	if debSum != s.SHA256 {
 		return nil, fmt.Errorf("re-pinning %s: %s downloaded with sha256 %s, the suite's index says %s; refused: %w", k.Name, spec, debSum, s.SHA256, errs.ErrEnv)
 	}
-	n := *k.Debian
-	n.Version, n.DebSHA256 = s.Version, debSum
+	n.DebSHA256 = debSum
 	c.Progress.Update("sha256 of %s", n.Tarball)
 	if n.TarballSHA256, err = tarballSHA256(ctx, got, n.Tarball); err != nil {
 		return nil, fmt.Errorf("re-pinning %s: %w", k.Name, err)
 	}
-	if err := os.Rename(got, c.DebPath(&n)); err != nil {
-		return nil, err
+	if got != c.DebPath(&n) {
+		if err := os.Rename(got, c.DebPath(&n)); err != nil {
+			return nil, err
+		}
 	}
 	c.Progress.Done("%s: %s, sums computed from the download", k.Name, spec)
 	st.New = &n

@@ -152,6 +152,18 @@ func TestPinFollowsSuite(t *testing.T) {
 	if n.Version != nw.Version || n.DebSHA256 != nw.DebSHA256 || n.TarballSHA256 != nw.TarballSHA256 || n.Suite != "experimental" || n.Tarball != nw.Tarball {
 		t.Fatalf("new pin %+v, want the sums of %+v", n, nw)
 	}
+	// A second re-pin from the same old pin finds the kept download: no
+	// new download, the same sums, computed again from the file.
+	ncalls := len(a.Calls())
+	st2, err := c.Repin(ctx, k)
+	if err != nil || *st2.New != *n {
+		t.Fatalf("second re-pin: %+v %v", st2, err)
+	}
+	for _, l := range a.Calls()[ncalls:] {
+		if strings.Contains(l, " download ") {
+			t.Errorf("second re-pin downloaded again: %s", l)
+		}
+	}
 	before, _ := os.ReadFile(lockPath)
 	if err := tree.RewritePin(lockPath, "9.9", n); err != nil {
 		t.Fatal(err)
