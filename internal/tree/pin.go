@@ -105,7 +105,7 @@ func (c *Cache) Repin(ctx context.Context, k *Kernel) (*PinStatus, error) {
 			return nil, err
 		}
 	}
-	c.Progress.Done("%s: %s, sums computed from the download", k.Name, spec)
+	c.Progress.Done("%s: %s, both sums computed from the .deb", k.Name, spec)
 	st.New = &n
 	return st, nil
 }
