@@ -109,7 +109,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return err
 		}
 		in := checks.StageIn{Cache: t.cache, Apply: out, Paths: opts.Paths}
-		if dir, err := build.Locate(t.root, t.cache, t.k, nil); err == nil {
+		if dir, err := build.Locate(t.root, t.cache, t.k, out, nil); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 				in.BuildDir = dir
 			}

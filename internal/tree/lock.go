@@ -27,9 +27,14 @@ type Kernel struct {
 	Local  *LocalSource  `yaml:"-"`
 }
 
-// DebianSource is a linux-source package at an exact version.
+// DebianSource is a linux-source package at an exact version. Suite,
+// when set, is the Debian suite that serves it (bullseye, bookworm-security,
+// sid, experimental, ...): patchctl then fetches it through its own apt
+// state for that suite, and `patchctl tree pin` follows what the suite
+// serves. Without a suite the system's apt sources are used.
 type DebianSource struct {
 	Package       string `yaml:"package"`
+	Suite         string `yaml:"suite,omitempty"`
 	Version       string `yaml:"version"`
 	DebSHA256     string `yaml:"deb_sha256"`
 	Tarball       string `yaml:"tarball"` // path inside the package
@@ -123,6 +128,8 @@ func LoadLock(path string) (*Lock, error) {
 			return nil, bad(fsutil.ValidName(k.Name).Error() + ": a kernel name becomes a folder name in the cache")
 		case k.Debian != nil && k.Debian.Tarball != "" && fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")) != nil:
 			return nil, bad("tarball: " + fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")).Error())
+		case k.Debian != nil && k.Debian.Suite != "" && ValidSuite(k.Debian.Suite) != nil:
+			return nil, bad(ValidSuite(k.Debian.Suite).Error())
 		case seen[k.Name]:
 			return nil, bad("named twice")
 		case (k.Debian == nil) == (k.Git == nil):

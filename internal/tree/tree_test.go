@@ -233,14 +233,18 @@ func TestRealLock(t *testing.T) {
 	if l.Default != "6.12" {
 		t.Errorf("default kernel %q, want 6.12", l.Default)
 	}
-	want := map[string]string{"6.12": "6.12.117-1~deb12u1", "6.1": "6.1.192-3"}
-	for n, v := range want {
+	// Every kernel from a Debian suite, its name the package's line.
+	suites := map[string]string{"5.10": "bullseye", "6.1": "bookworm-security", "6.12": "bookworm-security", "7.2": "sid", "7.3": "experimental"}
+	if len(l.Kernels) != len(suites) {
+		t.Errorf("%d kernels, want %d", len(l.Kernels), len(suites))
+	}
+	for n, suite := range suites {
 		k, err := l.Find(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.Debian == nil || k.Debian.Version != v {
-			t.Errorf("%s is not pinned to Debian %s", n, v)
+		if k.Debian == nil || k.Debian.Suite != suite || k.Debian.Package != "linux-source-"+n || !strings.HasPrefix(k.Debian.Version, n) {
+			t.Errorf("%s is not pinned to linux-source-%s from %s: %+v", n, n, suite, k.Debian)
 		}
 	}
 }
