@@ -442,6 +442,11 @@ func distroDetail(m *build.Metadata) string {
 func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 	r.stage(StageCheck, func(s *Stage) error {
 		in := checks.StageIn{Cache: r.o.Cache, Apply: out}
+		cp, err := checks.CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
+		if err != nil {
+			return err
+		}
+		in.CheckpatchTree = cp
 		if md := r.kr.Builds[build.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
 			in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
 		}

@@ -13,8 +13,13 @@ import (
 
 // Lock pins the target kernels.
 type Lock struct {
-	Default string   `yaml:"default"`
-	Kernels []Kernel `yaml:"kernels"`
+	Default string `yaml:"default"`
+	// Checkpatch names the kernel whose scripts/checkpatch.pl judges the
+	// patches on every pinned kernel: patches are submitted to mainline,
+	// and an older tree's checkpatch does not know what mainline accepts
+	// (5.10's errors on an Assisted-by: trailer). Empty: each kernel's own.
+	Checkpatch string   `yaml:"checkpatch,omitempty"`
+	Kernels    []Kernel `yaml:"kernels"`
 }
 
 // Kernel is one kernel source. A pinned kernel has exactly one of Debian
@@ -146,7 +151,20 @@ func LoadLock(path string) (*Lock, error) {
 	if l.Default != "" && !seen[l.Default] {
 		return nil, fmt.Errorf("%s: default kernel %q is not in the lock: %w", path, l.Default, errs.ErrInput)
 	}
+	if l.Checkpatch != "" && !seen[l.Checkpatch] {
+		return nil, fmt.Errorf("%s: checkpatch kernel %q is not in the lock: %w", path, l.Checkpatch, errs.ErrInput)
+	}
 	return &l, nil
+}
+
+// CheckpatchKernel is the pinned kernel whose checkpatch.pl judges k's
+// patches, or nil for k's own (no Checkpatch set, k is it, or k is a
+// local tree: a user's own tree brings its own checkpatch).
+func (l *Lock) CheckpatchKernel(k *Kernel) (*Kernel, error) {
+	if l == nil || l.Checkpatch == "" || k.IsLocal() || k.Name == l.Checkpatch {
+		return nil, nil
+	}
+	return l.Find(l.Checkpatch)
 }
 
 // badBinary says what a binary kernel pin lacks ("" when complete).
