@@ -145,6 +145,26 @@ func Paired(a, b []float64, lowerBetter bool) Difference {
 	return d
 }
 
+// PairedRatio is Paired on the scale of ratios: the mean of the per-boot
+// log(b[i]/a[i]) with its interval, given back as percent changes of a
+// (Diff, Lo, Hi, Rel in percent). What slows a whole boot (an emulator
+// sharing the host's CPUs) scales both of its values alike: their ratio
+// cancels it where their difference keeps it. Pairs that are not
+// positive are dropped.
+func PairedRatio(a, b []float64, lowerBetter bool) Difference {
+	var la, lb []float64
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if a[i] > 0 && b[i] > 0 {
+			la, lb = append(la, math.Log(a[i])), append(lb, math.Log(b[i]))
+		}
+	}
+	d := Paired(la, lb, lowerBetter)
+	pc := func(x float64) float64 { return 100 * math.Expm1(x) }
+	d.Diff, d.Lo, d.Hi = pc(d.Diff), pc(d.Lo), pc(d.Hi)
+	d.Rel = d.Diff
+	return d
+}
+
 // verdict reads an interval of B - A: one that excludes zero is faster or
 // slower by lowerBetter.
 func verdict(lo, hi float64, lowerBetter bool) string {

@@ -88,6 +88,27 @@ func TestPairedKnownAnswer(t *testing.T) {
 	}
 }
 
+// TestPairedRatioKnownAnswer: boots whose second value is 0.8 times the
+// first, whatever the boot's own speed, give -20 % exactly; ratios
+// exp(-0.1 +- 0.05) per boot give the interval of their logs.
+func TestPairedRatioKnownAnswer(t *testing.T) {
+	a := []float64{100, 1000, 250, 4000}
+	b := []float64{80, 800, 200, 3200}
+	if d := PairedRatio(a, b, true); !near(d.Diff, -20, 1e-9) || !near(d.Lo, -20, 1e-9) || !near(d.Hi, -20, 1e-9) || d.Verdict != Faster {
+		t.Errorf("%+v", d)
+	}
+	// logs of the ratios: -0.05, -0.15, -0.1, -0.1: mean -0.1, sd 0.0408248.
+	b = []float64{100 * math.Exp(-0.05), 1000 * math.Exp(-0.15), 250 * math.Exp(-0.1), 4000 * math.Exp(-0.1)}
+	d := PairedRatio(a, b, true)
+	h := 3.1824463052837084 * 0.040824829046386304 / 2 // t(0.975, 3) from mpmath
+	if !near(d.Diff, 100*math.Expm1(-0.1), 1e-9) || !near(d.Lo, 100*math.Expm1(-0.1-h), 1e-7) || !near(d.Hi, 100*math.Expm1(-0.1+h), 1e-7) {
+		t.Errorf("%+v", d)
+	}
+	if d := PairedRatio([]float64{0, -1}, []float64{1, 1}, true); d.Verdict != TooFew {
+		t.Errorf("no positive pair: %+v", d)
+	}
+}
+
 func TestWelchEdges(t *testing.T) {
 	for _, c := range []struct {
 		name    string

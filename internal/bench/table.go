@@ -235,15 +235,15 @@ func sweepAB(w io.Writer, r *Result) {
 
 func selfCheckTable(w io.Writer, r *Result) {
 	sc := r.SelfCheck
-	fmt.Fprintf(w, "Self-check (seed 003's premise): %s %s at queue depth %d, in-capsule %s vs %s in turns (with %s the target must RDMA READ the data); difference %s - %s paired by boot\n",
+	fmt.Fprintf(w, "Self-check (seed 003's premise): %s %s at queue depth %d, in-capsule %s vs %s in turns (with %s the target must RDMA READ the data); %s vs %s paired by boot (the ratio decides)\n",
 		sizeLabel(sc.Size), workloadTitle[sc.Workload], sc.QD, sizeLabel(sc.Large), sizeLabel(sc.Small), sizeLabel(sc.Small), sizeLabel(sc.Large), sizeLabel(sc.Small))
 	if len(sc.PerVariant) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "variant\tlatency %s (us)\tlatency %s (us)\tdifference\t95%% CI\tiops %s (K)\tiops %s (K)\tverdict for %s\t\n",
+		fmt.Fprintf(tw, "variant\tlatency %s (us)\tlatency %s (us)\tdifference (us)\t95%% CI\tratio (%%)\t95%% CI (%%)\tiops %s (K)\tiops %s (K)\tverdict for %s\t\n",
 			sizeLabel(sc.Large), sizeLabel(sc.Small), sizeLabel(sc.Large), sizeLabel(sc.Small), sizeLabel(sc.Large))
 		for _, v := range sc.PerVariant {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s %%)\t%s\t%s\t%s\t%s\t\n", v.Variant, num(v.Large.MeanUS.Mean), num(v.Small.MeanUS.Mean),
-				signed(v.LatDiff.Diff), pct(v.LatDiff.Rel), diffCI(v.LatDiff), num(v.Large.IOPS.Mean/1000), num(v.Small.IOPS.Mean/1000), v.LatDiff.Verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", v.Variant, num(v.Large.MeanUS.Mean), num(v.Small.MeanUS.Mean),
+				signed(v.LatDiff.Diff), diffCI(v.LatDiff), pct(v.LatRatio.Diff), diffCI(v.LatRatio), num(v.Large.IOPS.Mean/1000), num(v.Small.IOPS.Mean/1000), v.LatRatio.Verdict)
 		}
 		tw.Flush()
 	}
