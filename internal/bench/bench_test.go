@@ -236,6 +236,11 @@ func TestPlotSVG(t *testing.T) {
 		}
 	}
 	Plot(&Result{}) // nothing measured: no panic
+	for x, want := range map[float64]float64{0.17: 0.2, 0.2: 0.2, 2.19: 4, 0.051: 0.08, 7: 8, 9: 10, 0: 1} {
+		if got := niceCeil(x); !near(got, want, 1e-12) {
+			t.Errorf("niceCeil(%v) = %v, want %v", x, got, want)
+		}
+	}
 }
 
 // TestBootRead: a boot without the latency record, or whose clock steps

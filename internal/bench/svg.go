@@ -6,6 +6,7 @@ import (
 	"html"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/patchctl/patchctl/internal/guestconf"
 )
@@ -61,7 +62,7 @@ func (f *frame) axes(b *bytes.Buffer, title, xlabel, ylabel string, xticks []flo
 		v := f.ymin + (f.ymax-f.ymin)*float64(i)/4
 		y := f.py(v)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", f.x0, y, f.x0+f.w, y)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", f.x0-4, y+4, num(v))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", f.x0-4, y+4, tick(v))
 	}
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", f.x0+f.w/2, f.y0+f.h+28, html.EscapeString(xlabel))
 	fmt.Fprintf(b, `<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", f.x0-36, f.y0+f.h/2, html.EscapeString(ylabel))
@@ -107,7 +108,8 @@ func latencyPanel(b *bytes.Buffer, r *Result, ox, oy, pw, ph float64) {
 			}
 		}
 	}
-	f.axes(b, fmt.Sprintf("%s random reads, QD1: latency distribution", sizeLabel(r.Latency.Block)), "latency (us, log scale)", "share of I/Os", ticks, num)
+	f.ymax = niceCeil(f.ymax)
+	f.axes(b, fmt.Sprintf("%s random reads, QD1: latency distribution", sizeLabel(r.Latency.Block)), "latency (us, log scale)", "share of I/Os", ticks, tick)
 	for _, v := range []struct {
 		name string
 		s    LatencyStats
@@ -146,6 +148,7 @@ func sweepPanel(b *bytes.Buffer, r *Result, workload string, ox, oy, pw, ph floa
 			}
 		}
 	}
+	f.ymax = niceCeil(f.ymax)
 	var ticks []float64
 	for _, s := range sizes {
 		ticks = append(ticks, float64(s))
@@ -171,4 +174,22 @@ func sweepPanel(b *bytes.Buffer, r *Result, workload string, ox, oy, pw, ph floa
 		}
 	}
 	legend(b, f.x0+f.w-150, f.y0+12, items)
+}
+
+// tick prints an axis value: as short as it can be.
+func tick(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// niceCeil is the smallest of 1, 2, 4 or 8 times a power of ten at or
+// above x (x > 0), so that an axis' quarters read as round numbers.
+func niceCeil(x float64) float64 {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 4, 8, 10} {
+		if m*p >= x*(1-1e-12) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
