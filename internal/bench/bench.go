@@ -487,6 +487,7 @@ func (r *Result) selfCheck() {
 		})
 	}
 	sc.Pass = true
+	tooFew := false
 	for _, v := range []string{Baseline, Patched} {
 		small := func(lat bool) []float64 { return fig(v, sc.Small, lat) }
 		large := func(lat bool) []float64 { return fig(v, sc.Large, lat) }
@@ -500,11 +501,15 @@ func (r *Result) selfCheck() {
 		if sv.LatRatio.Verdict != Faster {
 			sc.Pass = false
 		}
+		tooFew = tooFew || sv.LatRatio.Verdict == TooFew
 		sc.PerVariant = append(sc.PerVariant, sv)
 	}
-	if sc.Pass {
+	switch {
+	case tooFew:
+		sc.Reason = "one boot per variant gives no interval: the self-check needs --boots 2 or more (the default is 5)"
+	case sc.Pass:
 		sc.Reason = "8K writes are faster with 16K in-capsule data than with 4K on every variant, the 95 % interval of the per-boot latency ratio excluding no change: the harness sees a real effect"
-	} else {
+	default:
 		sc.Reason = "the 16K-vs-4K difference for 8K writes was not found at 95 % on every variant: the harness may not see a real effect; take more --boots or a quieter machine before reading the A/B figures"
 	}
 	r.SelfCheck = sc

@@ -124,7 +124,7 @@ func TestAggregateKnownEffects(t *testing.T) {
 	}
 	// One boot each: no intervals, no verdicts, no panic.
 	r = synthetic(t, w, 1, -40, 300, -300, 10)
-	if r.Latency.Diff.Verdict != TooFew || r.SelfCheck.Pass || r.Latency.Baseline.Mean.HasCI {
+	if r.Latency.Diff.Verdict != TooFew || r.SelfCheck.Pass || r.Latency.Baseline.Mean.HasCI || !strings.Contains(r.SelfCheck.Reason, "--boots 2 or more") {
 		t.Errorf("one boot: %+v %+v", r.Latency.Diff, r.SelfCheck)
 	}
 	Text(io.Discard, r)

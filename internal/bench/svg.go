@@ -22,7 +22,7 @@ func Plot(r *Result) []byte {
 	W := pw * float64(panels)
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", W, ph+30, W, ph+30)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="8" y="16" font-size="13">%s</text>`+"\n", html.EscapeString(fmt.Sprintf("patchctl bench: %s, %s, %s, %d boots per variant", r.Kernel, r.Transport, r.Accel, r.BootsPerVariant)))
+	fmt.Fprintf(&b, `<text x="8" y="16" font-size="13">%s</text>`+"\n", html.EscapeString(fmt.Sprintf("patchctl bench: %s, %s, %s, %s per variant", r.Kernel, r.Transport, r.Accel, nBoots(r.BootsPerVariant))))
 	latencyPanel(&b, r, 0, 30, pw, ph)
 	for i, wl := range r.Workload.Workloads {
 		sweepPanel(&b, r, wl, pw*float64(i+1), 30, pw, ph)

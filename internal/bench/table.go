@@ -25,9 +25,13 @@ func Text(w io.Writer, r *Result) {
 	if r.GuestCPUs > 0 && r.GuestCPUs != r.VCPUs {
 		guest = fmt.Sprintf(" (the guest sees %d)", r.GuestCPUs)
 	}
-	fmt.Fprintf(w, "patchctl bench: kernel %s, %s over %s, %s, %d vCPUs%s, %d boots per variant interleaved (A B A B), %s\n",
+	boots := fmt.Sprintf("%d boots per variant interleaved (A B A B)", r.BootsPerVariant)
+	if r.BootsPerVariant == 1 {
+		boots = "1 boot per variant (A B)"
+	}
+	fmt.Fprintf(w, "patchctl bench: kernel %s, %s over %s, %s, %d vCPUs%s, %s, %s\n",
 		r.Kernel, "nvmet-rdma loopback to a memory-backed null_blk", providerName(r.Transport), accel, r.VCPUs, guest,
-		r.BootsPerVariant, dur(r.Seconds))
+		boots, dur(r.Seconds))
 	fmt.Fprintln(w, "Figures are means over boots (each boot one sample) with 95 % confidence intervals (Student's t); differences are patched - baseline with Welch's interval.")
 	fmt.Fprintln(w)
 	latencyTable(w, r)
@@ -44,6 +48,14 @@ func Text(w io.Writer, r *Result) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  - %s\n", n)
 	}
+}
+
+// nBoots is "1 boot" or "N boots".
+func nBoots(n int) string {
+	if n == 1 {
+		return "1 boot"
+	}
+	return fmt.Sprintf("%d boots", n)
 }
 
 func providerName(t string) string {
@@ -152,8 +164,8 @@ var workloadTitle = map[string]string{guestconf.RandWrite: "random write", guest
 // columns IOPS (K) and latency (usec) at in-capsule 16K and 4K.
 func sweepTable(w io.Writer, r *Result, variant string) {
 	inl := sortedInlines(r)
-	fmt.Fprintf(w, "Seed 003, %s kernel: IOPS and mean latency by I/O size, queue depth %d, %d boots; port param_inline_data_size %s\n",
-		variant, r.Workload.QueueDepth, r.BootsPerVariant, joinSizes(inl, " vs "))
+	fmt.Fprintf(w, "Seed 003, %s kernel: IOPS and mean latency by I/O size, queue depth %d, %s; port param_inline_data_size %s\n",
+		variant, r.Workload.QueueDepth, nBoots(r.BootsPerVariant), joinSizes(inl, " vs "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	span := strings.Repeat("\t", len(inl)) // a heading over the columns of every in-capsule size
 	fmt.Fprintln(tw, "\tiops (K)"+span+"latency (usec)"+span)
