@@ -117,7 +117,13 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 		return err
 	}
 	k, root, cache := t.k, t.root, t.cache
-	dir, err := build.Locate(root, cache, k, opts.Fragments)
+	// Which patches apply decides the build's fragments (in memory), as
+	// for boot.
+	applied, err := t.applied(ctx, "")
+	if err != nil {
+		return err
+	}
+	dir, err := build.Locate(root, cache, k, applied, opts.Fragments)
 	if err != nil {
 		return err
 	}
