@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
+	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/ktap"
 )
 
@@ -157,6 +158,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{Kernel: o.Kernel, Transport: o.Transport, BootsPerVariant: o.Boots, Workload: o.Workload,
 		VCPUs: o.Baseline.CPUs, Estimate: Estimate(&o.Workload, o.Boots).Seconds()}
+	if c, err := kconfig.Load(filepath.Join(o.Baseline.BuildDir, ".config")); err == nil {
+		res.ACPI = c.Value("ACPI") == "y"
+	}
 	if res.VCPUs == 0 {
 		res.VCPUs = 2 // boot's default
 	}
@@ -272,6 +276,7 @@ type Result struct {
 	Accel           string          `json:"accel"`
 	VCPUs           int             `json:"vcpus"`      // given to QEMU
 	GuestCPUs       int             `json:"guest_cpus"` // what the guest sees
+	ACPI            bool            `json:"acpi"`       // the kernel's CONFIG_ACPI
 	BootsPerVariant int             `json:"boots_per_variant"`
 	Workload        guestconf.Bench `json:"workload"`
 	Seconds         float64         `json:"duration_s"`
@@ -524,7 +529,11 @@ func notes(r *Result) []string {
 		out = append(out, "QEMU runs under TCG (no KVM here): every instruction is emulated, so absolute latencies are tens to hundreds of times a real host's; only differences measured in the same conditions mean something.")
 	}
 	if r.GuestCPUs > 0 && r.GuestCPUs < r.VCPUs {
-		out = append(out, fmt.Sprintf("QEMU gives %d vCPUs but the guest sees %d (the kernel is built without ACPI, which enumerates the others): the queue depth of %d is kept by blocked threads on one CPU.", r.VCPUs, r.GuestCPUs, r.Workload.QueueDepth))
+		why := ""
+		if !r.ACPI {
+			why = " (the kernel is built without ACPI, which enumerates the others)"
+		}
+		out = append(out, fmt.Sprintf("QEMU gives %d vCPUs but the guest sees %d%s: the queue depth of %d is kept by threads blocked in I/O, not by more CPUs.", r.VCPUs, r.GuestCPUs, why, r.Workload.QueueDepth))
 	}
 	if n := len(r.Sweep); n > 1 {
 		out = append(out, fmt.Sprintf("The sweep makes %d A/B comparisons at 95 %%: about %.1f of them read faster or slower by chance alone when nothing differs; a lone verdict among them is not a finding.", n, 0.05*float64(n)))
