@@ -7,7 +7,7 @@ import (
 
 // TestHostTSC: the host's TSC frequency, when there is one, is a
 // plausible CPU clock and stable between two measurements (within 5 %
-// on a loaded host; 13 ppm apart on this one).
+// on a loaded host; 5 ppm apart here).
 func TestHostTSC(t *testing.T) {
 	a, ok := HostTSCkHz()
 	if !ok {
