@@ -39,6 +39,9 @@ var examples = map[string]string{
 	"patchctl try": `  patchctl try my-fix.patch --kernel 6.12       # a patch file on a pinned kernel
   patchctl try --git ~/linux HEAD~2..HEAD --tree ~/linux
   patchctl try --msgid 20260604.1234-1-dev@example.org --inbox ~/mirrors/linux-rdma --record nvmet-inline-offset`,
+	"patchctl bench": `  patchctl bench --kernel 6.12                  # rxe, the default boots per variant
+  patchctl bench --transport siw --boots 8 --out /tmp/bench-siw
+  patchctl bench --json | jq '.latency.diff_mean_us'`,
 	"patchctl matrix": `  patchctl matrix
   patchctl matrix --json | jq -r '.include[].kernel'`,
 }

@@ -43,6 +43,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"run", "--transport", ""}, "rxe\nsiw\nall"},
 		{[]string{"check", "--format", ""}, "text\njson\nsarif"},
 		{[]string{"boot", "--accel", ""}, "auto\nkvm\ntcg"},
+		{[]string{"bench", "--kernel", ""}, kernels},
 		{[]string{"apply", "--series", ""}, strings.Join(seriesNames, "\n")},
 		{[]string{"build", "--fragment", ""}, strings.Join(fragmentNames(t, root), "\n")},
 	} {
@@ -62,7 +63,7 @@ func TestCompletion(t *testing.T) {
 // enum flag's bad word is refused on every verb before any work (exit 2,
 // the words it takes named).
 func TestOneFlagVocabulary(t *testing.T) {
-	for _, verb := range [][]string{{"apply"}, {"build"}, {"boot"}, {"check"}, {"refresh"}} {
+	for _, verb := range [][]string{{"apply"}, {"build"}, {"boot"}, {"check"}, {"refresh"}, {"bench"}} {
 		code, _, errOut := run(t, append(append([]string{"--root", "../.."}, verb...), "--kernel", "6.12", "--kernel", "6.1")...)
 		if code != 2 || !strings.Contains(errOut, "--kernel given twice (6.12, then 6.1)") {
 			t.Errorf("%v --kernel twice: exit %d %s", verb, code, errOut)
@@ -72,6 +73,7 @@ func TestOneFlagVocabulary(t *testing.T) {
 		{"boot", "--variant", "patch"}, {"build", "--variant", "patch"},
 		{"boot", "--transport", "ib"}, {"run", "--transport", "ib"},
 		{"boot", "--accel", "xen"}, {"run", "--accel", "xen"}, {"check", "--format", "xml"},
+		{"bench", "--transport", "ib"}, {"bench", "--accel", "xen"},
 	} {
 		code, _, errOut := run(t, append([]string{"--root", "../.."}, c...)...)
 		if code != 2 || !strings.Contains(errOut, "is not a "+strings.TrimPrefix(c[1], "--")+": want ") {
@@ -84,7 +86,7 @@ func TestOneFlagVocabulary(t *testing.T) {
 // --format); tree list and matrix print JSON with it.
 func TestJSONEverywhere(t *testing.T) {
 	root := newRootCmd(&IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}})
-	for _, path := range [][]string{{"import"}, {"tree", "prepare"}, {"tree", "list"}, {"tree", "verify"}, {"apply"}, {"refresh"}, {"build"}, {"boot"}, {"run"}, {"matrix"}} {
+	for _, path := range [][]string{{"import"}, {"tree", "prepare"}, {"tree", "list"}, {"tree", "verify"}, {"apply"}, {"refresh"}, {"build"}, {"boot"}, {"run"}, {"bench"}, {"matrix"}} {
 		c, _, err := root.Find(path)
 		if err != nil || c.Flags().Lookup("json") == nil {
 			t.Errorf("%v has no --json (%v)", path, err)

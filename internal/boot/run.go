@@ -76,6 +76,9 @@ type Options struct {
 	// BuildCommand is the command that builds BzImage, for the error
 	// when it is missing (default: patchctl build --kernel K --variant V).
 	BuildCommand string
+	// Bench makes the guest run patchctl bench's workloads on the first
+	// transport instead of the tests (internal/bench reads the results).
+	Bench *guestconf.Bench
 }
 
 // Interactive is whether the run waits for a person (Shell or Keep).
@@ -224,7 +227,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	}
 	g := GuestConfig{Transports: o.Transports, Unavailable: unavailable, InlineDataSize: o.InlineDataSize, ExpectInline: o.ExpectInline,
 		Sizes: o.Sizes, Iterations: o.Iterations, Seed: 1, Address: "192.0.2.10/24",
-		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop, Shell: o.Shell, Keep: o.Keep}
+		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop, Shell: o.Shell, Keep: o.Keep, Bench: o.Bench}
 	if err := wrLayout(o.BuildDir, &g); err != nil {
 		return nil, err
 	}

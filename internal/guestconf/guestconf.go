@@ -36,6 +36,9 @@ type Config struct {
 	// Unavailable names transports this kernel cannot run, with the
 	// reason: reported as skipped, not failed.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
+	// Bench: run patchctl bench's workloads on the first transport
+	// instead of the tests (see Bench).
+	Bench *Bench `json:"bench,omitempty"`
 }
 
 // Module is a kernel module in the initramfs.

@@ -8,6 +8,10 @@
 // --keep (the VM stays up after the tests) does the host add a static
 // busybox, which the agent starts as /bin/sh.
 //
+// For patchctl bench (guestconf.Bench in the configuration) it runs the
+// benchmark workloads instead of the tests: QD1 latency and the in-capsule
+// sweep, timed in the guest, each measurement a KTAP diagnostic.
+//
 // Its configuration is /patchctl.json, written by the host (internal/boot).
 package main
 
@@ -106,9 +110,14 @@ func main() {
 		k.abort("network: " + err.Error())
 		halt()
 	}
-	if cfg.Shell {
+	switch {
+	case cfg.Shell:
 		shellSetup(k, &cfg)
-	} else {
+	case cfg.Bench != nil && len(cfg.Transports) > 0:
+		// patchctl bench: the workloads on the first transport.
+		k.header("", 1)
+		benchRun(k.sub(), 1, cfg.Transports[0], &cfg)
+	default:
 		k.header("", len(cfg.Transports))
 		for i, tr := range cfg.Transports {
 			if why, ok := cfg.Unavailable[tr]; ok {

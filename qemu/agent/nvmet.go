@@ -36,8 +36,15 @@ type targetStep struct {
 // addr. param_inline_data_size is written before the subsystem is linked
 // to the port: once the port is enabled the attribute refuses writes.
 func setupTarget(nqn, addr string, inline int) ([]string, error) {
+	return setupTargetAt(nqn, addr, portID, trsvcid, inline)
+}
+
+// setupTargetAt is setupTarget on nvmet port id, listening on svcid: the
+// bench exports one subsystem per in-capsule size, each on its own port,
+// all on the one null_blk device.
+func setupTargetAt(nqn, addr, id, svcid string, inline int) ([]string, error) {
 	subsys := filepath.Join(nvmetDir, "subsystems", nqn)
-	port := filepath.Join(nvmetDir, "ports", portID)
+	port := filepath.Join(nvmetDir, "ports", id)
 	var notes []string
 	dev := nullBlk
 	steps := []targetStep{
@@ -59,7 +66,7 @@ func setupTarget(nqn, addr string, inline int) ([]string, error) {
 		{"trtype", func() error { return writeFile(filepath.Join(port, "addr_trtype"), "rdma") }},
 		{"adrfam", func() error { return writeFile(filepath.Join(port, "addr_adrfam"), "ipv4") }},
 		{"traddr", func() error { return writeFile(filepath.Join(port, "addr_traddr"), addr) }},
-		{"trsvcid", func() error { return writeFile(filepath.Join(port, "addr_trsvcid"), trsvcid) }},
+		{"trsvcid", func() error { return writeFile(filepath.Join(port, "addr_trsvcid"), svcid) }},
 		{"inline data size", func() error {
 			p := filepath.Join(port, "param_inline_data_size")
 			if _, err := os.Stat(p); err != nil {
@@ -171,9 +178,12 @@ func newDevice(before, after map[string]bool) string {
 
 // teardownTarget undoes setupTarget; it goes on past errors and reports
 // the first.
-func teardownTarget(nqn string) error {
+func teardownTarget(nqn string) error { return teardownTargetAt(nqn, portID) }
+
+// teardownTargetAt undoes setupTargetAt.
+func teardownTargetAt(nqn, id string) error {
 	subsys := filepath.Join(nvmetDir, "subsystems", nqn)
-	port := filepath.Join(nvmetDir, "ports", portID)
+	port := filepath.Join(nvmetDir, "ports", id)
 	var first error
 	try := func(err error) {
 		if err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
@@ -192,13 +202,16 @@ func teardownTarget(nqn string) error {
 
 // connect asks the host driver for a controller through /dev/nvme-fabrics,
 // as nvme-cli does, and returns the namespace's block device.
-func connect(nqn, addr string) (ctrl, dev string, err error) {
+func connect(nqn, addr string) (ctrl, dev string, err error) { return connectAt(nqn, addr, trsvcid) }
+
+// connectAt is connect to the port listening on svcid.
+func connectAt(nqn, addr, svcid string) (ctrl, dev string, err error) {
 	f, err := os.OpenFile(fabricDev, os.O_RDWR, 0)
 	if err != nil {
 		return "", "", err
 	}
 	defer f.Close()
-	opts := fmt.Sprintf("transport=rdma,traddr=%s,trsvcid=%s,nqn=%s", addr, trsvcid, nqn)
+	opts := fmt.Sprintf("transport=rdma,traddr=%s,trsvcid=%s,nqn=%s", addr, svcid, nqn)
 	if _, err := f.Write([]byte(opts)); err != nil {
 		return "", "", fmt.Errorf("connect %s: %w", opts, err)
 	}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/patchctl/patchctl/internal/bench"
+	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/spf13/cobra"
+)
+
+// BenchOptions are the inputs of `patchctl bench`.
+type BenchOptions struct {
+	IO        *IOStreams
+	Global    *GlobalOptions
+	Kernel    string
+	Tree      string
+	Transport string
+	Fragments []string
+	Boots     int
+	Out       string
+	JSON      bool
+	Accel     string
+	// The workload's knobs (defaults: bench.DefaultWorkload).
+	LatencyTime time.Duration
+	Reps        int
+	SweepTime   time.Duration
+	QueueDepth  int
+}
+
+func newBenchCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
+	opts := &BenchOptions{IO: io, Global: g}
+	w := bench.DefaultWorkload()
+	cmd := &cobra.Command{
+		Use:   "bench [--kernel K] [--transport rxe|siw] [--boots N] [--json] [--out DIR]",
+		Short: "A/B benchmark of the baseline and patched kernels: latency and IOPS with 95% intervals",
+		Long: `Bench boots the baseline and patched kernels that patchctl build made,
+alternately (A B A B, --boots times each), and in each boot the guest agent
+measures, after a warm-up: 4 KiB random O_DIRECT reads at queue depth 1,
+each timed (mean, median, p99: seed 000's workload), and seed 003's
+in-capsule sweep: random writes and a 70/30 read/write mix from 512 B to
+32 KiB, --qd I/Os in flight, IOPS and mean latency, with the nvmet port's
+param_inline_data_size at 16384 and at 4096 (one port each, both
+connected, measured in turns so that both see the same host).
+
+Each boot is one sample: every figure is a mean over boots with a 95 %
+interval (Student's t), every difference (patched - baseline) has Welch's
+interval, and the verdict is faster, slower or no difference at 95 %.
+A self-check looks for a known effect: with 4K in-capsule data the target
+must RDMA READ an 8K write's data, which 16K avoids (8K writes at queue
+depth 1, both sizes in turns, the per-boot latency ratio); when it is not
+found, the A/B figures cannot be trusted (exit 3).
+
+It prints seed 000's latency table and seed 003's sweep tables, the
+accelerator (TCG or KVM), the provider and the vCPUs, and what soft-RoCE
+cannot show; bench.json, bench.svg (latency distribution, IOPS by size)
+and each boot's console log go to --out. A verdict is reported, not
+judged: a slower patched kernel exits 0. Under TCG the guest kernel is
+given the host's TSC frequency (tsc_early_khz): without it the guest's
+clock steps by 4 ms and cannot time one I/O.
+
+With the defaults a bench of one kernel takes about 4-5 minutes here
+(2 cores, TCG): 10 boots of about 25 s.
+
+Exit status: 0 the bench ran, 1 a boot failed its checks, 2 usage or input
+error, 3 the harness could not run or the self-check failed.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runBench(c.Context(), opts) },
+	}
+	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
+	enumFlag(cmd.Flags(), &opts.Transport, "transport", "rxe", "rxe or siw (one provider per bench)")
+	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "the fragments the kernels were built with (default as build)")
+	cmd.Flags().IntVar(&opts.Boots, "boots", bench.DefaultBoots, "boots per variant (2 or more for an interval)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for bench.json, bench.svg and the boots' logs (default: out/bench/<kernel>-<transport>)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result (bench.json) on stdout")
+	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
+	cmd.Flags().DurationVar(&opts.LatencyTime, "latency-time", time.Duration(w.LatencyMS)*time.Millisecond, "length of one repetition of the QD1 read workload")
+	cmd.Flags().IntVar(&opts.Reps, "reps", w.Reps, "repetitions of the QD1 read workload per boot")
+	cmd.Flags().DurationVar(&opts.SweepTime, "sweep-time", time.Duration(w.SweepMS)*time.Millisecond, "length of one in-capsule sweep point")
+	cmd.Flags().IntVar(&opts.QueueDepth, "qd", w.QueueDepth, "I/Os in flight in the sweep")
+	return cmd
+}
+
+// workload is the guest's workload from the flags, checked.
+func (opts *BenchOptions) workload() (bench.Options, error) {
+	w := bench.DefaultWorkload()
+	w.LatencyMS, w.Reps = int(opts.LatencyTime/time.Millisecond), opts.Reps
+	w.SweepMS, w.QueueDepth = int(opts.SweepTime/time.Millisecond), opts.QueueDepth
+	o := bench.Options{Boots: opts.Boots, Workload: w}
+	if opts.Transport != "rxe" && opts.Transport != "siw" {
+		return o, fmt.Errorf("bench --transport %q: one provider per bench, rxe or siw: %w", opts.Transport, errs.ErrUsage)
+	}
+	o.Transport = opts.Transport
+	return o, bench.Check(&o.Workload, o.Boots)
+}
+
+func runBench(ctx context.Context, opts *BenchOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	bo, err := opts.workload()
+	if err != nil {
+		return err
+	}
+	accel, err := boot.ParseAccel(opts.Accel)
+	if err != nil {
+		return err
+	}
+	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
+	if err != nil {
+		return err
+	}
+	k, root, cache := t.k, t.root, t.cache
+	// Which patches apply decides the build's fragments (in memory), as
+	// for boot.
+	applied, err := t.applied(ctx, "")
+	if err != nil {
+		return err
+	}
+	dir, err := build.Locate(root, cache, k, applied, opts.Fragments)
+	if err != nil {
+		return err
+	}
+	out, err := outputDir(opts.Out, filepath.Join(root, "out", "bench", k.Name+"-"+bo.Transport), root)
+	if err != nil {
+		return err
+	}
+	for _, v := range []struct {
+		name string
+		o    *boot.Options
+	}{{build.Baseline, &bo.Baseline}, {build.Patched, &bo.Patched}} {
+		// A private copy of the variant's image, checked against its
+		// build's record: every boot of the bench boots the same image.
+		vdir := build.VariantDir(dir, v.name)
+		img, sum := filepath.Join(vdir, "bzImage"), ""
+		if _, err := os.Stat(img); err == nil { // else Prepare's error, with the build command
+			img = filepath.Join(out, "kernels", v.name+"-bzImage")
+			if sum, err = bench.PinImage(vdir, img); err != nil {
+				return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
+			}
+		}
+		bop := &BootOptions{Global: opts.Global, Kernel: opts.Kernel, Variant: v.name, Fragments: opts.Fragments}
+		*v.o = boot.Options{Root: root, Kernel: k.Name, Variant: v.name, BzImage: img, BzImageSHA256: sum, BuildDir: dir,
+			Accel: accel, Progress: cache.Progress, BuildCommand: buildCommand(bop)}
+	}
+	bo.Kernel, bo.OutDir, bo.Log = k.Name, out, opts.IO.ErrOut
+	fmt.Fprintf(opts.IO.ErrOut, "bench: %s over %s, %d boots per variant, about %s (measured here: see README)\n",
+		k.Name, bo.Transport, bo.Boots, bench.Estimate(&bo.Workload, bo.Boots).Round(time.Second))
+	res, err := bench.Run(ctx, bo)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := writeJSON(opts.IO.Out, res); err != nil {
+			return err
+		}
+	} else {
+		bench.Text(opts.IO.Out, res)
+		fmt.Fprintf(opts.IO.Out, "\nbench.json, bench.svg and the boots' console logs: %s\n", out)
+	}
+	if !res.SelfCheck.Pass {
+		return fmt.Errorf("bench: the self-check failed (%s): %w", res.SelfCheck.Reason, errs.ErrEnv)
+	}
+	return nil
+}
