@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/patchctl/patchctl/internal/testenv"
 )
 
 // TestBenchFlags: the bench's command line is checked before any work:
@@ -40,9 +42,12 @@ func TestBenchBeforeBuild(t *testing.T) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("qemu-system-x86_64 not installed")
 	}
-	cache := t.TempDir()
-	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "bench", "--kernel", "6.1", "--out", t.TempDir())
-	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline` first"
+	// The shared cache's 6.1 tree (a fresh cache would download and
+	// extract it for this one message), with fragments no build uses.
+	testenv.Kernel(t, "6.1")
+	cache := testenv.Cache().Dir
+	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "bench", "--kernel", "6.1", "--fragment", "base,debug", "--out", t.TempDir())
+	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline --fragment base,debug` first"
 	if code != 2 || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d: %s\nwant %s", code, errOut, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
@@ -183,9 +184,12 @@ func TestBootBeforeBuild(t *testing.T) {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("qemu-system-x86_64 not installed")
 	}
-	cache := t.TempDir()
-	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "boot", "--kernel", "6.1", "--variant", "baseline", "--fragment", "base,rdma-loopback")
-	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline --fragment base,rdma-loopback` first"
+	// The shared cache's 6.1 tree (a fresh cache would download and
+	// extract it for this one message), with fragments no build uses.
+	testenv.Kernel(t, "6.1")
+	cache := testenv.Cache().Dir
+	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "boot", "--kernel", "6.1", "--variant", "baseline", "--fragment", "base,debug")
+	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline --fragment base,debug` first"
 	if code != 2 || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d: %s\nwant %s", code, errOut, want)
 	}
