@@ -5,7 +5,8 @@
 /// a physical one (__pa(), virt_to_phys(), page_to_phys(), sg_phys(), a
 /// phys_addr_t) there passes on soft-RoCE (rxe and siw use virtual DMA)
 /// and corrupts memory on a real HCA. Reported at the post a path reaches
-/// with the flag set and the address not re-pointed.
+/// with the flag set and the address not re-pointed: ib_post_send(), or
+/// a helper of the file that posts the request it is handed.
 ///
 /// This is the Coccinelle form of patchctl's inline-sge-addr rule (the
 /// errors; its "cannot show the address is virtual" warnings have no
@@ -34,7 +35,7 @@ PHYS = {"__pa", "__pa_symbol", "virt_to_phys", "page_to_phys", "sg_phys"}
 
 def reset():
     facts.clear()
-    for k in ("dma", "dmaret", "flagfn", "flagtmpl"):
+    for k in ("dma", "dmaret", "flagfn", "flagtmpl", "poster"):
         facts[k] = set()
 
 reset()
@@ -157,41 +158,25 @@ fn << dmaret.fn;
 @@
 facts["dmaret"].add(fn)
 
-// Fields and variables assigned a mapping anywhere in the file, and
-// variables assigned what holds one.
+// Fields assigned a mapping, or what holds one, anywhere in the file (a
+// field is learned by name, as the engine learns it per module). A local
+// holds what the path assigned it: the rules below follow it.
 @dmaset depends on report@
 expression E, V;
-identifier f, x;
+identifier f;
 @@
 (
 E->f = V
 |
 E.f = V
-|
-x = V
 )
 
 @script:python depends on dmaset@
 v << dmaset.V;
-f << dmaset.f = "";
-x << dmaset.x = "";
+f << dmaset.f;
 @@
 if is_dma(v):
-    facts["dma"].add(f or x)
-
-@dmainit depends on report@
-type T;
-identifier x;
-expression V;
-@@
-T x = V;
-
-@script:python depends on dmainit@
-v << dmainit.V;
-x << dmainit.x;
-@@
-if is_dma(v):
-    facts["dma"].add(x)
+    facts["dma"].add(f)
 
 // Helpers that set IB_SEND_INLINE on what they are given, or return it.
 @flagfn depends on report exists@
@@ -251,12 +236,30 @@ f << flagtmpl.F;
 if "IB_SEND_INLINE" in f and "~" not in f:
     facts["flagtmpl"].add(t)
 
+// Helpers that post the request they are handed.
+@poster depends on report@
+identifier fn, w;
+type T;
+expression Q, B;
+@@
+fn(..., T *w, ...) {
+<+...
+ib_post_send(Q, <+... w ...+>, B)
+...+>
+}
+
+@script:python depends on poster@
+fn << poster.fn;
+@@
+facts["poster"].add(fn)
+
 // The address first, the flag on the way to the post.
 @addr_then_flag depends on report exists@
 expression S, V, E, E1, E2, E3, Q, W, B;
 expression A : script:python () { is_dma(A) };
 identifier fn : script:python () { fn in facts["flagfn"] };
 identifier t : script:python () { t in facts["flagtmpl"] };
+identifier post : script:python () { post in facts["poster"] };
 position p;
 @@
 (
@@ -286,7 +289,7 @@ E = t
     when != E1->sg_list->addr = V
     when != E1.sg_list->addr = V
     when != E2 &= ~IB_SEND_INLINE
-ib_post_send@p(Q, W, B)
+\(ib_post_send@p(Q, W, B)\|post@p(...)\)
 
 // The flag first, the address on the way to the post.
 @flag_then_addr depends on report exists@
@@ -294,6 +297,7 @@ expression S, V, E, E1, E2, E3, Q, W, B;
 expression A : script:python () { is_dma(A) };
 identifier fn : script:python () { fn in facts["flagfn"] };
 identifier t : script:python () { t in facts["flagtmpl"] };
+identifier post : script:python () { post in facts["poster"] };
 position p;
 @@
 (
@@ -320,7 +324,155 @@ S->addr = A;
     when != E1->sg_list->addr = V
     when != E1.sg_list->addr = V
     when != E2 &= ~IB_SEND_INLINE
-ib_post_send@p(Q, W, B)
+\(ib_post_send@p(Q, W, B)\|post@p(...)\)
+
+// Through a local that holds a DMA or physical address on the path
+// (u64 a = qe->dma; ... sge->addr = a;): the local, the address, the flag.
+@local_addr_flag depends on report exists@
+identifier x;
+type T, T2;
+expression S, V, V2, E, E1, E2, E3, Q, W, B;
+expression A : script:python () { is_dma(A) };
+identifier fn : script:python () { fn in facts["flagfn"] };
+identifier t : script:python () { t in facts["flagtmpl"] };
+identifier post : script:python () { post in facts["poster"] };
+position p;
+@@
+(
+x = A;
+|
+T x = A;
+)
+... when != x = V2
+    when != T2 x = V2;
+(
+S.addr = <+... x ...+>;
+|
+S->addr = <+... x ...+>;
+)
+... when != S.addr = V
+    when != S->addr = V
+    when != E1->sg_list->addr = V
+    when != E1.sg_list->addr = V
+    when != E2 &= ~IB_SEND_INLINE
+    when != x = V2
+    when != T2 x = V2;
+(
+E |= IB_SEND_INLINE
+|
+E |= IB_SEND_INLINE | E3
+|
+E |= E3 | IB_SEND_INLINE
+|
+E = <+... IB_SEND_INLINE ...+>
+|
+fn(...)
+|
+E = t
+)
+... when != S.addr = V
+    when != S->addr = V
+    when != E1->sg_list->addr = V
+    when != E1.sg_list->addr = V
+    when != E2 &= ~IB_SEND_INLINE
+    when != x = V2
+    when != T2 x = V2;
+\(ib_post_send@p(Q, W, B)\|post@p(...)\)
+
+// The local, the flag, the address.
+@local_flag_addr depends on report exists@
+identifier x;
+type T, T2;
+expression S, V, V2, E, E1, E2, E3, Q, W, B;
+expression A : script:python () { is_dma(A) };
+identifier fn : script:python () { fn in facts["flagfn"] };
+identifier t : script:python () { t in facts["flagtmpl"] };
+identifier post : script:python () { post in facts["poster"] };
+position p;
+@@
+(
+x = A;
+|
+T x = A;
+)
+... when != x = V2
+    when != T2 x = V2;
+(
+E |= IB_SEND_INLINE
+|
+E |= IB_SEND_INLINE | E3
+|
+E |= E3 | IB_SEND_INLINE
+|
+E = <+... IB_SEND_INLINE ...+>
+|
+fn(...)
+|
+E = t
+)
+... when != x = V2
+    when != T2 x = V2;
+    when != E2 &= ~IB_SEND_INLINE
+(
+S.addr = <+... x ...+>;
+|
+S->addr = <+... x ...+>;
+)
+... when != S.addr = V
+    when != S->addr = V
+    when != E1->sg_list->addr = V
+    when != E1.sg_list->addr = V
+    when != E2 &= ~IB_SEND_INLINE
+    when != x = V2
+    when != T2 x = V2;
+\(ib_post_send@p(Q, W, B)\|post@p(...)\)
+
+// The flag, the local, the address.
+@flag_local_addr depends on report exists@
+identifier x;
+type T, T2;
+expression S, V, V2, E, E1, E2, E3, Q, W, B;
+expression A : script:python () { is_dma(A) };
+identifier fn : script:python () { fn in facts["flagfn"] };
+identifier t : script:python () { t in facts["flagtmpl"] };
+identifier post : script:python () { post in facts["poster"] };
+position p;
+@@
+(
+E |= IB_SEND_INLINE
+|
+E |= IB_SEND_INLINE | E3
+|
+E |= E3 | IB_SEND_INLINE
+|
+E = <+... IB_SEND_INLINE ...+>
+|
+fn(...)
+|
+E = t
+)
+... when != E2 &= ~IB_SEND_INLINE
+(
+x = A;
+|
+T x = A;
+)
+... when != x = V2
+    when != T2 x = V2;
+    when != E2 &= ~IB_SEND_INLINE
+(
+S.addr = <+... x ...+>;
+|
+S->addr = <+... x ...+>;
+)
+... when != S.addr = V
+    when != S->addr = V
+    when != E1->sg_list->addr = V
+    when != E1.sg_list->addr = V
+    when != E2 &= ~IB_SEND_INLINE
+    when != x = V2
+    when != T2 x = V2;
+\(ib_post_send@p(Q, W, B)\|post@p(...)\)
 
 @script:python depends on addr_then_flag@
 p << addr_then_flag.p;
@@ -333,3 +485,24 @@ p << flag_then_addr.p;
 a << flag_then_addr.A;
 @@
 coccilib.report.print_report(p[0], "inline-sge-addr: a work request posted with IB_SEND_INLINE carries an SGE holding a DMA or physical address (%s) on this path: the CPU copies from it, so it must be a kernel virtual address" % a)
+
+@script:python depends on local_addr_flag@
+p << local_addr_flag.p;
+a << local_addr_flag.A;
+x << local_addr_flag.x;
+@@
+coccilib.report.print_report(p[0], "inline-sge-addr: a work request posted with IB_SEND_INLINE carries an SGE holding a DMA or physical address (%s, from %s) on this path: the CPU copies from it, so it must be a kernel virtual address" % (x, a))
+
+@script:python depends on local_flag_addr@
+p << local_flag_addr.p;
+a << local_flag_addr.A;
+x << local_flag_addr.x;
+@@
+coccilib.report.print_report(p[0], "inline-sge-addr: a work request posted with IB_SEND_INLINE carries an SGE holding a DMA or physical address (%s, from %s) on this path: the CPU copies from it, so it must be a kernel virtual address" % (x, a))
+
+@script:python depends on flag_local_addr@
+p << flag_local_addr.p;
+a << flag_local_addr.A;
+x << flag_local_addr.x;
+@@
+coccilib.report.print_report(p[0], "inline-sge-addr: a work request posted with IB_SEND_INLINE carries an SGE holding a DMA or physical address (%s, from %s) on this path: the CPU copies from it, so it must be a kernel virtual address" % (x, a))
