@@ -2,6 +2,7 @@ package checks
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"path"
 	"sort"
@@ -20,6 +21,9 @@ type Options struct {
 	Paths    []string // files or folders relative to Tree; default DefaultPaths
 	BuildDir string   // a build of the tree with debug info (optional): DWARF layouts
 	Patches  []string // patches to run checkpatch.pl on
+	// CheckpatchTree is the tree whose scripts/checkpatch.pl runs (and
+	// reads its own data files); default Tree.
+	CheckpatchTree string
 }
 
 // Report is a check's result.
@@ -161,7 +165,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	rep.Providers = prov.rows
 	if len(opts.Patches) > 0 {
-		cp, err := checkpatch(opts.Tree, opts.Patches)
+		cp, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
 		if err != nil {
 			return nil, err
 		}

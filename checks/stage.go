@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/stage"
@@ -19,6 +20,9 @@ type StageIn struct {
 	// BuildID names its content (the build stage's key); both optional.
 	BuildDir, BuildID string
 	Paths             []string
+	// CheckpatchTree is a pristine tree whose checkpatch.pl runs instead
+	// of the kernel's own (tree.Lock.Checkpatch); optional.
+	CheckpatchTree string
 	// Pristine is the same check of the pristine tree (RunPristine): the
 	// patched tree's findings are judged against it. Without it they are
 	// judged against the known findings of the pinned kernels.
@@ -42,8 +46,12 @@ func StageKey(in StageIn) (string, error) {
 	if in.Pristine != nil {
 		base = in.Pristine.FindingsHash()
 	}
-	return stage.NewKey("check").Code().Add("state", in.Apply.State(apply.Patched)).File(in.Apply.Patches...).
-		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base).Sum()
+	k := stage.NewKey("check").Code().Add("state", in.Apply.State(apply.Patched)).File(in.Apply.Patches...).
+		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base)
+	if in.CheckpatchTree != "" {
+		k = k.File(filepath.Join(in.CheckpatchTree, "scripts", "checkpatch.pl"), filepath.Join(in.CheckpatchTree, "scripts", "spelling.txt"))
+	}
+	return k.Sum()
 }
 
 // RunPristine checks the kernel's pristine tree (read only: nothing
@@ -88,7 +96,7 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 	if err := apply.Checkout(wt, in.Apply, apply.Patched); err != nil {
 		return nil, err
 	}
-	rep, err := Run(Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches})
+	rep, err := Run(Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree})
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
 	}
@@ -98,4 +106,19 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 		rep.JudgeKnown()
 	}
 	return rep, nil
+}
+
+// CheckpatchTree is the pristine tree whose checkpatch.pl judges k's
+// patches when the lock names another kernel for it (prepared when
+// needed), or "" for k's own.
+func CheckpatchTree(ctx context.Context, c *tree.Cache, l *tree.Lock, k *tree.Kernel) (string, error) {
+	ck, err := l.CheckpatchKernel(k)
+	if err != nil || ck == nil {
+		return "", err
+	}
+	dir, err := c.Prepare(ctx, ck)
+	if err != nil {
+		return "", fmt.Errorf("preparing %s, whose checkpatch.pl judges the patches (checkpatch: in series/kernels.yaml): %w", ck.Name, err)
+	}
+	return dir, nil
 }

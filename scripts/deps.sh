@@ -3,7 +3,9 @@
 # is missing (a machine that has them all pays one dpkg query).
 #   scripts/deps.sh          system tools for every stage
 # The kernel sources are not installed here: `patchctl tree prepare` fetches
-# the pinned linux-source .deb into the user's cache and checks its sha256.
+# the pinned linux-source .deb into the user's cache (through its own apt
+# state per suite, signed-by debian-archive-keyring's keyring; the system's
+# apt sources are never changed) and checks its sha256.
 set -euo pipefail
 
 pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
@@ -12,6 +14,9 @@ pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
       pahole
       # the static shell and tools of patchctl boot --shell / --keep
       busybox-static
+      # patchctl's own apt state: bullseye, sid and experimental lists are
+      # verified against Debian's archive keyring
+      debian-archive-keyring
       # the reports' reference validators (tests) and CI's JUnit summary:
       # xmllint, a JUnit consumer, JSON schema with its uri format
       libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987

@@ -81,7 +81,7 @@ func TestApplyRealKernel(t *testing.T) {
 func TestApplyInputErrors(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	code, _, errOut := run(t, "--root", root, "apply", "--kernel", "5.4")
-	if code != 2 || !strings.Contains(errOut, "unknown kernel \"5.4\"; pinned kernels: 6.1, 6.12") {
+	if code != 2 || !strings.Contains(errOut, "unknown kernel \"5.4\"; pinned kernels: 5.10, 6.1, 6.12, 7.2, 7.3") {
 		t.Errorf("unknown kernel: exit %d %s", code, errOut)
 	}
 	code, _, errOut = run(t, "--root", t.TempDir(), "tree", "list")

@@ -120,7 +120,12 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		return err
 	}
 	cache := t.cache
-	dir, err := build.Locate(root, cache, k, opts.Fragments)
+	// Which patches apply decides the build's fragments (in memory).
+	applied, err := t.applied(ctx, "")
+	if err != nil {
+		return err
+	}
+	dir, err := build.Locate(root, cache, k, applied, opts.Fragments)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if len(patches) > 0 {
 		// checkpatch on the given patches, the static rules on the tree
 		// they are for (the pristine tree of --kernel, or --tree).
-		dir := opts.Tree
+		dir, cpTree := opts.Tree, ""
 		if dir == "" {
 			t, err := opts.Global.target(opts.IO, opts.Kernel)
 			if err != nil {
@@ -103,13 +103,16 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			if dir, err = t.cache.Prepare(ctx, t.k); err != nil {
 				return err
 			}
+			if cpTree, err = checks.CheckpatchTree(ctx, t.cache, t.lock, t.k); err != nil {
+				return err
+			}
 			so.Repo, so.Kernel = t.root, t.k.Name
 		}
 		if err := checkPaths(dir, paths); err != nil {
 			return err
 		}
 		var err error
-		if rep, err = checks.Run(checks.Options{Tree: dir, Paths: paths, Patches: patches}); err != nil {
+		if rep, err = checks.Run(checks.Options{Tree: dir, Paths: paths, Patches: patches, CheckpatchTree: cpTree}); err != nil {
 			return fmt.Errorf("checking %s: %w", dir, err)
 		}
 		rep.JudgeKnown()
@@ -127,7 +130,10 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			return err
 		}
 		in := checks.StageIn{Cache: t.cache, Apply: out, Paths: opts.Paths}
-		if dir, err := build.Locate(t.root, t.cache, t.k, nil); err == nil {
+		if in.CheckpatchTree, err = checks.CheckpatchTree(ctx, t.cache, t.lock, t.k); err != nil {
+			return err
+		}
+		if dir, err := build.Locate(t.root, t.cache, t.k, out, nil); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 				in.BuildDir = dir
 			}

@@ -24,15 +24,25 @@ func TestMatrix(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Include) != 2 || m.Include[0].Kernel != "6.12" || !m.Include[0].Default || m.Include[1].Kernel != "6.1" || !strings.Contains(m.Include[1].Source, "6.1.192-3") {
-		t.Errorf("matrix %+v", m)
+	// Every pinned kernel, in the lock's order, the default marked.
+	want := []string{"5.10", "6.1", "6.12", "7.2", "7.3"}
+	if len(m.Include) != len(want) {
+		t.Fatalf("matrix %+v", m)
+	}
+	for i, e := range m.Include {
+		if e.Kernel != want[i] || e.Default != (e.Kernel == "6.12") || !strings.Contains(e.Source, "linux-source-"+e.Kernel+"=") {
+			t.Errorf("matrix entry %d: %+v", i, e)
+		}
+	}
+	if !strings.Contains(m.Include[4].Source, "experimental") || !strings.Contains(m.Include[0].Source, "bullseye") {
+		t.Errorf("matrix sources do not name the suites: %+v", m)
 	}
 }
 
 func TestRunInputErrors(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	out := filepath.Join(t.TempDir(), "out")
-	if code, _, errOut := run(t, "--root", root, "run", "--out", out, "--kernel", "4.19"); code != 2 || !strings.Contains(errOut, "pinned kernels: 6.1, 6.12") {
+	if code, _, errOut := run(t, "--root", root, "run", "--out", out, "--kernel", "4.19"); code != 2 || !strings.Contains(errOut, "pinned kernels: 5.10, 6.1, 6.12, 7.2, 7.3") {
 		t.Errorf("unknown kernel: exit %d %s", code, errOut)
 	}
 	// A run that could not start says why in its reports.

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
@@ -79,15 +81,137 @@ what they read against (patchctl tree verify checks all of it).`,
 			return nil
 		},
 	}
+	pin := &PinOptions{IO: io, Global: g}
+	pinCmd := &cobra.Command{
+		Use:   "pin [--kernel K... | --all] [--check]",
+		Short: "Re-pin Debian kernels to what their suite serves now",
+		Long: `Pin asks each kernel's Debian suite (through patchctl's own apt state under
+the cache; the system's apt configuration is never changed) which version of
+its linux-source package it serves now. With --check it only compares and
+exits 1 when a pin is stale, saying what is current. Without --check it
+downloads what is served, computes the .deb's sha256 (which must equal the
+index's) and the source tarball's sha256 from the download, rewrites the
+kernel's entry in series/kernels.yaml and prints the old and new pins. A new
+pin changes the kernel's source key: every cached stage of that kernel
+(tree, builds, boots) is redone on the next run. Default: every kernel that
+pins a suite.`,
+		Example: `  patchctl tree pin --check              # exit 1 when a pin is stale (a scheduled CI job)
+  patchctl tree pin --kernel 7.3         # re-pin mainline rc to what experimental serves now
+  patchctl tree pin --all --json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runTreePin(c.Context(), pin) },
+	}
+	pinCmd.Flags().StringSliceVar(&pin.Kernels, "kernel", nil, "kernel to re-pin (default: all that pin a suite)")
+	pinCmd.Flags().BoolVar(&pin.All, "all", false, "every kernel that pins a suite")
+	pinCmd.Flags().BoolVar(&pin.Check, "check", false, "only compare; exit 1 when a pin is stale")
+	pinCmd.Flags().BoolVar(&pin.JSON, "json", false, "print the pins as JSON")
 	list.Flags().BoolVar(&listJSON, "json", false, "print the kernels as JSON")
-	cmd.AddCommand(prepare, list, newTreeVerifyCmd(io, g))
+	cmd.AddCommand(prepare, list, newTreeVerifyCmd(io, g), pinCmd)
 	return cmd
+}
+
+// PinOptions are the inputs of `patchctl tree pin`.
+type PinOptions struct {
+	IO      *IOStreams
+	Global  *GlobalOptions
+	Kernels []string
+	All     bool
+	Check   bool
+	JSON    bool
+}
+
+func runTreePin(ctx context.Context, opts *PinOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.All && len(opts.Kernels) > 0 {
+		return fmt.Errorf("--all and --kernel exclude each other: %w", errs.ErrUsage)
+	}
+	lock, root, err := opts.Global.lock()
+	if err != nil {
+		return err
+	}
+	var ks []*tree.Kernel
+	if len(opts.Kernels) == 0 {
+		for i := range lock.Kernels {
+			if k := &lock.Kernels[i]; k.Debian != nil && k.Debian.Suite != "" {
+				ks = append(ks, k)
+			}
+		}
+		if len(ks) == 0 {
+			return fmt.Errorf("no kernel in series/kernels.yaml pins a Debian suite: %w", errs.ErrInput)
+		}
+	}
+	for _, n := range opts.Kernels {
+		k, err := lock.Find(n)
+		if err != nil {
+			return err
+		}
+		ks = append(ks, k)
+	}
+	cache := opts.Global.cache(opts.IO)
+	updated := map[string]bool{}
+	var out []*tree.PinStatus
+	stale := 0
+	for _, k := range ks {
+		if k.Debian != nil && k.Debian.Suite != "" && !updated[k.Debian.Suite] {
+			if err := cache.UpdateSuite(ctx, k.Debian.Suite); err != nil {
+				return err
+			}
+			updated[k.Debian.Suite] = true
+		}
+		var st *tree.PinStatus
+		if opts.Check {
+			st, err = cache.CheckPin(ctx, k)
+		} else {
+			st, err = cache.Repin(ctx, k)
+		}
+		if err != nil {
+			return err
+		}
+		if st.Stale != "" {
+			stale++
+		}
+		if !opts.Check && st.Stale != "" {
+			if err := tree.RewritePin(filepath.Join(root, "series", "kernels.yaml"), k.Name, st.New); err != nil {
+				return err
+			}
+		}
+		out = append(out, st)
+	}
+	if opts.JSON {
+		if err := writeJSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		for _, st := range out {
+			p := st.Pinned
+			switch {
+			case st.Stale == "":
+				fmt.Fprintf(opts.IO.Out, "%s: %s=%s is what %s serves (current)\n", st.Kernel, p.Package, p.Version, p.Suite)
+			case opts.Check:
+				fmt.Fprintf(opts.IO.Out, "%s: stale: %s; re-pin with: patchctl tree pin --kernel %s\n", st.Kernel, st.Stale, st.Kernel)
+			default:
+				n := st.New
+				fmt.Fprintf(opts.IO.Out, "%s: re-pinned (%s)\n  old: %s=%s deb_sha256 %s tarball_sha256 %s\n  new: %s=%s deb_sha256 %s tarball_sha256 %s\n",
+					st.Kernel, st.Stale, p.Package, p.Version, p.DebSHA256, p.TarballSHA256, n.Package, n.Version, n.DebSHA256, n.TarballSHA256)
+			}
+		}
+	}
+	if opts.Check && stale > 0 {
+		return fmt.Errorf("%d of %d pins stale (patchctl tree pin rewrites them): %w", stale, len(out), errs.ErrFindings)
+	}
+	return nil
 }
 
 func describe(k *tree.Kernel) string {
 	switch {
 	case k.Debian != nil:
-		return "debian " + k.Debian.Package + "=" + k.Debian.Version
+		s := "debian " + k.Debian.Package + "=" + k.Debian.Version
+		if k.Debian.Suite != "" {
+			s += " (" + k.Debian.Suite + ")"
+		}
+		return s
 	case k.Git != nil:
 		return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
 	case k.Local != nil:

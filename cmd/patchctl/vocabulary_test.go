@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"check", "--format", ""}, "text\njson\nsarif"},
 		{[]string{"boot", "--accel", ""}, "auto\nkvm\ntcg"},
 		{[]string{"apply", "--series", ""}, strings.Join(seriesNames, "\n")},
-		{[]string{"build", "--fragment", ""}, "base\ncompile-test\ndebug\nkernel-6.1\nrdma-loopback"},
+		{[]string{"build", "--fragment", ""}, strings.Join(fragmentNames(t, root), "\n")},
 	} {
 		code, out, errOut := run(t, append([]string{"--root", root, "__complete"}, c.args...)...)
 		if code != 0 {
@@ -220,4 +221,19 @@ func TestBootPrintQEMU(t *testing.T) {
 	if args[0] != "qemu-system-x86_64" || !strings.Contains(line, "-append '") || !strings.HasSuffix(args[slices.Index(args, "-append")+1], "dyndbg='file rdma.c +p'") {
 		t.Errorf("command %s read back as %q", line, args)
 	}
+}
+
+// fragmentNames lists kconfig/*.config by name, as completion should.
+func fragmentNames(t *testing.T, root string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(root, "kconfig", "*.config"))
+	if err != nil || len(m) == 0 {
+		t.Fatalf("no fragments in %s/kconfig: %v", root, err)
+	}
+	var out []string
+	for _, p := range m {
+		out = append(out, strings.TrimSuffix(filepath.Base(p), ".config"))
+	}
+	sort.Strings(out)
+	return out
 }

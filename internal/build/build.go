@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/progress"
 	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
 )
@@ -34,8 +36,105 @@ const (
 	Patched  = apply.Patched  // the tree with the manifest's series
 )
 
-// DefaultFragments are built when none are named.
+// DefaultFragments are built when none are named. A fragment whose file
+// has a "# patchctl-when-touched: PREFIX..." line is on only when a patch
+// that applies on the kernel touches a path under one of the prefixes
+// (compile-test: mlx5 is built only to compile a patch that changes it).
 var DefaultFragments = []string{"base", "rdma-loopback", "compile-test"}
+
+// whenTouched reads a fragment's "# patchctl-when-touched:" prefixes.
+func whenTouched(b []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "# patchctl-when-touched:"); ok {
+			out = append(out, strings.Fields(v)...)
+		}
+	}
+	return out
+}
+
+// Selection is the fragments a build uses, in order, with why each is on
+// (and why each default one that is off is off).
+type Selection struct {
+	Names []string
+	On    map[string]string
+	Off   map[string]string
+}
+
+// SelectFragments decides the fragments of kernel k's builds: names when
+// given (and kconfig/kernel-<k>.config when it exists), else the
+// defaults, each conditional one only when a patch that applies on k
+// (out) touches what it is for. Both variants get the same selection:
+// they share one build folder.
+func SelectFragments(root string, k *tree.Kernel, out *apply.Out, names []string) (*Selection, error) {
+	sel := &Selection{On: map[string]string{}, Off: map[string]string{}}
+	if len(names) > 0 {
+		for _, n := range names {
+			sel.Names = append(sel.Names, n)
+			sel.On[n] = "requested (--fragment)"
+		}
+	} else {
+		applied := map[string]string{} // path -> source of a patch that applies and changes it
+		if out != nil {
+			for i, r := range out.Result.Results {
+				if !series.IsApplied(r.Disposition) || i >= len(out.Plan.Patches) {
+					continue
+				}
+				for _, f := range out.Plan.Patches[i].Files {
+					for _, n := range []string{f.OldName, f.NewName} {
+						if n != "" && applied[n] == "" {
+							applied[n] = r.Source
+						}
+					}
+				}
+			}
+		}
+		for _, n := range DefaultFragments {
+			if err := fsutil.ValidName(n); err != nil {
+				return nil, fmt.Errorf("fragment: %v: %w", err, errs.ErrUsage)
+			}
+			b, err := os.ReadFile(filepath.Join(root, "kconfig", n+".config"))
+			if err != nil {
+				return nil, fmt.Errorf("default fragment %s: %w: %w", n, err, errs.ErrInput)
+			}
+			prefixes := whenTouched(b)
+			if len(prefixes) == 0 {
+				sel.Names = append(sel.Names, n)
+				sel.On[n] = "default"
+				continue
+			}
+			why := ""
+			var paths []string
+			for p := range applied {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+		find:
+			for _, p := range paths {
+				for _, pre := range prefixes {
+					if strings.HasPrefix(p, pre) {
+						why = fmt.Sprintf("%s applies on %s and changes %s", applied[p], k.Name, p)
+						break find
+					}
+				}
+			}
+			if why == "" {
+				sel.Off[n] = fmt.Sprintf("no patch that applies on %s changes %s", k.Name, strings.Join(prefixes, " "))
+				continue
+			}
+			sel.Names = append(sel.Names, n)
+			sel.On[n] = why
+		}
+	}
+	kn := "kernel-" + k.SeriesName()
+	if _, ok := sel.On[kn]; !ok {
+		if _, err := os.Stat(filepath.Join(root, "kconfig", kn+".config")); err == nil {
+			sel.Names = append(sel.Names, kn)
+			sel.On[kn] = "kconfig/" + kn + ".config: what " + k.Name + "'s Kconfig needs beyond the shared fragments"
+		}
+	}
+	return sel, nil
+}
 
 // Options say what to build: a build is a function of the work tree's
 // state (the apply stage's output and a variant) and the configuration
@@ -50,16 +149,22 @@ type Options struct {
 	Jobs      int
 	NoCcache  bool // build without ccache even when it is installed
 	Progress  *progress.Reporter
+
+	selection *Selection // normalize's choice of fragments
 }
 
 // Metadata describes a build, in the shape tuxmake users know.
 type Metadata struct {
-	Kernel        string            `json:"kernel"`
-	Source        string            `json:"source"`
-	Variant       string            `json:"variant"`
-	KernelRelease string            `json:"kernel_release"`
-	ConfigHash    string            `json:"config_hash"`
-	Fragments     []string          `json:"fragments"`
+	Kernel        string   `json:"kernel"`
+	Source        string   `json:"source"`
+	Variant       string   `json:"variant"`
+	KernelRelease string   `json:"kernel_release"`
+	ConfigHash    string   `json:"config_hash"`
+	Fragments     []string `json:"fragments"`
+	// FragmentsOn says why each fragment is on; FragmentsOff why each
+	// default fragment that is not is off.
+	FragmentsOn   map[string]string `json:"fragments_on"`
+	FragmentsOff  map[string]string `json:"fragments_off,omitempty"`
 	Compiler      string            `json:"compiler"`
 	Ccache        bool              `json:"ccache"`
 	Jobs          int               `json:"jobs"`
@@ -181,34 +286,18 @@ func LinkLatest(dir, variant, stateDir string) error {
 
 // Locate returns the build folder that Build would use, without building
 // (a variant's artifacts are in VariantDir of it).
-func Locate(root string, c *tree.Cache, k *tree.Kernel, names []string) (string, error) {
-	if len(names) == 0 {
-		names = DefaultFragments
+// out is the apply stage's output: which patches apply decides the
+// conditional fragments.
+func Locate(root string, c *tree.Cache, k *tree.Kernel, out *apply.Out, names []string) (string, error) {
+	sel, err := SelectFragments(root, k, out, names)
+	if err != nil {
+		return "", err
 	}
-	names = withKernelFragment(root, k.SeriesName(), names)
-	_, hash, err := fragments(root, names)
+	_, hash, err := fragments(root, sel.Names)
 	if err != nil {
 		return "", err
 	}
 	return Dir(c, k, hash), nil
-}
-
-// withKernelFragment adds kconfig/kernel-<name>.config, when it exists:
-// what one kernel version needs beyond the shared fragments.
-func withKernelFragment(root, kernel string, names []string) []string {
-	if kernel == "" {
-		return names
-	}
-	n := "kernel-" + kernel
-	for _, x := range names {
-		if x == n {
-			return names
-		}
-	}
-	if _, err := os.Stat(filepath.Join(root, "kconfig", n+".config")); err == nil {
-		return append(append([]string{}, names...), n)
-	}
-	return names
 }
 
 // fragments reads the named fragments from root/kconfig.
@@ -249,10 +338,11 @@ func (o *Options) normalize() error {
 	if o.Apply == nil {
 		return fmt.Errorf("build of %s: no apply stage output", o.Kernel.Name)
 	}
-	if len(o.Fragments) == 0 {
-		o.Fragments = DefaultFragments
+	sel, err := SelectFragments(o.Root, o.Kernel, o.Apply, o.Fragments)
+	if err != nil {
+		return err
 	}
-	o.Fragments = withKernelFragment(o.Root, o.Kernel.SeriesName(), o.Fragments)
+	o.Fragments, o.selection = sel.Names, sel
 	if o.Jobs <= 0 {
 		o.Jobs = runtime.NumCPU()
 	}
@@ -310,7 +400,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	defer release()
 	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, KernelFrom: FromSource, Fragments: o.Fragments, Jobs: o.Jobs,
-		Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: o.Apply.State(o.Variant)}
+		FragmentsOn: o.selection.On, FragmentsOff: o.selection.Off, Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: o.Apply.State(o.Variant)}
 	if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
 		return nil, err
 	}
@@ -319,6 +409,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	md.SourceDir = wt.Dir
 	dir := Dir(o.Cache, o.Kernel, hash)
+	if err := claimFolder(dir, o.Kernel.Key(), o.Progress); err != nil {
+		return nil, err
+	}
 	md.BuildDir, md.VariantDir = dir, StateDir(dir, o.Variant, md.State)
 	md.Log = filepath.Join(md.VariantDir, "build.log")
 	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
@@ -358,9 +451,10 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return finish(md, start, err)
 	}
 	work := res.work
-	// Compile-test every C file the manifest's patches touch that the
-	// tree has, whether or not the boot config needs it.
-	targets := compileTargets(wt.Dir, touched)
+	// Compile-test every C file the patches that apply change, whether
+	// or not the boot config needs it (the conditional fragments turn on
+	// what those objects need).
+	targets := compileTargets(wt.Dir, o.Apply.Result.Touched())
 	if len(targets) > 0 {
 		res, err := m.make(ctx, targets...)
 		md.Warnings += res.warnings
@@ -408,6 +502,26 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		o.Progress.Done("%s built (%d objects)", md.KernelRelease, work)
 	}
 	return finish(md, start, nil)
+}
+
+// claimFolder ties a build folder to the kernel source it compiles: a
+// folder made from another source (the kernel was re-pinned: a new
+// upload, new files whose times make cannot be trusted to compare) is
+// emptied, so nothing of the old tree survives into the new build. A
+// folder that records no source (made before the record existed) is
+// claimed as it is.
+func claimFolder(dir, key string, p *progress.Reporter) error {
+	rec := filepath.Join(dir, ".patchctl-kernel")
+	if b, err := os.ReadFile(rec); err == nil && strings.TrimSpace(string(b)) != key {
+		p.Note("the kernel source of %s changed (re-pinned): starting the build folder afresh", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("emptying the build folder of an old kernel source: %w", err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(rec, []byte(key+"\n"), 0o644)
 }
 
 func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {

@@ -88,7 +88,7 @@ func Prepare(ctx context.Context, c *tree.Cache, k *tree.Kernel) (*Install, erro
 	}
 	defer os.RemoveAll(tmp)
 	for _, p := range b.Packages() {
-		deb, err := c.FetchBinaryDeb(ctx, p, b.Version)
+		deb, err := c.FetchBinaryDeb(ctx, k, p, b.Version)
 		if err != nil {
 			return nil, fmt.Errorf("distro kernel %s: %w", k.Name, err)
 		}

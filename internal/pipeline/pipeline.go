@@ -14,9 +14,11 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/defects"
 	"github.com/patchctl/patchctl/internal/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
+	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/progress"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -70,6 +72,9 @@ type Options struct {
 	// a series no manifest lists, dispositions computed, see
 	// apply.RunGiven); only its mismatches fail the stage.
 	Apply func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error)
+	// Defects is the known provider defects table (nil: the repository's
+	// series/provider-defects.yaml).
+	Defects *defects.Table
 }
 
 // Stage is one stage's outcome.
@@ -101,9 +106,12 @@ type Kernel struct {
 	Verdict string                     `json:"verdict"`
 	Reason  string                     `json:"reason,omitempty"`
 	// KernelFrom says which path the results came from: source or distro.
-	KernelFrom string    `json:"kernel_from"`
-	Start      time.Time `json:"start_time"`
-	Duration   float64   `json:"duration_s"`
+	KernelFrom string `json:"kernel_from"`
+	// KnownDefects are the provider defects of series/provider-defects.yaml
+	// that this kernel has, for the transports run.
+	KnownDefects []defects.Defect `json:"known_defects,omitempty"`
+	Start        time.Time        `json:"start_time"`
+	Duration     float64          `json:"duration_s"`
 }
 
 // Result is a whole run.
@@ -127,6 +135,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	o.KernelFrom = from
+	if o.Defects == nil {
+		t, err := defects.Load(defects.Path(o.Root))
+		if err != nil {
+			return nil, err
+		}
+		o.Defects = t
+	}
 	ks := o.Targets
 	if len(ks) == 0 {
 		names := o.Kernels
@@ -195,6 +210,9 @@ func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
 	s.Duration = time.Since(s.Start).Seconds()
 	switch {
 	case err == nil:
+	case errors.Is(err, errKnownDefect):
+		s.Class = ClassKnownDefect
+		r.fail(s, Error, err.Error())
 	case errors.Is(err, errs.ErrFindings):
 		r.fail(s, Fail, err.Error())
 	case errors.Is(err, errs.ErrInput), errors.Is(err, errs.ErrUsage):
@@ -211,7 +229,14 @@ func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
 const (
 	ClassInput = "input"
 	ClassEnv   = "environment"
+	// ClassKnownDefect: a boot failed over a provider with a known defect
+	// on this kernel (series/provider-defects.yaml): the provider's fault,
+	// not the patch's. It counts as an environment error (exit 3).
+	ClassKnownDefect = "known-provider-defect"
 )
+
+// errKnownDefect marks a boot failure explained by a known defect.
+var errKnownDefect = errors.New("known provider defect")
 
 // Err is the run's outcome as an error for the exit status: nil when
 // every kernel passed; an input error when a stage was refused its input
@@ -224,7 +249,7 @@ func (res *Result) Err() error {
 			switch {
 			case s.Class == ClassInput:
 				worst = ClassInput
-			case s.Class == ClassEnv && worst != ClassInput:
+			case (s.Class == ClassEnv || s.Class == ClassKnownDefect) && worst != ClassInput:
 				worst = ClassEnv
 			case s.Status == Fail && worst == "":
 				worst = Fail
@@ -337,6 +362,7 @@ func (r *kernelRun) run(ctx context.Context) {
 		return
 	}
 
+	r.defects(pristine)
 	r.build(ctx, out, build.Baseline)
 	r.check(ctx, out)
 	r.build(ctx, out, build.Patched)
@@ -422,6 +448,11 @@ const StageCheckPristine = "check-pristine"
 func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 	r.stage(StageCheck, func(s *Stage) error {
 		in := checks.StageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
+		cp, err := checks.CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
+		if err != nil {
+			return err
+		}
+		in.CheckpatchTree = cp
 		if md := r.kr.Builds[build.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
 			in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
 		}
@@ -505,12 +536,69 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		s.Detail = fmt.Sprintf("%d passed, %d failed, %d skipped (%s)", c.Pass, c.Fail, c.Skip, br.Accel)
 		switch br.Verdict {
 		case boot.Fail:
+			if d := r.explains(&br, m.Boot.ExpectInline[variant]); len(d) > 0 {
+				return fmt.Errorf("%s: %s; not the patch's fault: %w", br.Reason, strings.Join(d, "; "), errKnownDefect)
+			}
 			return fmt.Errorf("%s: %w", br.Reason, errs.ErrFindings)
 		case boot.Error:
 			return fmt.Errorf("%s: %w", br.Reason, errs.ErrEnv)
 		}
 		return nil
 	})
+}
+
+// defects finds the known provider defects of this kernel (by its tree's
+// version) for the transports run.
+func (r *kernelRun) defects(pristine string) {
+	t := r.o.Defects
+	if t == nil {
+		return
+	}
+	v, err := defects.TreeVersion(pristine)
+	if err != nil {
+		return
+	}
+	for _, tr := range r.o.Transports {
+		r.kr.KnownDefects = append(r.kr.KnownDefects, t.Match(v, tr)...)
+	}
+}
+
+// explains lists the known defects that account for a failed boot: the
+// defect's provider is a transport whose tests failed, and the defect
+// breaks what the variant does (inline sends, or everything).
+func (r *kernelRun) explains(br *boot.Result, inline bool) []string {
+	var out []string
+	for _, d := range r.kr.KnownDefects {
+		if d.Affects == "inline" && !inline {
+			continue
+		}
+		if failedOver(br, d.Provider) {
+			out = append(out, d.String())
+		}
+	}
+	return out
+}
+
+// failedOver reports whether a test of the transport failed (or the run
+// broke off while on it).
+func failedOver(br *boot.Result, transport string) bool {
+	if br.KTAP == nil {
+		return strings.Contains(br.Phase, transport)
+	}
+	var walk func(t *ktap.Test, path string) bool
+	walk = func(t *ktap.Test, path string) bool {
+		p := path + "." + t.Name
+		if !t.OK && !t.Skip && strings.Contains(p, transport) {
+			return true
+		}
+		for _, c := range t.Subtests {
+			if walk(c, p) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(br.KTAP, "")
 }
 
 // compare: the patched kernel shows the inline path, the baseline not,

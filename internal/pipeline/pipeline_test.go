@@ -25,14 +25,16 @@ func lock(t testing.TB, root string) *tree.Lock {
 	return l
 }
 
-// TestRunBothKernels is the end-to-end run on every pinned kernel: tree,
-// apply, checks, both builds, both boots over rxe and siw, comparison,
-// and reports that CI systems read (checked: JUnit parses, KCIDB follows
-// v5.3, SARIF follows 2.1.0).
-func TestRunBothKernels(t *testing.T) {
+// TestRunKernels is the end-to-end run on the kernels of
+// $PATCHCTL_TEST_KERNELS (make test: 6.12 and 7.3; make test-matrix: all):
+// tree, apply, checks, both builds, both boots over rxe and siw,
+// comparison, and reports that CI systems read (checked: JUnit parses,
+// KCIDB follows v5.3, SARIF follows 2.1.0).
+func TestRunKernels(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	l := lock(t, root)
-	for _, k := range l.Names() {
+	names := testenv.EndToEndKernels(t, l)
+	for _, k := range names {
 		testenv.Kernel(t, k)
 		kbuild.Exclusive(t, k)
 	}
@@ -40,7 +42,7 @@ func TestRunBothKernels(t *testing.T) {
 		t.Skip("-short: no end-to-end run")
 	}
 	c := testenv.Cache()
-	res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Progress: c.Progress})
+	res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: names, Progress: c.Progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +78,13 @@ func TestRunBothKernels(t *testing.T) {
 	// Every report, read by the tool of its own ecosystem (SARIF
 	// Multitool and schema, xmllint and junitparser, kcidb's schema,
 	// kunit_parser on each console).
-	_, tree := testenv.Kernel(t, "6.12")
+	_, tree := testenv.Kernel(t, names[0])
 	if p := reportcheck.Folder(t, dir, tree); len(p) > 0 {
 		t.Errorf("reports rejected by their consumers:\n%s", strings.Join(p, "\n"))
 	}
 	// A second run reuses every stage, and its reports are a submission
 	// of their own (no KCIDB id in common).
-	again, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: []string{"6.12"}})
+	again, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: names[:1]})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -386,6 +386,9 @@ func summary(w io.Writer, res *pipeline.Result, name func(string) string) {
 		if k.KernelFrom != "" {
 			fmt.Fprintf(w, "%s: kernels from %s\n", k.Name, k.KernelFrom)
 		}
+		for _, d := range k.KnownDefects {
+			fmt.Fprintf(w, "%s: %s\n", k.Name, d.String())
+		}
 		if k.Reason != "" {
 			fmt.Fprintf(w, "%s: %s because %s\n", k.Name, k.Verdict, name(k.Reason))
 		}

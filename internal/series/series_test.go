@@ -12,7 +12,7 @@ import (
 )
 
 func TestRealManifests(t *testing.T) {
-	for _, k := range []string{"6.12", "6.1"} {
+	for _, k := range []string{"5.10", "6.1", "6.12", "7.2", "7.3"} {
 		m, err := Load(ManifestPath(filepath.Join("..", ".."), k))
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -72,4 +73,27 @@ func Unavailable(t testing.TB, why string) {
 		t.Fatalf("needed in CI but not available: %s", why)
 	}
 	t.Skip(why)
+}
+
+// EndToEndKernels are the kernels the end-to-end tests run: the names in
+// $PATCHCTL_TEST_KERNELS (space or comma separated; "all" for every pinned
+// kernel), else the lock's default kernel. `make test` sets it to its
+// TEST_KERNELS (README says which and why), `make test-matrix` to all.
+func EndToEndKernels(t testing.TB, lock *tree.Lock) []string {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv("PATCHCTL_TEST_KERNELS"))
+	if v == "" {
+		return []string{lock.Default}
+	}
+	if v == "all" {
+		return lock.Names()
+	}
+	var out []string
+	for _, n := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if _, err := lock.Find(n); err != nil {
+			t.Fatalf("PATCHCTL_TEST_KERNELS: %v", err)
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -13,8 +13,13 @@ import (
 
 // Lock pins the target kernels.
 type Lock struct {
-	Default string   `yaml:"default"`
-	Kernels []Kernel `yaml:"kernels"`
+	Default string `yaml:"default"`
+	// Checkpatch names the kernel whose scripts/checkpatch.pl judges the
+	// patches on every pinned kernel: patches are submitted to mainline,
+	// and an older tree's checkpatch does not know what mainline accepts
+	// (5.10's errors on an Assisted-by: trailer). Empty: each kernel's own.
+	Checkpatch string   `yaml:"checkpatch,omitempty"`
+	Kernels    []Kernel `yaml:"kernels"`
 }
 
 // Kernel is one kernel source. A pinned kernel has exactly one of Debian
@@ -27,9 +32,14 @@ type Kernel struct {
 	Local  *LocalSource  `yaml:"-"`
 }
 
-// DebianSource is a linux-source package at an exact version.
+// DebianSource is a linux-source package at an exact version. Suite,
+// when set, is the Debian suite that serves it (bullseye, bookworm-security,
+// sid, experimental, ...): patchctl then fetches it through its own apt
+// state for that suite, and `patchctl tree pin` follows what the suite
+// serves. Without a suite the system's apt sources are used.
 type DebianSource struct {
 	Package       string `yaml:"package"`
+	Suite         string `yaml:"suite,omitempty"`
 	Version       string `yaml:"version"`
 	DebSHA256     string `yaml:"deb_sha256"`
 	Tarball       string `yaml:"tarball"` // path inside the package
@@ -123,6 +133,8 @@ func LoadLock(path string) (*Lock, error) {
 			return nil, bad(fsutil.ValidName(k.Name).Error() + ": a kernel name becomes a folder name in the cache")
 		case k.Debian != nil && k.Debian.Tarball != "" && fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")) != nil:
 			return nil, bad("tarball: " + fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")).Error())
+		case k.Debian != nil && k.Debian.Suite != "" && ValidSuite(k.Debian.Suite) != nil:
+			return nil, bad(ValidSuite(k.Debian.Suite).Error())
 		case seen[k.Name]:
 			return nil, bad("named twice")
 		case (k.Debian == nil) == (k.Git == nil):
@@ -139,7 +151,20 @@ func LoadLock(path string) (*Lock, error) {
 	if l.Default != "" && !seen[l.Default] {
 		return nil, fmt.Errorf("%s: default kernel %q is not in the lock: %w", path, l.Default, errs.ErrInput)
 	}
+	if l.Checkpatch != "" && !seen[l.Checkpatch] {
+		return nil, fmt.Errorf("%s: checkpatch kernel %q is not in the lock: %w", path, l.Checkpatch, errs.ErrInput)
+	}
 	return &l, nil
+}
+
+// CheckpatchKernel is the pinned kernel whose checkpatch.pl judges k's
+// patches, or nil for k's own (no Checkpatch set, k is it, or k is a
+// local tree: a user's own tree brings its own checkpatch).
+func (l *Lock) CheckpatchKernel(k *Kernel) (*Kernel, error) {
+	if l == nil || l.Checkpatch == "" || k.IsLocal() || k.Name == l.Checkpatch {
+		return nil, nil
+	}
+	return l.Find(l.Checkpatch)
 }
 
 // badBinary says what a binary kernel pin lacks ("" when complete).

@@ -25,8 +25,12 @@ import (
 type Cache struct {
 	Dir      string
 	Progress *progress.Reporter
-	// AptGet is the apt-get program (tests put a fake one here).
-	AptGet string
+	// AptGet and AptCache are the apt programs (tests put fakes here).
+	AptGet   string
+	AptCache string
+	// AptEtc is the system's apt configuration, read for its Debian
+	// mirror and never written (default /etc/apt).
+	AptEtc string
 	// MinFree, when set, replaces the free-space estimate (tests).
 	MinFree uint64
 	// Offline refuses every download (a package not cached, a clone):
@@ -186,9 +190,10 @@ func (c *Cache) DebPath(d *DebianSource) string {
 
 func fileSHA256(path string) (string, error) { return fsutil.HashFile(path) }
 
-// fetchDeb downloads the pinned source package.
-func (c *Cache) fetchDeb(ctx context.Context, d *DebianSource) (string, error) {
-	return c.fetch(ctx, c.DebPath(d), d.Package, d.Version, d.DebSHA256, "deb_sha256 and tarball_sha256")
+// fetchDeb downloads kernel k's pinned source package.
+func (c *Cache) fetchDeb(ctx context.Context, k *Kernel) (string, error) {
+	d := k.Debian
+	return c.fetch(ctx, c.DebPath(d), d.Package, d.Version, d.DebSHA256, d.Suite, k.Name, "version, deb_sha256 and tarball_sha256")
 }
 
 // BinaryDebPath is where a pinned binary package is kept.
@@ -197,68 +202,121 @@ func (c *Cache) BinaryDebPath(p DebianPackage, version string) string {
 	return filepath.Join(c.Dir, "debs", p.Package+"_"+v+"_"+p.Arch+".deb")
 }
 
-// FetchBinaryDeb downloads a pinned binary package (of a DebianBinary at
-// version) the way the source package is, unless a copy with the pinned
-// sha256 is cached, and returns its path.
-func (c *Cache) FetchBinaryDeb(ctx context.Context, p DebianPackage, version string) (string, error) {
-	return c.fetch(ctx, c.BinaryDebPath(p, version), p.Package, version, p.SHA256, "the binary packages' sha256")
+// FetchBinaryDeb downloads a pinned binary package of kernel k (of its
+// DebianBinary at version, from its source's suite) the way the source
+// package is, unless a copy with the pinned sha256 is cached, and returns
+// its path.
+func (c *Cache) FetchBinaryDeb(ctx context.Context, k *Kernel, p DebianPackage, version string) (string, error) {
+	suite := ""
+	if k.Debian != nil {
+		suite = k.Debian.Suite
+	}
+	return c.fetch(ctx, c.BinaryDebPath(p, version), p.Package, version, p.SHA256, suite, k.Name, "the binary packages' version and sha256")
 }
 
 // fetch downloads package=version with apt-get download (Debian's
-// ordinary client) to path unless a copy with the pinned sha256 is there.
-func (c *Cache) fetch(ctx context.Context, path, pkg, version, want, repin string) (string, error) {
-	d := &DebianSource{Package: pkg, Version: version, DebSHA256: want}
+// ordinary client; from suite through patchctl's own apt state when one
+// is named) to path unless a copy with the pinned sha256 is there. kernel
+// and repin name what to re-pin when Debian no longer serves it.
+func (c *Cache) fetch(ctx context.Context, path, pkg, version, want, suite, kernel, repin string) (string, error) {
+	d := &DebianSource{Package: pkg, Version: version, DebSHA256: want, Suite: suite}
 	if sum, err := fileSHA256(path); err == nil && sum == d.DebSHA256 {
 		return path, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(path), ".download-"+d.Package+"-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	apt := c.AptGet
-	if apt == "" {
-		apt = "apt-get"
-	}
 	spec := d.Package + "=" + d.Version
 	if c.Offline {
-		return "", fmt.Errorf("%s is not in the cache (%s): run without --offline to download it%s: %w", spec, path, c.debSize(ctx, apt, spec), ErrOffline)
+		return "", fmt.Errorf("%s is not in the cache (%s): run without --offline to download it%s: %w", spec, path, c.debSize(ctx, suite, spec), ErrOffline)
+	}
+	if suite != "" && !c.hasLists(suite) {
+		// The suite's lists first, so the size can be announced.
+		if err := c.UpdateSuite(ctx, suite); err != nil {
+			return "", err
+		}
 	}
 	// Say what comes and how big before it starts (a fresh cache fetches
 	// well over 100 MB).
-	c.Progress.Start("download " + spec + c.debSize(ctx, apt, spec) + " from Debian into " + filepath.Dir(path))
-	out, err := runIn(ctx, tmp, apt, "download", spec)
-	if err != nil && os.Geteuid() == 0 && notServed(out) {
-		// The package lists may be old or missing: refresh once.
-		runIn(ctx, tmp, apt, "update", "-qq")
-		out, err = runIn(ctx, tmp, apt, "download", spec)
-	}
+	c.Progress.Start("download " + spec + c.debSize(ctx, suite, spec) + " from Debian into " + filepath.Dir(path))
+	got, err := c.download(ctx, d.Suite, spec)
 	if err != nil {
-		if notServed(out) {
-			return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin version and %s in series/kernels.yaml to a served version (apt-cache policy %s lists them): %w",
-				spec, repin, d.Package, errs.ErrInput)
+		if errors.Is(err, ErrNotServed) {
+			if d.Suite == "" {
+				return "", fmt.Errorf("Debian does not serve %s (anymore): re-pin %s in series/kernels.yaml to a served version (apt-cache policy %s lists them), or add the suite that serves it (suite:) and run `patchctl tree pin --kernel %s`: %w",
+					spec, repin, d.Package, kernel, errs.ErrInput)
+			}
+			return "", fmt.Errorf("Debian's %s does not serve %s (anymore): re-pin with `patchctl tree pin --kernel %s` (it writes the version the suite serves now, with both sums computed from the download, into series/kernels.yaml; %s): %w",
+				d.Suite, spec, kernel, repin, errs.ErrInput)
 		}
-		return "", fmt.Errorf("apt-get download %s: %v: %s: %w", spec, err, lastLines(out, 3), errs.ErrEnv)
+		return "", err
 	}
-	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
-	if len(debs) != 1 {
-		return "", fmt.Errorf("apt-get download %s left %d .deb files, want 1", spec, len(debs))
-	}
-	sum, err := fileSHA256(debs[0])
+	defer os.RemoveAll(filepath.Dir(got))
+	sum, err := fileSHA256(got)
 	if err != nil {
 		return "", err
 	}
 	if sum != d.DebSHA256 {
 		return "", fmt.Errorf("checksum mismatch for %s: got sha256 %s, the lock pins %s; refused and not kept: %w", spec, sum, d.DebSHA256, errs.ErrInput)
 	}
-	if err := os.Rename(debs[0], path); err != nil {
+	if err := os.Rename(got, path); err != nil {
 		return "", err
 	}
 	c.Progress.Done("%s verified", filepath.Base(path))
 	return path, nil
+}
+
+// download runs apt-get download of spec (package=version) in a fresh
+// folder under debs/ and returns the .deb's path there (the caller
+// removes its folder). With a suite, patchctl's own apt state for it is
+// used, its lists fetched first when missing; a version not found makes
+// one fresh update of the lists before it is reported as ErrNotServed.
+func (c *Cache) download(ctx context.Context, suite, spec string) (string, error) {
+	dir := filepath.Join(c.Dir, "debs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	pkg, _, _ := strings.Cut(spec, "=")
+	tmp, err := os.MkdirTemp(dir, ".download-"+pkg+"-")
+	if err != nil {
+		return "", err
+	}
+	var opts []string
+	if suite != "" {
+		if opts, err = c.aptOptions(suite); err != nil {
+			os.RemoveAll(tmp)
+			return "", err
+		}
+		if !c.hasLists(suite) {
+			if err := c.UpdateSuite(ctx, suite); err != nil {
+				os.RemoveAll(tmp)
+				return "", err
+			}
+		}
+	}
+	args := append(append([]string{}, opts...), "download", spec)
+	out, err := runIn(ctx, tmp, c.aptGet(), args...)
+	if err != nil && notServed(out) {
+		// The package lists may be old or missing: refresh once.
+		if suite != "" {
+			if uerr := c.UpdateSuite(ctx, suite); uerr == nil {
+				out, err = runIn(ctx, tmp, c.aptGet(), args...)
+			}
+		} else if os.Geteuid() == 0 {
+			runIn(ctx, tmp, c.aptGet(), "update", "-qq")
+			out, err = runIn(ctx, tmp, c.aptGet(), args...)
+		}
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		if notServed(out) {
+			return "", fmt.Errorf("%s: %w", spec, ErrNotServed)
+		}
+		return "", fmt.Errorf("apt-get download %s: %v: %s: %w", spec, err, lastLines(out, 3), errs.ErrEnv)
+	}
+	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
+	if len(debs) != 1 {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("apt-get download %s left %d .deb files, want 1: %w", spec, len(debs), errs.ErrEnv)
+	}
+	return debs[0], nil
 }
 
 func notServed(out string) bool {
@@ -267,15 +325,26 @@ func notServed(out string) bool {
 
 // debSize is " (N MB)" for a package version as apt-cache knows it, or
 // "" when it does not say.
-func (c *Cache) debSize(ctx context.Context, apt, spec string) string {
-	cacheProg := "apt-cache"
-	if apt != "apt-get" {
-		cacheProg = filepath.Join(filepath.Dir(apt), "apt-cache") // a test's fake apt-get sits with its fake apt-cache
+func (c *Cache) debSize(ctx context.Context, suite, spec string) string {
+	cacheProg := c.aptCache()
+	if c.AptCache == "" && c.AptGet != "" {
+		cacheProg = filepath.Join(filepath.Dir(c.AptGet), "apt-cache") // a test's fake apt-get sits with its fake apt-cache
 	}
 	if _, err := runner.LookPath(cacheProg); err != nil {
 		return ""
 	}
-	out, err := runIn(ctx, "", cacheProg, "show", "--no-all-versions", spec)
+	var opts []string
+	if suite != "" {
+		if !c.hasLists(suite) {
+			return ""
+		}
+		o, err := c.aptOptions(suite)
+		if err != nil {
+			return ""
+		}
+		opts = o
+	}
+	out, err := runIn(ctx, "", cacheProg, append(opts, "show", "--no-all-versions", spec)...)
 	if err != nil {
 		return ""
 	}
@@ -308,21 +377,34 @@ func lastLines(s string, n int) string {
 // in one pass (dpkg-deb | tar reader | tee sha256 | tar -xJ) and checks the
 // tarball's sha256. It returns the tree's top folder.
 func (c *Cache) prepareDebian(ctx context.Context, k *Kernel, tmp string) (string, error) {
-	d := k.Debian
-	deb, err := c.fetchDeb(ctx, d)
+	deb, err := c.fetchDeb(ctx, k)
 	if err != nil {
 		return "", err
 	}
-	// dpkg-deb writes the package's data archive into a pipe read here;
-	// whatever way this returns, dpkg-deb is stopped and waited for (a
-	// reader that stops early must not leave it blocked on the pipe).
+	var top string
+	err = withTarball(ctx, deb, k.Debian.Tarball, func(r io.Reader, size int64) error {
+		if err := c.checkSpace(tmp, uint64(size)*12); err != nil {
+			return err
+		}
+		var err error
+		top, err = c.extract(ctx, k, r, size, tmp)
+		return err
+	})
+	return top, err
+}
+
+// withTarball streams the package's data archive (dpkg-deb --fsys-tarfile)
+// to the member tarball and calls fn with its content. Whatever way this
+// returns, dpkg-deb is stopped and waited for (a reader that stops early
+// must not leave it blocked on the pipe).
+func withTarball(ctx context.Context, deb, tarball string, fn func(r io.Reader, size int64) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	outer, pw := io.Pipe()
 	var dpkgErr strings.Builder
 	dpkg, err := (&runner.Cmd{Name: "dpkg-deb", Args: []string{"--fsys-tarfile", deb}, Stdout: pw, Stderr: &dpkgErr}).Start(ctx)
 	if err != nil {
 		cancel()
-		return "", fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
+		return fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
 	}
 	waited := make(chan error, 1)
 	go func() {
@@ -336,23 +418,32 @@ func (c *Cache) prepareDebian(ctx context.Context, k *Kernel, tmp string) (strin
 		<-waited
 	}()
 	tr := tar.NewReader(outer)
-	want := "./" + strings.TrimPrefix(d.Tarball, "/")
+	want := "./" + strings.TrimPrefix(tarball, "/")
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return "", fmt.Errorf("%s has no %s: fix tarball in series/kernels.yaml: %w", filepath.Base(deb), d.Tarball, errs.ErrInput)
+			return fmt.Errorf("%s has no %s: fix tarball in series/kernels.yaml: %w", filepath.Base(deb), tarball, errs.ErrInput)
 		}
 		if err != nil {
-			return "", fmt.Errorf("reading %s: %w", filepath.Base(deb), err)
+			return fmt.Errorf("reading %s: %w", filepath.Base(deb), err)
 		}
-		if hdr.Name != want {
-			continue
+		if hdr.Name == want {
+			return fn(tr, hdr.Size)
 		}
-		if err := c.checkSpace(tmp, uint64(hdr.Size)*12); err != nil {
-			return "", err
-		}
-		return c.extract(ctx, k, tr, hdr.Size, tmp)
 	}
+}
+
+// tarballSHA256 is the sha256 of the package's member tarball.
+func tarballSHA256(ctx context.Context, deb, tarball string) (string, error) {
+	h := sha256.New()
+	err := withTarball(ctx, deb, tarball, func(r io.Reader, _ int64) error {
+		_, err := io.Copy(h, r)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // checkSpace refuses to start an extraction that cannot fit.

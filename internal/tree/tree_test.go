@@ -233,14 +233,18 @@ func TestRealLock(t *testing.T) {
 	if l.Default != "6.12" {
 		t.Errorf("default kernel %q, want 6.12", l.Default)
 	}
-	want := map[string]string{"6.12": "6.12.117-1~deb12u1", "6.1": "6.1.192-3"}
-	for n, v := range want {
+	// Every kernel from a Debian suite, its name the package's line.
+	suites := map[string]string{"5.10": "bullseye", "6.1": "bookworm-security", "6.12": "bookworm-security", "7.2": "sid", "7.3": "experimental"}
+	if len(l.Kernels) != len(suites) {
+		t.Errorf("%d kernels, want %d", len(l.Kernels), len(suites))
+	}
+	for n, suite := range suites {
 		k, err := l.Find(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.Debian == nil || k.Debian.Version != v {
-			t.Errorf("%s is not pinned to Debian %s", n, v)
+		if k.Debian == nil || k.Debian.Suite != suite || k.Debian.Package != "linux-source-"+n || !strings.HasPrefix(k.Debian.Version, n) {
+			t.Errorf("%s is not pinned to linux-source-%s from %s: %+v", n, n, suite, k.Debian)
 		}
 	}
 }
@@ -390,5 +394,34 @@ func TestFailedPrepareKeepsTheTree(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "drivers/nvme/host/rdma.c")); err != nil {
 		t.Errorf("the good tree was deleted before the download succeeded: %v", err)
+	}
+}
+
+// TestLockCheckpatchKernel: checkpatch: names a pinned kernel, whose
+// checkpatch judges every other pinned kernel; a local tree keeps its own.
+func TestLockCheckpatchKernel(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k.yaml")
+	body := "kernels:\n  - name: \"5.10\"\n    git: {url: /x, tag: v5.10}\n  - name: \"7.3\"\n    git: {url: /x, tag: v7.3-rc7}\n"
+	os.WriteFile(p, []byte("checkpatch: \"7.3\"\n"+body), 0o644)
+	l, err := LoadLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := l.Find("5.10")
+	ml, _ := l.Find("7.3")
+	if ck, err := l.CheckpatchKernel(old); err != nil || ck == nil || ck.Name != "7.3" {
+		t.Errorf("5.10: %v %v, want 7.3", ck, err)
+	}
+	if ck, err := l.CheckpatchKernel(ml); err != nil || ck != nil {
+		t.Errorf("7.3 itself: %v %v, want its own", ck, err)
+	}
+	local := &Kernel{Name: "local-x", Local: &LocalSource{Dir: dir}}
+	if ck, err := l.CheckpatchKernel(local); err != nil || ck != nil {
+		t.Errorf("a local tree: %v %v, want its own", ck, err)
+	}
+	os.WriteFile(p, []byte("checkpatch: \"9.9\"\n"+body), 0o644)
+	if _, err := LoadLock(p); err == nil || !strings.Contains(err.Error(), `checkpatch kernel "9.9"`) || !errors.Is(err, errs.ErrInput) {
+		t.Errorf("an unknown checkpatch kernel: %v", err)
 	}
 }

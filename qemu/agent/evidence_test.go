@@ -134,3 +134,28 @@ func TestEvidenceNamesOn612And61(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDevice: the configfs null_blk disk is the one new nullb disk
+// (5.10 names it nullb<N>, later kernels after the configfs folder);
+// none or several is no answer.
+func TestNewDevice(t *testing.T) {
+	before := map[string]bool{"nullb0": true, "vda": true}
+	for _, c := range []struct {
+		after []string
+		want  string
+	}{
+		{[]string{"nullb0", "vda", "nullb1"}, "nullb1"},
+		{[]string{"nullb0", "vda", "patchctl"}, "patchctl"},
+		{[]string{"nullb0", "vda"}, ""},
+		{[]string{"nullb0", "vda", "nullb1", "nullb2"}, ""},
+		{[]string{"nullb0", "vda", "loop0"}, ""},
+	} {
+		after := map[string]bool{}
+		for _, n := range c.after {
+			after[n] = true
+		}
+		if got := newDevice(before, after); got != c.want {
+			t.Errorf("after %v: %q, want %q", c.after, got, c.want)
+		}
+	}
+}

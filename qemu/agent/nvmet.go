@@ -12,6 +12,8 @@ import (
 const (
 	nvmetDir  = "/sys/kernel/config/nvmet"
 	nullBlk   = "/dev/nullb0"
+	nullbCfg  = "/sys/kernel/config/nullb"
+	nullbMem  = "/sys/module/null_blk/parameters/memory_backed"
 	portID    = "1"
 	trsvcid   = "4420"
 	fabricDev = "/dev/nvme-fabrics"
@@ -37,12 +39,21 @@ func setupTarget(nqn, addr string, inline int) ([]string, error) {
 	subsys := filepath.Join(nvmetDir, "subsystems", nqn)
 	port := filepath.Join(nvmetDir, "ports", portID)
 	var notes []string
+	dev := nullBlk
 	steps := []targetStep{
 		{"wait for " + nullBlk, func() error { return waitFor(nullBlk, 5*time.Second) }},
+		{"memory-backed null_blk", func() error {
+			d, note, err := memoryBacked()
+			if note != "" {
+				notes = append(notes, note)
+			}
+			dev = d
+			return err
+		}},
 		{"subsystem", func() error { return os.Mkdir(subsys, 0o755) }},
 		{"allow any host", func() error { return writeFile(filepath.Join(subsys, "attr_allow_any_host"), "1") }},
 		{"namespace", func() error { return os.Mkdir(filepath.Join(subsys, "namespaces", "1"), 0o755) }},
-		{"device path", func() error { return writeFile(filepath.Join(subsys, "namespaces", "1", "device_path"), nullBlk) }},
+		{"device path", func() error { return writeFile(filepath.Join(subsys, "namespaces", "1", "device_path"), dev) }},
 		{"enable namespace", func() error { return writeFile(filepath.Join(subsys, "namespaces", "1", "enable"), "1") }},
 		{"port", func() error { return os.Mkdir(port, 0o755) }},
 		{"trtype", func() error { return writeFile(filepath.Join(port, "addr_trtype"), "rdma") }},
@@ -75,6 +86,87 @@ func setupTarget(nqn, addr string, inline int) ([]string, error) {
 		}
 	}
 	return notes, nil
+}
+
+// backing is the memory-backed null_blk disk of this boot, once made.
+var backing string
+
+// memoryBacked returns a null_blk disk that keeps what is written to it,
+// so the data-verified tests mean something. Where null_blk has the
+// memory_backed module parameter (set on the command line and at load),
+// that is /dev/nullb0. Older kernels (5.10) have memory_backed only as a
+// configfs attribute and ignore the parameter: there a 1 GiB disk is made
+// through /sys/kernel/config/nullb, once per boot, and named in the note.
+func memoryBacked() (dev, note string, err error) {
+	if backing != "" {
+		return backing, "", nil
+	}
+	if _, err := os.Stat(nullbMem); err == nil {
+		backing = nullBlk
+		return backing, "", nil
+	}
+	if _, err := os.Stat(nullbCfg); err != nil {
+		return "", "", fmt.Errorf("this null_blk has neither the memory_backed parameter (%s) nor configfs devices (%s): its disk would not keep data", nullbMem, nullbCfg)
+	}
+	before, err := blockDevices()
+	if err != nil {
+		return "", "", err
+	}
+	d := filepath.Join(nullbCfg, "patchctl")
+	if err := os.Mkdir(d, 0o755); err != nil {
+		return "", "", fmt.Errorf("making a configfs null_blk: %w", err)
+	}
+	for _, a := range [][2]string{{"size", "1024"}, {"memory_backed", "1"}, {"power", "1"}} {
+		if err := writeFile(filepath.Join(d, a[0]), a[1]); err != nil {
+			return "", "", err
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		after, err := blockDevices()
+		if err != nil {
+			return "", "", err
+		}
+		if n := newDevice(before, after); n != "" {
+			backing = "/dev/" + n
+			if err := waitFor(backing, 5*time.Second); err != nil {
+				return "", "", err
+			}
+			return backing, fmt.Sprintf("null_blk has no memory_backed parameter here: namespace 1 is %s, made through configfs with memory_backed=1", backing), nil
+		}
+		if time.Now().After(deadline) {
+			return "", "", fmt.Errorf("the configfs null_blk %s was powered on but no new disk appeared in /sys/block", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// blockDevices lists /sys/block.
+func blockDevices() (map[string]bool, error) {
+	ents, err := os.ReadDir("/sys/block")
+	if err != nil {
+		return nil, fmt.Errorf("listing disks: %w", err)
+	}
+	out := map[string]bool{}
+	for _, e := range ents {
+		out[e.Name()] = true
+	}
+	return out, nil
+}
+
+// newDevice is the one null_blk disk in after that is not in before ("" if
+// none): 5.10 names it nullb<N>, later kernels after its configfs folder.
+func newDevice(before, after map[string]bool) string {
+	var found []string
+	for n := range after {
+		if !before[n] && (strings.HasPrefix(n, "nullb") || n == "patchctl") {
+			found = append(found, n)
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
 }
 
 // teardownTarget undoes setupTarget; it goes on past errors and reports

@@ -28,6 +28,7 @@ func TestWorkflow(t *testing.T) {
 	var wf struct {
 		Permissions map[string]string
 		Jobs        map[string]struct {
+			If          string
 			Container   any
 			Permissions any
 			Steps       []struct {
@@ -71,6 +72,15 @@ func TestWorkflow(t *testing.T) {
 				saveAlways = true
 			}
 		}
+	}
+	// The scheduled pin check (issue 16): on schedule only, and the kernel
+	// builds not on schedule.
+	pin := false
+	for _, s := range wf.Jobs["pins"].Steps {
+		pin = pin || strings.Contains(s.Run, "patchctl tree pin --check")
+	}
+	if !pin || !strings.Contains(wf.Jobs["pins"].If, "schedule") || !strings.Contains(wf.Jobs["matrix"].If, "!= 'schedule'") {
+		t.Errorf("no scheduled `patchctl tree pin --check` job (pins: %+v, matrix if %q)", wf.Jobs["pins"], wf.Jobs["matrix"].If)
 	}
 	if !restoreKeys || !saveAlways || !summary {
 		t.Errorf("cache restore-keys with ccache and build folders %v, saved on every run %v, JUnit job summary %v", restoreKeys, saveAlways, summary)

@@ -1,0 +1,203 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/kconfig"
+	"github.com/patchctl/patchctl/internal/mailpatch"
+	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/tree"
+)
+
+// outTouching is an apply output whose patches touch the given files,
+// each with the given disposition.
+func outTouching(disp map[string]string) *apply.Out {
+	out := &apply.Out{Plan: &apply.Plan{}, Result: &apply.SeriesResult{}}
+	for path, d := range disp {
+		out.Plan.Patches = append(out.Plan.Patches, &mailpatch.Patch{Files: []*gitdiff.File{{OldName: path, NewName: path}}})
+		out.Result.Results = append(out.Result.Results, &apply.Result{Source: "patches/x/" + filepath.Base(path) + ".txt", Disposition: d})
+	}
+	return out
+}
+
+// TestSelectFragments: the compile-test fragment is on only when a patch
+// that applies on the kernel changes a path it is for, and the selection
+// says why each fragment is on or off; a kernel fragment is added when
+// the kernel has one; explicit fragments are taken as given.
+func TestSelectFragments(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "kconfig"), 0o755)
+	for n, body := range map[string]string{"base": "CONFIG_A=y\n", "rdma-loopback": "CONFIG_B=y\n",
+		"compile-test": "# patchctl-when-touched: drivers/infiniband/hw/mlx5/ drivers/net/ethernet/mellanox/mlx5/\nCONFIG_MLX5_CORE=y\n",
+		"kernel-9.1":   "CONFIG_MODULES=y\n"} {
+		os.WriteFile(filepath.Join(root, "kconfig", n+".config"), []byte(body), 0o644)
+	}
+	k91, k99 := &tree.Kernel{Name: "9.1"}, &tree.Kernel{Name: "9.9"}
+	cases := []struct {
+		name   string
+		k      *tree.Kernel
+		out    *apply.Out
+		names  []string
+		want   string
+		reason map[string]string // fragment -> part of its reason ("!" prefix: off)
+	}{
+		{"mlx5 patch does not apply", k99, outTouching(map[string]string{"drivers/nvme/host/rdma.c": "applies", "drivers/infiniband/hw/mlx5/qp.c": "already-upstream"}), nil,
+			"base,rdma-loopback", map[string]string{"base": "default", "compile-test": "!no patch that applies on 9.9 changes drivers/infiniband/hw/mlx5/"}},
+		{"mlx5 patch applies with fuzz", k99, outTouching(map[string]string{"drivers/infiniband/hw/mlx5/qp.c": "applies-with-fuzz"}), nil,
+			"base,rdma-loopback,compile-test", map[string]string{"compile-test": "patches/x/qp.c.txt applies on 9.9 and changes drivers/infiniband/hw/mlx5/qp.c"}},
+		{"mlx5 core path", k99, outTouching(map[string]string{"drivers/net/ethernet/mellanox/mlx5/core/en_main.c": "applies"}), nil,
+			"base,rdma-loopback,compile-test", nil},
+		{"a prefix is a folder, not a string prefix", k99, outTouching(map[string]string{"drivers/infiniband/hw/mlx5x/a.c": "applies"}), nil,
+			"base,rdma-loopback", nil},
+		{"kernel fragment", k91, outTouching(map[string]string{"drivers/nvme/host/rdma.c": "applies"}), nil,
+			"base,rdma-loopback,kernel-9.1", map[string]string{"kernel-9.1": "kconfig/kernel-9.1.config"}},
+		{"no apply output", k99, nil, nil, "base,rdma-loopback", nil},
+		{"explicit", k91, nil, []string{"base", "compile-test"}, "base,compile-test,kernel-9.1", map[string]string{"compile-test": "requested"}},
+	}
+	for _, c := range cases {
+		sel, err := SelectFragments(root, c.k, c.out, c.names)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := strings.Join(sel.Names, ","); got != c.want {
+			t.Errorf("%s: fragments %s, want %s", c.name, got, c.want)
+		}
+		for _, n := range sel.Names {
+			if sel.On[n] == "" {
+				t.Errorf("%s: %s is on without a reason", c.name, n)
+			}
+		}
+		for n, want := range c.reason {
+			got := sel.On[n]
+			if strings.HasPrefix(want, "!") {
+				want, got = want[1:], sel.Off[n]
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: %s's reason %q, want %q", c.name, n, got, want)
+			}
+		}
+	}
+}
+
+// TestFragmentsVerifyOnEveryKernel configures every pinned kernel with
+// the fragments its builds use (tinyconfig, merge, olddefconfig) and
+// verifies each requested symbol, without building: the Kconfig names
+// that differ between 5.10 and 7.3 are caught here in about a minute per
+// kernel.
+func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: configures real kernels")
+	}
+	if err := CheckHostTools(); err != nil {
+		testenv.Unavailable(t, err.Error())
+	}
+	root := testenv.RepoRoot(t)
+	lock, err := tree.LoadLock(filepath.Join(root, "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range lock.Names() {
+		t.Run(n, func(t *testing.T) {
+			k, pristine := testenv.Kernel(t, n)
+			out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, err := SelectFragments(root, k, out, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frags, hash, err := fragments(root, sel.Names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &maker{src: pristine, dir: t.TempDir(), jobs: 1, progress: nil}
+			st, err := configure(context.Background(), m, pristine, frags, hash, sel.Names)
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				t.Fatalf("%s with %v: %v", n, sel.Names, err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			final, _ := kconfig.Load(filepath.Join(m.dir, ".config"))
+			for _, s := range []string{"RDMA_RXE", "RDMA_SIW", "NVME_RDMA", "NVME_TARGET_RDMA", "KPROBE_EVENTS", "DEBUG_INFO"} {
+				if final.Value(s) != "y" {
+					t.Errorf("%s: CONFIG_%s=%s", n, s, final.Value(s))
+				}
+			}
+			t.Logf("%s: %d requested symbols verified with %v", n, len(st.Requested), sel.Names)
+		})
+	}
+}
+
+// TestClaimFolderAfterRepin: a build folder of one kernel source keeps its
+// objects; after a re-pin (another source key) it starts empty, so no
+// object of the old tree is linked into the new kernel.
+func TestClaimFolderAfterRepin(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "b")
+	os.MkdirAll(dir, 0o755)
+	obj := filepath.Join(dir, "old.o")
+	os.WriteFile(obj, []byte("x"), 0o644)
+	if err := claimFolder(dir, "debian linux-source-9.9=1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(obj); err != nil {
+		t.Fatal("a folder without a record lost its objects")
+	}
+	if err := claimFolder(dir, "debian linux-source-9.9=1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(obj); err != nil {
+		t.Fatal("the same source lost its objects")
+	}
+	if err := claimFolder(dir, "debian linux-source-9.9=2", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(obj); err == nil {
+		t.Fatal("an object of the old source survived the re-pin")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".patchctl-kernel")); strings.TrimSpace(string(b)) != "debian linux-source-9.9=2" {
+		t.Errorf("record %q", b)
+	}
+}
+
+// TestRepinChangesBuildKey: a re-pin (new version and sums) changes the
+// build stage's key for both variants, so no cached build is reused.
+func TestRepinChangesBuildKey(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "kconfig"), 0o755)
+	for _, n := range DefaultFragments {
+		os.WriteFile(filepath.Join(root, "kconfig", n+".config"), []byte("CONFIG_A=y\n"), 0o644)
+	}
+	pin := func(v, sum string) *tree.Kernel {
+		return &tree.Kernel{Name: "9.9", Debian: &tree.DebianSource{Package: "linux-source-9.9", Suite: "experimental", Version: v,
+			DebSHA256: strings.Repeat(sum, 64), Tarball: "usr/src/linux-source-9.9.tar.xz", TarballSHA256: strings.Repeat(sum, 64)}}
+	}
+	key := func(k *tree.Kernel, variant string) string {
+		out := outTouching(map[string]string{"drivers/nvme/host/rdma.c": "applies"})
+		out.Kernel = k
+		out.Result.Files = map[string][]byte{"drivers/nvme/host/rdma.c": []byte("int y;\n")}
+		key, err := Key(Options{Root: root, Kernel: k, Apply: out, Variant: variant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	for _, v := range []string{Baseline, Patched} {
+		a, b := key(pin("9.9~rc1-1~exp1", "a"), v), key(pin("9.9~rc2-1~exp1", "b"), v)
+		if a == b {
+			t.Errorf("%s: the build key did not change with the pin", v)
+		}
+		if a != key(pin("9.9~rc1-1~exp1", "a"), v) {
+			t.Errorf("%s: the build key is not a function of its inputs", v)
+		}
+	}
+}
