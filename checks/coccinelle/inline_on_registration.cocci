@@ -7,7 +7,9 @@
 /// on the path, by a helper handed the request, by a file-scope template
 /// copied into it, or by another function of the file for the same
 /// request (req->reg_wr.wr); the flag may be set through a pointer to it
-/// (first = &req->reg_wr.wr; first->send_flags |= ...).
+/// (first = &req->reg_wr.wr; first->send_flags |= ...). A function that
+/// sets both and posts nothing stores the request for a later post: it
+/// is reported where the function returns.
 ///
 /// This is the Coccinelle form of patchctl's inline-on-registration rule.
 //
