@@ -35,13 +35,41 @@ type Report struct {
 	Files     int           `json:"files_analysed"`
 	Functions int           `json:"functions_analysed"`
 	Duration  float64       `json:"duration_s"`
+	// Baseline says what the findings were judged against (nil: not
+	// judged, every finding counts).
+	Baseline *Comparison `json:"baseline,omitempty"`
 }
 
-// Errors counts findings of severity error.
+// Errors counts the findings of severity error that count for the
+// verdict: the new ones once the report was judged against a baseline,
+// every one before.
 func (r *Report) Errors() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == SevError {
+		if f.Severity == SevError && f.Judged() {
+			n++
+		}
+	}
+	return n
+}
+
+// Failing counts the findings that fail a verdict: new errors, and with
+// strict new warnings too.
+func (r *Report) Failing(strict bool) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Judged() && (f.Severity == SevError || strict && f.Severity == SevWarning) {
+			n++
+		}
+	}
+	return n
+}
+
+// PreExisting counts the findings the baseline has too.
+func (r *Report) PreExisting() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.PreExisting() {
 			n++
 		}
 	}

@@ -545,6 +545,15 @@ func (in *interp) kill(name string, st *state) {
 	if name == "" {
 		return
 	}
+	// A create call's result held in it is overwritten: what it said
+	// about the attr is kept as decided, or lost. Decided first, while the
+	// facts about the result (ret == -EINVAL) still hold.
+	for attr, c := range st.created {
+		if hasToken(c, name) {
+			st.grant[attr] = in.grantStatus(attr, st)
+			delete(st.created, attr)
+		}
+	}
 	for k := range st.facts {
 		if hasToken(k, name) {
 			delete(st.facts, k)
@@ -563,14 +572,6 @@ func (in *interp) kill(name string, st *state) {
 	for k, e := range st.localExpr {
 		if hasToken(e, name) {
 			delete(st.localExpr, k)
-		}
-	}
-	// A create call's result held in it is overwritten: what it said
-	// about the attr is kept as decided, or lost.
-	for attr, c := range st.created {
-		if hasToken(c, name) {
-			st.grant[attr] = in.grantStatus(attr, st)
-			delete(st.created, attr)
 		}
 	}
 }
@@ -698,7 +699,13 @@ func (in *interp) created(call *sitter.Node, res string, st *state) {
 	if in.f.text(call.ChildByFieldName("function")) == "ib_query_qp" {
 		return
 	}
-	for _, a := range named(call.ChildByFieldName("arguments")) {
+	args := named(call.ChildByFieldName("arguments"))
+	// Only the init attr argument: the cm_id or pd passed along is no
+	// attr the caps are written back into.
+	if i, ok := createAttrArg[in.f.text(call.ChildByFieldName("function"))]; ok && i < len(args) {
+		args = args[i : i+1]
+	}
+	for _, a := range args {
 		t := strings.TrimPrefix(strings.Join(strings.Fields(in.f.text(a)), ""), "&")
 		if a.Kind() == "pointer_expression" || in.ptrs[t] {
 			st.created[t] = res
@@ -706,6 +713,10 @@ func (in *interp) created(call *sitter.Node, res string, st *state) {
 		}
 	}
 }
+
+// createAttrArg is the position of the ib_qp_init_attr argument of each
+// creation call.
+var createAttrArg = map[string]int{"rdma_create_qp": 2, "ib_create_qp": 1, "ib_create_qp_kernel": 1}
 
 // grantStatus says whether the QP created with attr was created, on
 // this path, as far as its result's tests tell.

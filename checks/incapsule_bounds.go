@@ -26,17 +26,29 @@ var IncapsuleDirs = []string{"drivers/nvme/target", "drivers/nvme/host", "driver
 var wire64Funcs = map[string]bool{"le64_to_cpu": true, "be64_to_cpu": true, "get_unaligned_le64": true, "get_unaligned_be64": true,
 	"le64_to_cpup": true, "__le64_to_cpu": true}
 
-// knownFinding is a finding the pristine trees have, reported as
-// pre-existing (a warning) rather than as a new error.
+// knownFinding is a true positive the pinned pristine trees have: the
+// baseline of record of a check with no pristine tree to compare with
+// (Report.JudgeKnown), and a note on the finding wherever it is found.
 type knownFinding struct {
 	rule, file, function, note string
 }
 
-// KnownFindings are the true positives of the pinned pristine trees.
+// knownFindings are the true positives of the pinned pristine trees.
 var knownFindings = []knownFinding{
 	{RuleIncapsule, "drivers/nvme/target/rdma.c", "nvmet_rdma_map_sgl_inline",
 		"pre-existing in every kernel from 5.10.223 to 7.3-rc7: reported on linux-rdma on 2026-05-29, fixes posted on 2026-06-04 (\"nvmet-rdma: reject inline data with a nonzero offset\", v2 \"handle inline data with a nonzero offset\")"},
 }
+
+func knownOf(f Finding) *knownFinding {
+	for i, k := range knownFindings {
+		if f.Rule == k.rule && f.File == k.file && f.Function == k.function {
+			return &knownFindings[i]
+		}
+	}
+	return nil
+}
+
+func isKnown(f Finding) bool { return knownOf(f) != nil }
 
 func inIncapsuleScope(rel string) bool {
 	for _, d := range IncapsuleDirs {
@@ -65,11 +77,8 @@ func checkIncapsuleBounds(tree string, rels []string) ([]Finding, error) {
 		}
 	}
 	for i := range out {
-		for _, k := range knownFindings {
-			if out[i].Rule == k.rule && out[i].File == k.file && out[i].Function == k.function {
-				out[i].Severity = SevWarning
-				out[i].Message += " [" + k.note + "]"
-			}
+		if k := knownOf(out[i]); k != nil {
+			out[i].Message += " [" + k.note + "]"
 		}
 	}
 	return out, nil

@@ -25,6 +25,9 @@ func (r *Report) WriteText(w io.Writer) {
 		if f.Severity != SevError {
 			sev = " [" + f.Severity + "]"
 		}
+		if f.PreExisting() {
+			sev += " [pre-existing]"
+		}
 		fmt.Fprintf(w, "%s:%d: %s: %s%s\n", f.File, f.Line, f.Rule, f.Message, sev)
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    %s:%d: %s\n", e.File, e.Line, e.Message)
@@ -48,6 +51,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	errs, warns := 0, 0
 	for _, f := range r.Findings {
+		if f.PreExisting() {
+			continue
+		}
 		switch f.Severity {
 		case SevError:
 			errs++
@@ -56,7 +62,20 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "inline senders analysed: %s\n", strings.Join(r.Inline, ", "))
+	if c := r.Baseline; c != nil {
+		fmt.Fprintf(w, "against the %s: %d new, %d pre-existing (not judged), %d gone\n", c.Against, c.New, c.Unchanged, len(c.Absent))
+		for _, f := range c.Absent {
+			fmt.Fprintf(w, "    gone: %s:%d: %s: %s\n", f.File, f.Line, f.Rule, firstLine(f.Message))
+		}
+		fmt.Fprintf(w, "%d new errors, %d new warnings; %d files, %d functions analysed in %.1fs\n", errs, warns, r.Files, r.Functions, r.Duration)
+		return
+	}
 	fmt.Fprintf(w, "%d errors, %d warnings; %d files, %d functions analysed in %.1fs\n", errs, warns, r.Files, r.Functions, r.Duration)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
 }
 
 func orDash(s []string) string {
@@ -117,6 +136,7 @@ type sarifRun struct {
 	OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds"`
 	Results            []sarifResult            `json:"results"`
 	ColumnKind         string                   `json:"columnKind"`
+	Properties         map[string]any           `json:"properties,omitempty"`
 }
 
 type sarifAutomation struct {
@@ -168,6 +188,9 @@ type sarifResult struct {
 	Locations           []sarifLocation   `json:"locations"`
 	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	// BaselineState is "new" or "unchanged" (pre-existing) when the
+	// findings were judged against a baseline (§3.27.24).
+	BaselineState string `json:"baselineState,omitempty"`
 }
 
 type sarifLocation struct {
@@ -277,6 +300,9 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "patchctl", FullName: "patchctl static checks for RDMA and NVMe over Fabrics patches",
 		Version: strings.TrimPrefix(o.Version, "v"), SemanticVersion: semver(o.Version), InformationURI: InformationURI, Rules: rules}},
 		AutomationDetails: &sarifAutomation{ID: automation + o.RunID}, OriginalURIBaseIDs: bases, Results: []sarifResult{}, ColumnKind: "unicodeCodePoints"}
+	if c := r.Baseline; c != nil {
+		run.Properties = map[string]any{"baseline": map[string]any{"against": c.Against, "new": c.New, "unchanged": c.Unchanged, "absent": len(c.Absent)}}
+	}
 	seen := map[string]int{}
 	for _, f := range r.Findings {
 		base, rel := pl.place(f.File)
@@ -288,6 +314,15 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 			level = "none"
 		}
 		res := sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: level, Message: sarifMessage{sentence(f.Message)}}
+		if r.Baseline != nil {
+			// Every result of a judged run has a state, a pre-existing
+			// one says what it was compared with.
+			res.BaselineState = BaselineNew
+			if f.PreExisting() {
+				res.BaselineState = BaselineUnchanged
+				res.Message.Text += " Pre-existing: the " + r.Baseline.Against + " has it too, so it does not count against the patch."
+			}
+		}
 		if _, ok := index[f.Rule]; !ok {
 			res.RuleIndex = -1
 		}

@@ -21,6 +21,9 @@ type Finding struct {
 	Function string     `json:"function,omitempty"`
 	Message  string     `json:"message"`
 	Evidence []Evidence `json:"evidence,omitempty"`
+	// Baseline is BaselineNew or BaselineUnchanged (pre-existing) once
+	// the report was judged against a baseline (Report.Judge), "" before.
+	Baseline string `json:"baseline,omitempty"`
 }
 
 // Evidence is a place that explains a finding.
@@ -31,7 +34,11 @@ type Evidence struct {
 }
 
 func (f Finding) String() string {
-	return fmt.Sprintf("%s:%d: %s: %s", f.File, f.Line, f.Rule, f.Message)
+	s := fmt.Sprintf("%s:%d: %s: %s", f.File, f.Line, f.Rule, f.Message)
+	if f.PreExisting() {
+		s += " [pre-existing]"
+	}
+	return s
 }
 
 // Rules describes each rule (for SARIF and --help).

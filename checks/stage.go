@@ -23,23 +23,63 @@ type StageIn struct {
 	// CheckpatchTree is a pristine tree whose checkpatch.pl runs instead
 	// of the kernel's own (tree.Lock.Checkpatch); optional.
 	CheckpatchTree string
+	// Pristine is the same check of the pristine tree (RunPristine): the
+	// patched tree's findings are judged against it. Without it they are
+	// judged against the known findings of the pinned kernels.
+	Pristine *Report
+}
+
+// PristineKey names what the pristine tree's check depends on: the
+// pristine tree's content, the build whose layouts it reads, the paths
+// and patchctl's own code.
+func PristineKey(in StageIn) (string, error) {
+	return stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(apply.Baseline)).
+		Add("build", in.BuildID).Add("paths", in.Paths...).Sum()
 }
 
 // StageKey names what the check's report depends on: the patched tree's
 // content, the patches checkpatch reads, the build whose layouts it
-// reads, and patchctl's own code (the rules).
+// reads, patchctl's own code (the rules) and the baseline it is judged
+// against (the pristine tree's findings).
 func StageKey(in StageIn) (string, error) {
+	base := "known"
+	if in.Pristine != nil {
+		base = in.Pristine.FindingsHash()
+	}
 	k := stage.NewKey("check").Code().Add("state", in.Apply.State(apply.Patched)).File(in.Apply.Patches...).
-		Add("build", in.BuildID).Add("paths", in.Paths...)
+		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base)
 	if in.CheckpatchTree != "" {
 		k = k.File(filepath.Join(in.CheckpatchTree, "scripts", "checkpatch.pl"), filepath.Join(in.CheckpatchTree, "scripts", "spelling.txt"))
 	}
 	return k.Sum()
 }
 
+// RunPristine checks the kernel's pristine tree (read only: nothing
+// writes into it), the baseline a patch is judged against. Checkpatch
+// has nothing to read there.
+func RunPristine(ctx context.Context, in StageIn) (*Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	scopes := in.Paths
+	if len(scopes) == 0 {
+		scopes = DefaultPaths
+	}
+	if err := in.Cache.Verify(in.Apply.Kernel, scopes, nil); err != nil {
+		return nil, err
+	}
+	dir := in.Cache.PristineDir(in.Apply.Kernel)
+	rep, err := Run(Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir})
+	if err != nil {
+		return nil, fmt.Errorf("checking the pristine tree of %s (%s), the baseline of the patches: %w", in.Apply.Kernel.Name, dir, err)
+	}
+	return rep, nil
+}
+
 // RunStage puts the kernel's work tree into its patched state and checks
 // it, holding the work tree throughout: no build or apply of another
-// process can change the files under the check.
+// process can change the files under the check. The findings are judged
+// against in.Pristine (or the known findings without it).
 func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 	wt, release, err := in.Cache.HoldWorkTree(ctx, in.Apply.Kernel)
 	if err != nil {
@@ -59,6 +99,11 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 	rep, err := Run(Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree})
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
+	}
+	if in.Pristine != nil {
+		rep.Judge(in.Pristine)
+	} else {
+		rep.JudgeKnown()
 	}
 	return rep, nil
 }

@@ -19,7 +19,10 @@ pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
       debian-archive-keyring
       # the reports' reference validators (tests) and CI's JUnit summary:
       # xmllint, a JUnit consumer, JSON schema with its uri format
-      libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987)
+      libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987
+      # the checks' second oracle: the core rules as Coccinelle scripts
+      # (checks/coccinelle/*.cocci), spatch and make coccicheck
+      coccinelle)
 # Node.js and npm run the SARIF schema check and install the SARIF
 # Multitool (@microsoft/sarif-multitool-linux, into the user's cache) in
 # the tests; a machine that has its own node keeps it.

@@ -23,6 +23,9 @@ type CheckOptions struct {
 	Format string
 	Paths  []string
 	Strict bool
+	// Baseline is a tree to judge --tree's findings against (the tree
+	// before the patch); without it, the known findings.
+	Baseline string
 }
 
 func newCheckCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -40,14 +43,24 @@ func newCheckCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 and prints what each provider in the tree grants for a requested inline size.
 With --kernel, the kernel's work tree is put into its patched state first
 (patchctl apply) and the patches under series/<kernel>/ go to checkpatch.
+  incapsule-bounds        an NVMe-oF in-capsule bound check that adds a 64-bit wire value and can wrap
+A patch is judged by what it introduces: with --kernel the same check runs
+on the pristine tree, and a finding it has too is reported as pre-existing
+(text [pre-existing], JSON "baseline": "unchanged", SARIF baselineState
+unchanged) and does not fail; --tree DIR is judged against --baseline DIR2
+(the tree before the patch), or without it against the known findings of
+the pinned kernels (nvmet-rdma's in-capsule bound).
 With no PATH: every RDMA user (drivers/infiniband, drivers/nvme, net, fs).
 A PATH is a file or folder of the tree; one that names nothing there is an
 input error. A PATH that is a patch file (*.patch, *.diff, *.mbox, *.eml)
 goes to checkpatch instead, with the tree's (--tree, or --kernel's
 pristine tree) scripts/checkpatch.pl.
 
-Exit status: 0 no errors (checkpatch warnings do not fail unless --strict),
+Exit status: 0 no new errors (warnings do not fail unless --strict),
 1 findings, 2 usage or input error.`,
+		Example: `  patchctl check --kernel 6.12                      # the series of record, judged against pristine 6.12
+  patchctl check --tree ~/linux --baseline ~/linux-orig drivers/nvme
+  patchctl check --kernel 6.12 --format sarif > check.sarif`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runCheck(c.Context(), opts)
@@ -56,7 +69,8 @@ Exit status: 0 no errors (checkpatch warnings do not fail unless --strict),
 	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a kernel tree to check")
 	kernelFlag(cmd.Flags(), &opts.Kernel, "a pinned kernel: its work tree with the series applied")
 	enumFlag(cmd.Flags(), &opts.Format, "format", "text", "text, json or sarif")
-	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "warnings fail too")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "new warnings fail too")
+	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "with --tree: the tree before the patch, whose findings are pre-existing")
 	return cmd
 }
 
@@ -69,6 +83,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if opts.Tree != "" && opts.Kernel != "" {
 		return fmt.Errorf("--tree and --kernel exclude each other: %w", errs.ErrUsage)
+	}
+	if opts.Baseline != "" && opts.Tree == "" {
+		return fmt.Errorf("--baseline goes with --tree (--kernel compares with its pristine tree itself): %w", errs.ErrUsage)
 	}
 	var rep *checks.Report
 	so := checks.SARIFOptions{Version: versionString()}
@@ -98,6 +115,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if rep, err = checks.Run(checks.Options{Tree: dir, Paths: paths, Patches: patches, CheckpatchTree: cpTree}); err != nil {
 			return fmt.Errorf("checking %s: %w", dir, err)
 		}
+		rep.JudgeKnown()
 		so.Tree, so.Patches = dir, patches
 	} else if opts.Tree == "" {
 		t, err := opts.Global.target(opts.IO, opts.Kernel)
@@ -120,6 +138,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 				in.BuildDir = dir
 			}
 		}
+		if in.Pristine, err = checks.RunPristine(ctx, in); err != nil {
+			return err
+		}
 		if rep, err = checks.RunStage(ctx, in); err != nil {
 			return err
 		}
@@ -136,6 +157,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if rep, err = checks.Run(checks.Options{Tree: opts.Tree, Paths: opts.Paths}); err != nil {
 			return fmt.Errorf("checking %s: %w", opts.Tree, err)
 		}
+		if err := judgeAgainst(rep, opts.Baseline, opts.Paths); err != nil {
+			return err
+		}
 		so.Tree = opts.Tree
 	}
 	var err error
@@ -150,18 +174,30 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	n := rep.Errors()
-	if opts.Strict {
-		n = 0
-		for _, f := range rep.Findings {
-			if f.Severity != checks.SevNote {
-				n++
-			}
-		}
+	if n := rep.Failing(opts.Strict); n > 0 {
+		return fmt.Errorf("%s: %w", errs.Count(n, "new finding"), errs.ErrFindings)
 	}
-	if n > 0 {
-		return fmt.Errorf("%s: %w", errs.Count(n, "finding"), errs.ErrFindings)
+	return nil
+}
+
+// judgeAgainst judges a --tree check against the same check of the
+// baseline tree, or the known findings when there is none.
+func judgeAgainst(rep *checks.Report, baseline string, paths []string) error {
+	if baseline == "" {
+		rep.JudgeKnown()
+		return nil
 	}
+	if st, err := os.Stat(baseline); err != nil || !st.IsDir() {
+		return fmt.Errorf("--baseline %s is not a folder: give the tree before the patch: %w", baseline, errs.ErrInput)
+	}
+	if err := checkPaths(baseline, paths); err != nil {
+		return err
+	}
+	base, err := checks.Run(checks.Options{Tree: baseline, Paths: paths})
+	if err != nil {
+		return fmt.Errorf("checking the baseline %s: %w", baseline, err)
+	}
+	rep.Judge(base)
 	return nil
 }
 

@@ -198,6 +198,7 @@ type kernelRun struct {
 	jobs  int
 	store *stage.Store
 	kr    *Kernel
+	paths []string // the check's paths ("": checks.DefaultPaths)
 }
 
 // stage runs fn as the named stage: it is timed, and its error becomes
@@ -439,9 +440,14 @@ func distroDetail(m *build.Metadata) string {
 	return d
 }
 
+// StageCheckPristine names the record of the pristine tree's check
+// (part of the check stage: the baseline its findings are judged
+// against).
+const StageCheckPristine = "check-pristine"
+
 func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 	r.stage(StageCheck, func(s *Stage) error {
-		in := checks.StageIn{Cache: r.o.Cache, Apply: out}
+		in := checks.StageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
 		cp, err := checks.CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
 		if err != nil {
 			return err
@@ -450,6 +456,24 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 		if md := r.kr.Builds[build.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
 			in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
 		}
+		// The baseline first: the same check on the pristine tree,
+		// recorded apart, its findings an input of the judged check.
+		pkey, err := checks.PristineKey(in)
+		if err != nil {
+			return err
+		}
+		var pristine checks.Report
+		if ok, _ := r.store.Load(r.k.Name, StageCheckPristine, pkey, &pristine); !ok {
+			got, err := checks.RunPristine(ctx, in)
+			if err != nil {
+				return err
+			}
+			pristine = *got
+			if err := r.store.Save(r.k.Name, StageCheckPristine, pkey, pristine, nil); err != nil {
+				return err
+			}
+		}
+		in.Pristine = &pristine
 		key, err := checks.StageKey(in)
 		if err != nil {
 			return err
@@ -466,7 +490,8 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 			}
 		}
 		r.kr.Check = &rep
-		s.Detail = errs.Count(rep.Errors(), "error") + ", " + errs.Count(len(rep.Findings), "finding")
+		s.Detail = errs.Count(rep.Errors(), "new error") + ", " + errs.Count(len(rep.Findings), "finding") +
+			fmt.Sprintf(" (%d pre-existing: on the pristine tree too, not judged)", rep.PreExisting())
 		if rep.Errors() > 0 {
 			return fmt.Errorf("%s: %w", s.Detail, errs.ErrFindings)
 		}

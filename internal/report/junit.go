@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 )
@@ -145,12 +146,18 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 			count := 0
 			for _, f := range k.Check.Findings {
 				st := pipeline.Pass
-				if f.Severity == "error" {
+				if f.Severity == "error" && f.Judged() {
 					st = pipeline.Fail
 				}
 				if f.Severity == "error" || f.Severity == "warning" {
 					count++
-					s.add(statusCase(fmt.Sprintf("check.%s:%s:%d", f.Rule, n.rel(f.File), f.Line), cls+".check", st, f.Severity+": "+n.subst(f.Message), 0))
+					// A pre-existing finding (the pristine tree has it
+					// too) passes: it is not the patch's.
+					what := f.Severity
+					if f.Baseline != "" {
+						what += " (" + baselineWord(f) + ")"
+					}
+					s.add(statusCase(fmt.Sprintf("check.%s:%s:%d", f.Rule, n.rel(f.File), f.Line), cls+".check", st, what+": "+n.subst(f.Message), 0))
 				}
 			}
 			if count == 0 {
@@ -245,4 +252,13 @@ func addKTAP(s *junitSuite, parent string, t *ktap.Test, times map[*ktap.Test]ti
 		}
 		s.add(statusCase(t.Name, parent, st, why, times[t].dur))
 	}
+}
+
+// baselineWord says whether a finding is the patch's: "new", or
+// "pre-existing" when the baseline has it too.
+func baselineWord(f checks.Finding) string {
+	if f.PreExisting() {
+		return "pre-existing"
+	}
+	return "new"
 }

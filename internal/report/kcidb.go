@@ -270,15 +270,19 @@ func staticTests(k *pipeline.Kernel, kid func(...string) string, bid string, n *
 		if _, ok := rules[f.Rule]; !ok {
 			rules[f.Rule] = pipeline.Pass
 		}
-		switch f.Severity {
-		case "error":
+		switch {
+		case f.Severity == "error" && f.Judged():
 			rules[f.Rule] = pipeline.Fail
-		case "warning":
+		case f.Severity == "error" || f.Severity == "warning":
 			if rules[f.Rule] == pipeline.Pass {
 				rules[f.Rule] = pipeline.Done // warnings only: reported, not judged
 			}
 		}
-		notes[f.Rule] = append(notes[f.Rule], fmt.Sprintf("%s:%d: %s", n.rel(f.File), f.Line, n.subst(f.Message)))
+		pre := ""
+		if f.PreExisting() {
+			pre = "pre-existing: "
+		}
+		notes[f.Rule] = append(notes[f.Rule], fmt.Sprintf("%s%s:%d: %s", pre, n.rel(f.File), f.Line, n.subst(f.Message)))
 	}
 	ids := make([]string, 0, len(rules))
 	for r := range rules {

@@ -412,7 +412,11 @@ func printFindings(w io.Writer, fs []checks.Finding, name func(string) string) {
 		if f.Line > 0 {
 			place = fmt.Sprintf("%s:%d", f.File, f.Line)
 		}
-		fmt.Fprintf(w, "    %s %s %s: %s\n", f.Severity, f.Rule, name(place), msg)
+		pre := ""
+		if f.PreExisting() {
+			pre = " (pre-existing)"
+		}
+		fmt.Fprintf(w, "    %s%s %s %s: %s\n", f.Severity, pre, f.Rule, name(place), msg)
 	}
 }
 
