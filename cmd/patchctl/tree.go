@@ -93,8 +93,12 @@ downloads what is served, computes the .deb's sha256 (which must equal the
 index's) and the source tarball's sha256 from the download, rewrites the
 kernel's entry in series/kernels.yaml and prints the old and new pins. A new
 pin changes the kernel's source key: every cached stage of that kernel
-(tree, builds, boots) is redone on the next run. Default: every kernel that
-pins a suite.`,
+(tree, builds, boots) is redone on the next run. A binary kernel pinned beside
+the source (binary:, for --kernel-from distro) moves with it: its packages,
+named after the upstream version, are looked up at the new version in the
+same suite and pinned with the index's sums; one the suite does not serve
+under that name is an error, and the entry is left as it was. Default: every
+kernel that pins a suite.`,
 		Example: `  patchctl tree pin --check              # exit 1 when a pin is stale (a scheduled CI job)
   patchctl tree pin --kernel 7.3         # re-pin mainline rc to what experimental serves now
   patchctl tree pin --all --json`,
@@ -195,6 +199,15 @@ func runTreePin(ctx context.Context, opts *PinOptions) error {
 				n := st.New
 				fmt.Fprintf(opts.IO.Out, "%s: re-pinned (%s)\n  old: %s=%s deb_sha256 %s tarball_sha256 %s\n  new: %s=%s deb_sha256 %s tarball_sha256 %s\n",
 					st.Kernel, st.Stale, p.Package, p.Version, p.DebSHA256, p.TarballSHA256, n.Package, n.Version, n.DebSHA256, n.TarballSHA256)
+				if ob, nb := p.Binary, n.Binary; ob != nil && nb != nil {
+					fmt.Fprintf(opts.IO.Out, "  binary kernel: %s %s -> %s %s\n", ob.Release, ob.Version, nb.Release, nb.Version)
+					np := nb.Packages()
+					for i, op := range ob.Packages() {
+						if i < len(np) && (op.Package != np[i].Package || op.SHA256 != np[i].SHA256) {
+							fmt.Fprintf(opts.IO.Out, "    %s sha256 %s -> %s sha256 %s\n", op.Package, op.SHA256, np[i].Package, np[i].SHA256)
+						}
+					}
+				}
 			}
 		}
 	}

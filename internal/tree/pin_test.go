@@ -280,3 +280,173 @@ func TestSuiteNames(t *testing.T) {
 }
 
 func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+const binaryLockText = `kernels:
+  - name: "9.9"
+    debian:
+      package: linux-source-9.9
+      suite: experimental
+      version: %[1]s
+      deb_sha256: %[2]s
+      tarball: usr/src/linux-source-9.9.tar.xz
+      tarball_sha256: %[3]s
+      # the binary kernel of this source
+      binary:
+        version: %[1]s
+        release: %[4]s-amd64
+        image:
+          package: linux-image-%[4]s-amd64-unsigned
+          arch: amd64
+          sha256: %[5]s
+        headers:
+          - package: linux-headers-%[4]s-amd64
+            arch: amd64
+            sha256: %[6]s
+          - package: linux-headers-%[4]s-common   # arch-independent
+            arch: all
+            sha256: %[7]s
+`
+
+// TestPinBinaryFollowsSource: a kernel pinning Debian's binary kernel
+// beside its source. A binary package whose index sum changed makes the
+// pin stale and its re-pin downloads nothing; when the suite moves on,
+// the re-pin moves the binary block with the source (names, release and
+// sums of the new upload) and the lock reads back as the new pin; a
+// binary package the suite does not serve under its derived name is an
+// input error naming it, and the lock is left as it was.
+func TestPinBinaryFollowsSource(t *testing.T) {
+	a := aptfake.New(t)
+	type upload struct {
+		src           *aptfake.Pkg
+		img, hdr, com *aptfake.Pkg
+		abi           string
+	}
+	build := func(up, version string) upload {
+		abi := up + "+deb99"
+		return upload{src: a.Build("linux-source-9.9", version), abi: abi,
+			img: a.Build("linux-image-"+abi+"-amd64-unsigned", version),
+			hdr: a.Build("linux-headers-"+abi+"-amd64", version),
+			com: a.Build("linux-headers-"+abi+"-common", version)}
+	}
+	serve := func(u upload) {
+		a.Serve("experimental", u.src)
+		a.Serve("experimental", u.img)
+		a.Serve("experimental", u.hdr)
+		a.Serve("experimental", u.com)
+	}
+	old := build("9.9.1", "9.9.1-1")
+	serve(old)
+	lockPath := filepath.Join(t.TempDir(), "kernels.yaml")
+	os.WriteFile(lockPath, []byte(sprintf(binaryLockText, old.src.Version, old.src.DebSHA256, old.src.TarballSHA256, old.abi, old.img.DebSHA256, old.hdr.DebSHA256, old.com.DebSHA256)), 0o644)
+	c := &tree.Cache{Dir: t.TempDir(), AptGet: a.AptGet, AptCache: a.AptCache, AptEtc: fakeEtc(t)}
+	ctx := context.Background()
+	load := func() *tree.Kernel {
+		t.Helper()
+		l, err := tree.LoadLock(lockPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := l.Find("9.9")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	update := func() {
+		t.Helper()
+		if err := c.UpdateSuite(ctx, "experimental"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update()
+	if st, err := c.CheckPin(ctx, load()); err != nil || st.Stale != "" {
+		t.Fatalf("current pin with its binary kernel: %+v %v", st, err)
+	}
+
+	// The index of one binary package has another sum: stale, and the
+	// re-pin takes the index's sum without downloading anything.
+	hdr2 := *old.hdr
+	hdr2.DebSHA256 = strings.Repeat("cd", 32)
+	a.Serve("experimental", &hdr2)
+	update()
+	st, err := c.CheckPin(ctx, load())
+	if err != nil || !strings.Contains(st.Stale, "binary package linux-headers-9.9.1+deb99-amd64 9.9.1-1") {
+		t.Fatalf("a binary package's sum changed: %+v %v", st, err)
+	}
+	calls := len(a.Calls())
+	st, err = c.Repin(ctx, load())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.New.Version != old.src.Version || st.New.DebSHA256 != old.src.DebSHA256 || st.New.Binary.Headers[0].SHA256 != hdr2.DebSHA256 || st.New.Binary.Image.SHA256 != old.img.DebSHA256 {
+		t.Errorf("binary-only re-pin: %+v %+v", st.New, st.New.Binary)
+	}
+	for _, l := range a.Calls()[calls:] {
+		if strings.Contains(l, " download ") {
+			t.Errorf("a binary-only re-pin downloaded: %s", l)
+		}
+	}
+	a.Serve("experimental", old.hdr)
+
+	// The suite moves on to 9.9.2-1, binaries and all.
+	nw := build("9.9.2", "9.9.2-1")
+	serve(nw)
+	update()
+	k := load()
+	st, err = c.CheckPin(ctx, k)
+	if err != nil || !strings.Contains(st.Stale, "pinned 9.9.1-1, experimental serves 9.9.2-1") {
+		t.Fatalf("stale source: %+v %v", st, err)
+	}
+	st, err = c.Repin(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := st.New.Binary
+	if b == nil || b.Version != "9.9.2-1" || b.Release != "9.9.2+deb99-amd64" ||
+		b.Image.Package != "linux-image-9.9.2+deb99-amd64-unsigned" || b.Image.SHA256 != nw.img.DebSHA256 ||
+		len(b.Headers) != 2 || b.Headers[0].Package != nw.hdr.Package || b.Headers[0].SHA256 != nw.hdr.DebSHA256 ||
+		b.Headers[1].Package != nw.com.Package || b.Headers[1].SHA256 != nw.com.DebSHA256 || b.Headers[1].Arch != "all" {
+		t.Fatalf("re-pinned binary kernel: %+v", b)
+	}
+	if k.Debian.Binary.Version != "9.9.1-1" {
+		t.Error("the re-pin changed the old pin in place")
+	}
+	before, _ := os.ReadFile(lockPath)
+	if err := tree.RewritePin(lockPath, "9.9", st.New); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(lockPath)
+	k2 := load()
+	if k2.Debian.Version != "9.9.2-1" || k2.Debian.Binary.Version != "9.9.2-1" || k2.Debian.Binary.Image.SHA256 != nw.img.DebSHA256 {
+		t.Errorf("lock after the re-pin:\n%s", after)
+	}
+	bl, al := strings.Split(string(before), "\n"), strings.Split(string(after), "\n")
+	changed := 0
+	for i := range bl {
+		if i < len(al) && bl[i] != al[i] {
+			changed++
+		}
+	}
+	// version, both sums; the binary's version, release, three names,
+	// three sums.
+	if len(bl) != len(al) || changed != 11 || !strings.Contains(string(after), "linux-headers-9.9.2+deb99-common   # arch-independent") || !strings.Contains(string(after), "# the binary kernel of this source") {
+		t.Errorf("rewritten lock (%d lines changed):\n%s", changed, after)
+	}
+	if st, err := c.CheckPin(ctx, k2); err != nil || st.Stale != "" {
+		t.Errorf("after the re-pin: %+v %v", st, err)
+	}
+
+	// 9.9.3-1 without its -common headers: refused, naming the package.
+	third := build("9.9.3", "9.9.3-1")
+	a.Serve("experimental", third.src)
+	a.Serve("experimental", third.img)
+	a.Serve("experimental", third.hdr)
+	update()
+	_, err = c.Repin(ctx, k2)
+	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "linux-headers-9.9.3+deb99-common=9.9.3-1") || !strings.Contains(err.Error(), "by hand") {
+		t.Errorf("re-pin with a binary package missing: %v", err)
+	}
+	if now, _ := os.ReadFile(lockPath); string(now) != string(after) {
+		t.Error("a refused re-pin changed the lock")
+	}
+}

@@ -158,8 +158,8 @@ verb=$1; shift
 case "$verb" in
 update)
   [ -d "$lists" ] || { echo "E: no lists dir $lists" >&2; exit 100; }
-  for f in "$fake/served/$suite"/*; do [ -f "$f" ] && cp "$f" "$lists/fake_${suite}_Packages"; done
-  touch "$lists/fake_${suite}_Packages"
+  : > "$lists/fake_${suite}_Packages"
+  for f in "$fake/served/$suite"/*; do [ -f "$f" ] && cat "$f" >> "$lists/fake_${suite}_Packages"; done
   exit 0;;
 policy)
   pkg=$1
