@@ -98,18 +98,7 @@ func TestPinFollowsSuite(t *testing.T) {
 	write(old.Version, old.DebSHA256, old.TarballSHA256)
 	c := &tree.Cache{Dir: t.TempDir(), AptGet: a.AptGet, AptCache: a.AptCache, AptEtc: etc}
 	ctx := context.Background()
-	load := func() *tree.Kernel {
-		t.Helper()
-		l, err := tree.LoadLock(lockPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := l.Find("9.9")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
+	load := func() *tree.Kernel { t.Helper(); return loadKernel(t, lockPath, "9.9") }
 	k := load()
 	if err := c.UpdateSuite(ctx, "experimental"); err != nil {
 		t.Fatal(err)
@@ -340,18 +329,7 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	os.WriteFile(lockPath, []byte(sprintf(binaryLockText, old.src.Version, old.src.DebSHA256, old.src.TarballSHA256, old.abi, old.img.DebSHA256, old.hdr.DebSHA256, old.com.DebSHA256)), 0o644)
 	c := &tree.Cache{Dir: t.TempDir(), AptGet: a.AptGet, AptCache: a.AptCache, AptEtc: fakeEtc(t)}
 	ctx := context.Background()
-	load := func() *tree.Kernel {
-		t.Helper()
-		l, err := tree.LoadLock(lockPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := l.Find("9.9")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
+	load := func() *tree.Kernel { t.Helper(); return loadKernel(t, lockPath, "9.9") }
 	update := func() {
 		t.Helper()
 		if err := c.UpdateSuite(ctx, "experimental"); err != nil {
@@ -449,4 +427,18 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	if now, _ := os.ReadFile(lockPath); string(now) != string(after) {
 		t.Error("a refused re-pin changed the lock")
 	}
+}
+
+// loadKernel is kernel name of the lock at path.
+func loadKernel(t *testing.T, path, name string) *tree.Kernel {
+	t.Helper()
+	l, err := tree.LoadLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.Find(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
