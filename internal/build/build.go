@@ -327,14 +327,25 @@ func fragments(root string, names []string) ([]*kconfig.Config, string, error) {
 	return out, hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// NormalizeVariant is v checked, Patched when empty: a usage error
+// unless baseline or patched.
+func NormalizeVariant(v string) (string, error) {
+	if v == "" {
+		return Patched, nil
+	}
+	if v != Baseline && v != Patched {
+		return "", fmt.Errorf("variant %q: want baseline or patched: %w", v, errs.ErrUsage)
+	}
+	return v, nil
+}
+
 // normalize fills in the defaults and checks the options.
 func (o *Options) normalize() error {
-	if o.Variant == "" {
-		o.Variant = Patched
+	v, err := NormalizeVariant(o.Variant)
+	if err != nil {
+		return err
 	}
-	if o.Variant != Baseline && o.Variant != Patched {
-		return fmt.Errorf("variant %q: want baseline or patched: %w", o.Variant, errs.ErrUsage)
-	}
+	o.Variant = v
 	if o.Apply == nil {
 		return fmt.Errorf("build of %s: no apply stage output", o.Kernel.Name)
 	}

@@ -45,12 +45,11 @@ type Options struct {
 }
 
 func (o *Options) normalize() error {
-	if o.Variant == "" {
-		o.Variant = build.Patched
+	v, err := build.NormalizeVariant(o.Variant)
+	if err != nil {
+		return err
 	}
-	if o.Variant != build.Baseline && o.Variant != build.Patched {
-		return fmt.Errorf("variant %q: want baseline or patched: %w", o.Variant, errs.ErrUsage)
-	}
+	o.Variant = v
 	if o.Apply == nil {
 		return fmt.Errorf("distro build of %s: no apply stage output", o.Kernel.Name)
 	}
