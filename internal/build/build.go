@@ -726,6 +726,16 @@ type makeResult struct {
 	firstErrors            []string
 }
 
+// sourceTimestamp is the time of the tree's top Makefile, as date(1)
+// prints it in UTC: the same for every build of the tree.
+func sourceTimestamp(src string) string {
+	t := time.Unix(0, 0)
+	if st, err := os.Stat(filepath.Join(src, "Makefile")); err == nil {
+		t = st.ModTime()
+	}
+	return t.UTC().Format(time.UnixDate)
+}
+
 // alwaysRun are the quiet-mode steps kbuild prints on every run, even when
 // nothing is rebuilt: they are not work.
 var alwaysRun = map[string]bool{"GEN": true, "DESCEND": true, "CALL": true, "INSTALL": true, "SYNC": true, "CHK": true}
@@ -737,8 +747,14 @@ var (
 
 func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error) {
 	var res makeResult
+	// The image is a function of the sources and the configuration:
+	// kbuild's build number and timestamp (uname -v) are fixed, the
+	// timestamp the source's own (its top Makefile's time), so a relink
+	// of the same state makes the same bytes and a snapshot rewritten by
+	// another process's build of that state stays what was recorded.
 	args := []string{"-C", m.src, "O=" + m.dir, fmt.Sprintf("-j%d", m.jobs),
-		"KBUILD_BUILD_USER=patchctl", "KBUILD_BUILD_HOST=patchctl"}
+		"KBUILD_BUILD_USER=patchctl", "KBUILD_BUILD_HOST=patchctl", "KBUILD_BUILD_VERSION=1",
+		"KBUILD_BUILD_TIMESTAMP=" + sourceTimestamp(m.src)}
 	if m.ccache {
 		args = append(args, "CC=ccache gcc", "HOSTCC=ccache gcc")
 	}

@@ -298,7 +298,7 @@ func (r *kernelRun) record(s *Stage, out any, artifacts ...string) error {
 	return r.store.Save(r.k.Name, s.Name, s.InputHash, out, arts)
 }
 
-func (r *kernelRun) forget(s *Stage) error { return r.store.Forget(r.k.Name, s.Name) }
+func (r *kernelRun) forget(s *Stage) error { return r.store.Forget(r.k.Name, s.Name, s.InputHash) }
 
 func (r *kernelRun) run(ctx context.Context) {
 	r.kr.Start = time.Now()

@@ -26,7 +26,8 @@ func lock(t testing.TB, root string) *tree.Lock {
 }
 
 // TestRunKernels is the end-to-end run on the kernels of
-// $PATCHCTL_TEST_KERNELS (make test: 6.12 and 7.3; make test-matrix: all):
+// $PATCHCTL_TEST_KERNELS (make test: the default kernel, 6.12; make
+// test-matrix: all):
 // tree, apply, checks, both builds, both boots over rxe and siw,
 // comparison, and reports that CI systems read (checked: JUnit parses,
 // KCIDB follows v5.3, SARIF follows 2.1.0).

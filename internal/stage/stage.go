@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/fsutil"
 )
@@ -148,29 +150,47 @@ type Record struct {
 	Artifacts []Artifact      `json:"artifacts,omitempty"`
 }
 
-// Store keeps stage records in a folder, one file per stage and scope
-// (e.g. per kernel), written atomically: concurrent runs can at worst
-// lose a record (and redo the stage), never read a torn one.
+// Store keeps stage records in a folder, one file per scope (e.g. per
+// kernel), stage and key, written atomically: runs with other inputs (a
+// test binary beside patchctl, another series on the same kernel) keep
+// records of their own instead of evicting each other's, and concurrent
+// runs can at worst lose a record (and redo the stage), never read a torn
+// one. The newest maxRecords records of a stage are kept.
 type Store struct{ Dir string }
 
-func (s *Store) path(scope, name string) string {
-	return filepath.Join(s.Dir, scope, name+".json")
+const maxRecords = 8
+
+func (s *Store) dir(scope, name string) string {
+	return filepath.Join(s.Dir, scope, "records", name)
+}
+
+func (s *Store) path(scope, name, key string) string {
+	return filepath.Join(s.dir(scope, name), fileKey(key)+".json")
+}
+
+// fileKey is key as a file name: a hex key as it is, anything else hashed.
+func fileKey(key string) string {
+	if len(key) >= 16 && len(key) <= 64 && strings.Trim(key, "0123456789abcdef") == "" {
+		return key
+	}
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
 }
 
 // Load returns the output recorded for the stage under key, after
-// checking its artifacts. ok is false when there is none, the key
-// differs, or an artifact changed (why says which).
+// checking its artifacts. ok is false when there is none, only records
+// of other keys (inputs changed), or an artifact changed (why says which).
 func (s *Store) Load(scope, name, key string, out any) (ok bool, why string) {
-	b, err := os.ReadFile(s.path(scope, name))
+	b, err := os.ReadFile(s.path(scope, name, key))
 	if err != nil {
+		if ents, _ := os.ReadDir(s.dir(scope, name)); len(ents) > 0 {
+			return false, "inputs changed"
+		}
 		return false, "not run before"
 	}
 	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal(b, &r); err != nil || r.Key != key {
 		return false, "record unreadable"
-	}
-	if r.Key != key {
-		return false, "inputs changed"
 	}
 	if err := Verify(r.Artifacts); err != nil {
 		return false, err.Error()
@@ -181,22 +201,52 @@ func (s *Store) Load(scope, name, key string, out any) (ok bool, why string) {
 	return true, ""
 }
 
-// Save records a stage's output and artifacts under key.
+// Save records a stage's output and artifacts under key, and drops the
+// stage's oldest records beyond maxRecords.
 func (s *Store) Save(scope, name, key string, out any, arts []Artifact) error {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("recording stage %s: %w", name, err)
 	}
-	p := s.path(scope, name)
+	p := s.path(scope, name, key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("recording stage %s: %w", name, err)
 	}
-	return fsutil.WriteJSON(p, Record{Key: key, Output: b, Artifacts: arts})
+	if err := fsutil.WriteJSON(p, Record{Key: key, Output: b, Artifacts: arts}); err != nil {
+		return err
+	}
+	os.Remove(filepath.Join(s.Dir, scope, name+".json")) // the former one-record layout
+	s.prune(scope, name)
+	return nil
 }
 
-// Forget drops a stage's record (after a failure: the next run redoes it).
-func (s *Store) Forget(scope, name string) error {
-	if err := os.Remove(s.path(scope, name)); err != nil && !os.IsNotExist(err) {
+// prune drops the stage's oldest records beyond maxRecords (best effort:
+// a record lost is a stage redone).
+func (s *Store) prune(scope, name string) {
+	ents, err := os.ReadDir(s.dir(scope, name))
+	if err != nil || len(ents) <= maxRecords {
+		return
+	}
+	type rec struct {
+		path string
+		t    time.Time
+	}
+	var recs []rec
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".json") {
+			recs = append(recs, rec{filepath.Join(s.dir(scope, name), e.Name()), info.ModTime()})
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].t.After(recs[j].t) })
+	for _, r := range recs[min(maxRecords, len(recs)):] {
+		os.Remove(r.path)
+	}
+}
+
+// Forget drops a stage's record under key (after a failure: the next run
+// redoes it).
+func (s *Store) Forget(scope, name, key string) error {
+	if err := os.Remove(s.path(scope, name, key)); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("forgetting stage %s: %w", name, err)
 	}
 	return nil

@@ -1,10 +1,12 @@
 package stage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKeyCoversContentNotFolders(t *testing.T) {
@@ -71,10 +73,37 @@ func TestStoreReusesOnlyWhatIsProvably(t *testing.T) {
 	if _, err := Artifacts(img); err == nil {
 		t.Error("a missing artifact recorded")
 	}
-	if err := s.Forget("6.12", "build-baseline"); err != nil {
+	if err := s.Forget("6.12", "build-baseline", "k1"); err != nil {
 		t.Fatal(err)
 	}
 	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); ok || why != "not run before" {
 		t.Errorf("after forget: %v %s", ok, why)
+	}
+}
+
+// TestStoreKeepsRecordsOfOtherInputs: a run with other inputs (another
+// program's code, another series) records beside the first instead of
+// evicting it, so both are reused afterwards; the oldest records beyond
+// the limit go.
+func TestStoreKeepsRecordsOfOtherInputs(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	var out map[string]int
+	for i := 0; i < maxRecords+3; i++ {
+		if err := s.Save("6.12", "boot-baseline", fmt.Sprintf("%064x", i), map[string]int{"run": i}, nil); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(time.Duration(i-100) * time.Second)
+		os.Chtimes(s.path("6.12", "boot-baseline", fmt.Sprintf("%064x", i)), when, when)
+	}
+	if err := s.Save("6.12", "boot-baseline", fmt.Sprintf("%064x", maxRecords+3), map[string]int{"run": maxRecords + 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= maxRecords+3; i++ {
+		ok, why := s.Load("6.12", "boot-baseline", fmt.Sprintf("%064x", i), &out)
+		if kept := i > 3; ok != kept || (ok && out["run"] != i) {
+			t.Errorf("record %d: reused %v (%s), want %v", i, ok, why, kept)
+		} else if !ok && why != "inputs changed" {
+			t.Errorf("record %d dropped: why %q, want inputs changed", i, why)
+		}
 	}
 }
