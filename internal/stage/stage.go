@@ -155,7 +155,7 @@ type Record struct {
 // test binary beside patchctl, another series on the same kernel) keep
 // records of their own instead of evicting each other's, and concurrent
 // runs can at worst lose a record (and redo the stage), never read a torn
-// one. The newest maxRecords records of a stage are kept.
+// one. The maxRecords records of a stage last saved or reused are kept.
 type Store struct{ Dir string }
 
 const maxRecords = 8
@@ -198,11 +198,13 @@ func (s *Store) Load(scope, name, key string, out any) (ok bool, why string) {
 	if err := json.Unmarshal(r.Output, out); err != nil {
 		return false, "record unreadable"
 	}
+	now := time.Now()
+	os.Chtimes(s.path(scope, name, key), now, now) // used: the last to be pruned
 	return true, ""
 }
 
 // Save records a stage's output and artifacts under key, and drops the
-// stage's oldest records beyond maxRecords.
+// stage's records least recently saved or reused beyond maxRecords.
 func (s *Store) Save(scope, name, key string, out any, arts []Artifact) error {
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -220,8 +222,8 @@ func (s *Store) Save(scope, name, key string, out any, arts []Artifact) error {
 	return nil
 }
 
-// prune drops the stage's oldest records beyond maxRecords (best effort:
-// a record lost is a stage redone).
+// prune drops the stage's records least recently saved or reused beyond
+// maxRecords (best effort: a record lost is a stage redone).
 func (s *Store) prune(scope, name string) {
 	ents, err := os.ReadDir(s.dir(scope, name))
 	if err != nil || len(ents) <= maxRecords {

@@ -95,12 +95,17 @@ func TestStoreKeepsRecordsOfOtherInputs(t *testing.T) {
 		when := time.Now().Add(time.Duration(i-100) * time.Second)
 		os.Chtimes(s.path("6.12", "boot-baseline", fmt.Sprintf("%064x", i)), when, when)
 	}
+	// Records 3 to 10 are left; 3, the oldest, is reused and so
+	// outlives 4 when the next save prunes.
+	if ok, why := s.Load("6.12", "boot-baseline", fmt.Sprintf("%064x", 3), &out); !ok {
+		t.Fatalf("record 3 not reused: %s", why)
+	}
 	if err := s.Save("6.12", "boot-baseline", fmt.Sprintf("%064x", maxRecords+3), map[string]int{"run": maxRecords + 3}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i <= maxRecords+3; i++ {
 		ok, why := s.Load("6.12", "boot-baseline", fmt.Sprintf("%064x", i), &out)
-		if kept := i > 3; ok != kept || (ok && out["run"] != i) {
+		if kept := i == 3 || i > 4; ok != kept || (ok && out["run"] != i) {
 			t.Errorf("record %d: reused %v (%s), want %v", i, ok, why, kept)
 		} else if !ok && why != "inputs changed" {
 			t.Errorf("record %d dropped: why %q, want inputs changed", i, why)
