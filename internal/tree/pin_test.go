@@ -442,3 +442,28 @@ func loadKernel(t *testing.T, path, name string) *tree.Kernel {
 	}
 	return k
 }
+
+// TestPinBinaryABINames: a binary kernel named by an ABI number rather
+// than the upstream version (bookworm's 6.1: linux-image-6.1.0-NN-amd64)
+// cannot have its new names derived: the re-pin says so and what to do,
+// and pins nothing.
+func TestPinBinaryABINames(t *testing.T) {
+	a := aptfake.New(t)
+	old, nw := a.Build("linux-source-9.9", "9.9.1-1"), a.Build("linux-source-9.9", "9.9.2-1")
+	a.Serve("experimental", nw)
+	z := strings.Repeat("0", 64)
+	lockPath := filepath.Join(t.TempDir(), "kernels.yaml")
+	text := sprintf(binaryLockText, old.Version, old.DebSHA256, old.TarballSHA256, "9.9.0-7", z, z, z)
+	os.WriteFile(lockPath, []byte(text), 0o644)
+	c := &tree.Cache{Dir: t.TempDir(), AptGet: a.AptGet, AptCache: a.AptCache, AptEtc: fakeEtc(t)}
+	if err := c.UpdateSuite(context.Background(), "experimental"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Repin(context.Background(), loadKernel(t, lockPath, "9.9"))
+	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "cannot be derived") || !strings.Contains(err.Error(), "by hand") {
+		t.Errorf("re-pin of ABI-named binary packages: %v", err)
+	}
+	if b, _ := os.ReadFile(lockPath); string(b) != text {
+		t.Error("the lock changed")
+	}
+}
