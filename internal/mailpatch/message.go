@@ -120,9 +120,20 @@ func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
 		}
 		h := header{text: l, line: startLine + i}
 		i++
+		// Continuation lines are joined once (a builder, not repeated
+		// string concatenation): linear in the header however often
+		// it is folded.
+		var b strings.Builder
 		for i < len(lines) && len(lines[i]) > 0 && (lines[i][0] == ' ' || lines[i][0] == '\t') {
-			h.text += " " + strings.TrimRight(lines[i][1:], " \t\r\n\v\f")
+			if b.Len() == 0 {
+				b.WriteString(l)
+			}
+			b.WriteByte(' ')
+			b.WriteString(strings.TrimRight(lines[i][1:], " \t\r\n\v\f"))
 			i++
+		}
+		if b.Len() > 0 {
+			h.text = b.String()
 		}
 		hs = append(hs, h)
 	}
