@@ -161,7 +161,10 @@ func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
 		groups = append(groups, group{"git " + opts.Git + " " + rng, ins})
 	}
 	for _, a := range args {
-		ins, err := source.Files(a)
+		ins, notes, err := source.Files(a)
+		for _, n := range notes {
+			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
+		}
 		if err != nil {
 			return nil, err
 		}

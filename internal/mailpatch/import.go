@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Options control an import.
@@ -51,10 +53,11 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, &InputError{File: in, Msg: fmt.Sprintf("cannot read: %v", err)}
 		}
 		if st.IsDir() {
-			files, err := seriesFiles(in)
+			files, warns, err := SeriesFiles(in)
 			if err != nil {
 				return nil, err
 			}
+			res.Warnings = append(res.Warnings, warns...)
 			name := folderSeries(in)
 			var series []*Patch
 			for _, f := range files {
@@ -76,45 +79,91 @@ func Import(paths []string, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// seriesFiles lists the message files of a series folder, in name order.
-// Hidden files and patchctl's own metadata are not messages.
-func seriesFiles(dir string) ([]string, error) {
+// SeriesFiles lists the message files of a series folder, in name order.
+// Hidden files and patchctl's own metadata are not messages. Entries that
+// are not regular files (FIFOs, sockets, devices, and symbolic links to
+// them) are skipped, each with a warning: opening a FIFO would block for
+// ever, a device could be endless.
+func SeriesFiles(dir string) ([]string, []Warning, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &InputError{File: dir, Msg: fmt.Sprintf("cannot read folder: %v", err)}
+		return nil, nil, &InputError{File: dir, Msg: fmt.Sprintf("cannot read folder: %v", err)}
 	}
 	var files []string
+	var warns []Warning
 	for _, e := range ents {
 		n := e.Name()
 		if e.IsDir() || strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") || n == "README.md" {
 			continue
 		}
-		files = append(files, filepath.Join(dir, n))
+		path := filepath.Join(dir, n)
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(path); err == nil {
+				mode = st.Mode().Type()
+			}
+		}
+		if mode.IsDir() {
+			continue
+		}
+		if !mode.IsRegular() {
+			warns = append(warns, Warning{File: path, Message: "skipped: " + notRegular(mode) + ", not a message file"})
+			continue
+		}
+		files = append(files, path)
 	}
 	if len(files) == 0 {
-		return nil, &InputError{File: dir, Msg: "folder holds no patch files"}
+		return nil, warns, &InputError{File: dir, Msg: "folder holds no patch files"}
 	}
 	sort.Strings(files)
-	return files, nil
+	return files, warns, nil
+}
+
+// notRegular names a file type that is not a regular file.
+func notRegular(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeCharDevice != 0:
+		return "a character device"
+	case mode&fs.ModeDevice != 0:
+		return "a block device"
+	case mode&fs.ModeSymlink != 0:
+		return "a dangling symbolic link"
+	}
+	return "not a regular file"
 }
 
 // ImportFile reads one file. series names the series; when empty it is
 // the subject of the file's first patch, as git format-patch would name it.
 func ImportFile(name, series string, opts Options) ([]*Patch, error) {
-	data, err := readCapped(name, opts.maxInput())
+	data, err := ReadInputFile(name, opts.maxInput())
 	if err != nil {
 		return nil, err
 	}
 	return ImportBytes(name, data, series, opts)
 }
 
-// readCapped reads at most limit bytes of a file and refuses a larger one.
-func readCapped(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
+// ReadInputFile reads at most limit bytes of a regular file and refuses
+// a larger one. It never blocks in open: the file is opened non-blocking
+// and refused unless it is a regular file (a FIFO, socket or device is
+// named as such), so a FIFO without a writer cannot hang patchctl.
+func ReadInputFile(name string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &InputError{File: name, Msg: notRegular(st.Mode()) + ", not a file: patchctl reads patch files, mboxes and folders of them",
+			Hint: "save the messages to a file and give that"}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
