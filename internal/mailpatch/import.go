@@ -40,6 +40,7 @@ func (o Options) maxInput() int64 {
 type Result struct {
 	Patches  []*Patch  `json:"-"`
 	Warnings []Warning `json:"warnings"`
+	ids      map[string]bool // Message-IDs imported
 }
 
 // Import reads each path (a file with one or more messages, or a folder of
@@ -220,8 +221,32 @@ func ImportBytes(name string, data []byte, series string, opts Options) ([]*Patc
 	return out, nil
 }
 
+// collapse leaves out a message whose Message-ID an earlier one has, as
+// b4 does (a message fetched twice, the copies differing at most in the
+// headers an archive adds), with a warning.
+func (r *Result) collapse(series []*Patch) []*Patch {
+	if r.ids == nil {
+		r.ids = map[string]bool{}
+	}
+	out := series[:0:0]
+	for _, p := range series {
+		id := firstID(p.MessageID)
+		if id != "" && r.ids[id] {
+			r.Warnings = append(r.Warnings, Warning{File: p.Source, Line: p.Line,
+				Message: fmt.Sprintf("message %s appears again; the first copy is imported, this one left out (as b4 does)", id)})
+			continue
+		}
+		if id != "" {
+			r.ids[id] = true
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // add appends a series and warns about gaps in its [PATCH n/m] numbering.
 func (r *Result) add(series []*Patch) {
+	series = r.collapse(series)
 	r.Patches = append(r.Patches, series...)
 	if len(series) == 0 {
 		return

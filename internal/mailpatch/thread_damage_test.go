@@ -226,3 +226,30 @@ func TestReadThreadRunTogetherTrailers(t *testing.T) {
 		t.Errorf("ignored %+v, want the %d run-together lines reported", th.Ignored, len(bad))
 	}
 }
+
+// import, too, reads a message once however often the input holds it
+// (the same Message-ID; the later copy with an archive's headers).
+func TestImportDuplicateMessages(t *testing.T) {
+	one := mkthread.Msg{ID: "one@example.org", From: "A <a@example.org>", Subject: "[PATCH] foo: one", Date: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC),
+		Body: mkthread.Patch("One.", "A <a@example.org>", diffOf("a.c", 2))}
+	two := mkthread.Msg{ID: "two@example.org", From: "A <a@example.org>", Subject: "[PATCH] foo: two", Date: one.Date.Add(time.Hour),
+		Body: mkthread.Patch("Two.", "A <a@example.org>", diffOf("b.c", 2))}
+	archived := append([]byte("List-Id: <foo.lists.example.org>\nX-Mailing-List: foo@lists.example.org\n"), one.Bytes()...)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "t.mbox")
+	os.WriteFile(f, append(mkthread.Mbox([]mkthread.Msg{one, two}), mboxEntry(archived)...), 0o644)
+	res, err := mailpatch.Import([]string{f}, mailpatch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Patches) != 2 || res.Patches[0].Subject != "foo: one" || res.Patches[1].Subject != "foo: two" {
+		t.Errorf("%d patches, want one and two once each", len(res.Patches))
+	}
+	said := false
+	for _, w := range res.Warnings {
+		said = said || strings.Contains(w.Message, "<one@example.org> appears again")
+	}
+	if !said {
+		t.Errorf("the copy left out is not said: %+v", res.Warnings)
+	}
+}
