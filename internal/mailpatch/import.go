@@ -38,8 +38,8 @@ func (o Options) maxInput() int64 {
 
 // Result is everything an import produced.
 type Result struct {
-	Patches  []*Patch  `json:"-"`
-	Warnings []Warning `json:"warnings"`
+	Patches  []*Patch        `json:"-"`
+	Warnings []Warning       `json:"warnings"`
 	ids      map[string]bool // Message-IDs imported
 }
 
