@@ -120,6 +120,17 @@ func SeriesFiles(dir string) ([]string, []Warning, error) {
 	return files, warns, nil
 }
 
+// readable reports whether a file given by name is read: a regular file,
+// a pipe or a character device.
+func readable(m fs.FileMode) bool {
+	return m.IsRegular() || m&fs.ModeNamedPipe != 0 || m&fs.ModeCharDevice != 0
+}
+
+func notAFile(name string, m fs.FileMode) error {
+	return &InputError{File: name, Msg: notRegular(m) + ", not a file: patchctl reads patch files, mboxes and folders of them",
+		Hint: "save the messages to a file and give that"}
+}
+
 // notRegular names a file type that is not a regular file.
 func notRegular(mode fs.FileMode) string {
 	switch {
@@ -147,11 +158,17 @@ func ImportFile(name, series string, opts Options) ([]*Patch, error) {
 	return ImportBytes(name, data, series, opts)
 }
 
-// ReadInputFile reads at most limit bytes of a regular file and refuses
-// a larger one. It never blocks in open: the file is opened non-blocking
-// and refused unless it is a regular file (a FIFO, socket or device is
-// named as such), so a FIFO without a writer cannot hang patchctl.
+// ReadInputFile reads at most limit bytes of a file and refuses a larger
+// one. It never blocks in open: the file is opened non-blocking, so a
+// FIFO without a writer reads as empty instead of hanging patchctl. A
+// file given by name may be a pipe or a character device (a shell's
+// <(b4 am -o - ...), /dev/stdin), read up to the cap; a socket or a
+// block device is refused. (In folders only regular files are read:
+// SeriesFiles.)
 func ReadInputFile(name string, limit int64) ([]byte, error) {
+	if st, err := os.Stat(name); err == nil && !readable(st.Mode()) {
+		return nil, notAFile(name, st.Mode())
+	}
 	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
@@ -161,9 +178,8 @@ func ReadInputFile(name string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
 	}
-	if !st.Mode().IsRegular() {
-		return nil, &InputError{File: name, Msg: notRegular(st.Mode()) + ", not a file: patchctl reads patch files, mboxes and folders of them",
-			Hint: "save the messages to a file and give that"}
+	if !readable(st.Mode()) {
+		return nil, notAFile(name, st.Mode())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
