@@ -1,6 +1,7 @@
 package mailpatch
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"regexp"
@@ -110,13 +111,25 @@ func isHeaderLine(l string) bool {
 // empty line (consumed) or at a line that is not a header (the first body
 // line).
 func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
+	hs, next, _ = readHeadersCtx(nil, lines, i, startLine)
+	return hs, next
+}
+
+// readHeadersCtx is readHeaders that stops early, with ctx's error, when
+// ctx (if any) has ended: a header block can be millions of lines.
+func readHeadersCtx(ctx context.Context, lines []string, i, startLine int) (hs []header, next int, err error) {
 	for i < len(lines) {
+		if ctx != nil && i%pollLines == 0 && i > 0 {
+			if err := ctx.Err(); err != nil {
+				return hs, i, err
+			}
+		}
 		l := strings.TrimRight(lines[i], " \t\r\n\v\f")
 		if l == "" {
-			return hs, i + 1
+			return hs, i + 1, nil
 		}
 		if !isHeaderLine(l) {
-			return hs, i
+			return hs, i, nil
 		}
 		h := header{text: l, line: startLine + i}
 		i++
@@ -125,6 +138,11 @@ func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
 		// it is folded.
 		var b strings.Builder
 		for i < len(lines) && len(lines[i]) > 0 && (lines[i][0] == ' ' || lines[i][0] == '\t') {
+			if ctx != nil && i%pollLines == 0 {
+				if err := ctx.Err(); err != nil {
+					return hs, i, err
+				}
+			}
 			if b.Len() == 0 {
 				b.WriteString(l)
 			}
@@ -137,7 +155,7 @@ func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
 		}
 		hs = append(hs, h)
 	}
-	return hs, i
+	return hs, i, nil
 }
 
 // headerValue is git's cmp_header and value: "Name:" (any case) and a
@@ -215,7 +233,10 @@ func looseParams(v string) map[string]string {
 
 func readMail(raw rawMessage) (*message, error) {
 	m := &message{File: raw.File, Format: raw.Format, StartLine: raw.StartLine, Repairs: raw.Repairs}
-	hs, bodyAt := readHeaders(raw.Lines, 0, raw.StartLine)
+	hs, bodyAt, err := readHeadersCtx(raw.ctx, raw.Lines, 0, raw.StartLine)
+	if err != nil {
+		return nil, err
+	}
 	var ci contentInfo
 	for _, h := range hs {
 		take := func(name string, dst *string, dstLine *int) error {

@@ -2,6 +2,7 @@ package mailpatch
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"strings"
 )
@@ -24,6 +25,8 @@ type rawMessage struct {
 	StartLine int      // line of the first header (or subject) line
 	Lines     []string // message lines without their line ends
 	Repairs   []Repair // made while cutting (mboxrd unescaping)
+	// ctx, when set, is looked at while reading long header blocks.
+	ctx context.Context
 }
 
 // mboxFromLine matches an mbox separator: "From " sender, then a date that

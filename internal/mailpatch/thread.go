@@ -310,9 +310,12 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	return t, nil
 }
 
-// pollEvery is how many messages (or lines) are read between two looks
-// at the context.
-const pollEvery = 1024
+// pollEvery is how many messages are read between two looks at the
+// context; pollLines how many lines of a header block.
+const (
+	pollEvery = 1024
+	pollLines = 1 << 16
+)
 
 // collapse keeps the first copy of each Message-ID, as b4 does: an
 // archive (or a user's mbox of two fetches) may hold a message twice,
@@ -484,13 +487,17 @@ func readThreadInput(ctx context.Context, in Input, opts Options) ([]*threadMsg,
 		if i+1 < len(raws) {
 			end = starts[max(raws[i+1].StartLine-2, 0)]
 		}
+		raw.ctx = ctx
 		m, err := readMessage(raw)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
 		if err != nil {
 			out = append(out, unreadable(raw, in.Data[begin:end], err))
 			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
 		}
 		tm := &threadMsg{id: firstID(m.MessageID), raw: in.Data[begin:end], subject: m.Subject, file: in.Name, line: raw.StartLine}
 		tm.date, _ = parseGitDate(m.Date)
