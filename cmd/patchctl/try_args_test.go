@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/testenv/mkthread"
 )
 
 // try's RANGE -N after --git DIR is an argument, not a flag, wherever it
@@ -110,5 +111,33 @@ func TestTryGitCountRange(t *testing.T) {
 	}
 	if _, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{"-1"}}); !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "--git") {
 		t.Errorf("-1 without --git: %v", err)
+	}
+}
+
+// try on a thread whose older revision is damaged takes the newest and
+// prints the damaged one as not read, not a failure (issue 24, 2b).
+func TestTryDamagedOldRevision(t *testing.T) {
+	diff := func(path string, n int) string {
+		return mkthread.InsertAfter(path, []byte("a\nb\nc\nd\ne\nf\ng\nh\n"), n, "x in "+path)
+	}
+	msgs := mkthread.Series([2]string{"foo: one", "foo: two"}, [2]string{diff("a.c", 2), diff("b.c", 2)}, [2]string{diff("a.c", 3), diff("b.c", 3)})
+	for i := range msgs {
+		if msgs[i].ID == "v1-2@example.org" {
+			msgs[i].Body = strings.Replace(msgs[i].Body, " @@\n ", " @@\nX", 1) // a garbage line in its hunk
+		}
+	}
+	f := filepath.Join(t.TempDir(), "t.mbox")
+	os.WriteFile(f, mkthread.Mbox(msgs), 0o644)
+	in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{f}})
+	if err != nil {
+		t.Fatalf("a damaged v1 sank the thread: %v", err)
+	}
+	if len(in.patches) != 2 || in.patches[0].Version != 2 {
+		t.Fatalf("took %d patches of v%d", len(in.patches), in.patches[0].Version)
+	}
+	var out strings.Builder
+	printThreads(&out, in.threads)
+	if !strings.Contains(out.String(), "skipped v1") || !strings.Contains(out.String(), "does not read (not taken, so not a failure): [PATCH 2/2] foo: two") {
+		t.Errorf("the damaged revision is not reported:\n%s", out.String())
 	}
 }
