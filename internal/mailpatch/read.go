@@ -20,13 +20,13 @@ const (
 // rawMessage is one message cut out of an input file, before its headers
 // are read. Line numbers are 1-based lines of the input file.
 type rawMessage struct {
+	// ctx, when set, is looked at while reading long header blocks.
+	ctx       context.Context
 	File      string
 	Format    Format
 	StartLine int      // line of the first header (or subject) line
 	Lines     []string // message lines without their line ends
 	Repairs   []Repair // made while cutting (mboxrd unescaping)
-	// ctx, when set, is looked at while reading long header blocks.
-	ctx context.Context
 }
 
 // mboxFromLine matches an mbox separator: "From " sender, then a date that
