@@ -1,7 +1,6 @@
 package mailpatch
 
 import (
-	"context"
 	"fmt"
 	"mime"
 	"regexp"
@@ -117,7 +116,7 @@ func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
 
 // readHeadersCtx is readHeaders that stops early, with ctx's error, when
 // ctx (if any) has ended: a header block can be millions of lines.
-func readHeadersCtx(ctx context.Context, lines []string, i, startLine int) (hs []header, next int, err error) {
+func readHeadersCtx(ctx interface{ Err() error }, lines []string, i, startLine int) (hs []header, next int, err error) {
 	for i < len(lines) {
 		if ctx != nil && i%pollLines == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {

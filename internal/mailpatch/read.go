@@ -2,7 +2,6 @@ package mailpatch
 
 import (
 	"bytes"
-	"context"
 	"regexp"
 	"strings"
 )
@@ -20,8 +19,9 @@ const (
 // rawMessage is one message cut out of an input file, before its headers
 // are read. Line numbers are 1-based lines of the input file.
 type rawMessage struct {
-	// ctx, when set, is looked at while reading long header blocks.
-	ctx       context.Context
+	// ctx, when set, is looked at (its Err) while reading long header
+	// blocks: a context.Context.
+	ctx       interface{ Err() error }
 	File      string
 	Format    Format
 	StartLine int      // line of the first header (or subject) line
