@@ -585,6 +585,12 @@ func unreadable(raw rawMessage, data []byte, err error) *threadMsg {
 	var c Patch
 	c.parseSubject(subject)
 	tm.subject = c.SubjectLine()
+	if c.Total > 0 && c.Number == 0 {
+		// A cover letter ([PATCH vN 0/M]) carries no patch: one that
+		// does not read is said, and the series is read without it.
+		tm.note = &Warning{File: raw.File, Line: raw.StartLine, Message: "the cover letter " + tm.subject + " does not read and is left out: " + err.Error()}
+		return tm
+	}
 	tm.bad, tm.badVersion = err, version(c.Version)
 	return tm
 }

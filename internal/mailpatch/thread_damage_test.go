@@ -112,6 +112,14 @@ func TestReadThreadDamagedOldRevision(t *testing.T) {
 			t.Errorf("%s in v5 (taken): %v, want the input error", name, err)
 		}
 	}
+	// A cover letter that does not read (of any revision, the one taken
+	// too) is left out and said; the patches are read.
+	for _, id := range []string{"v5-0@example.org", "v4-0@example.org"} {
+		th, err := mailpatch.ReadThread([]mailpatch.Input{{Name: "t.mbox", Data: mkthread.Mbox(damaged(revisions(5), id, damages["undecodable subject"]))}}, "", mailpatch.Options{})
+		if err != nil || th.Version != 5 || len(th.Patches) != 2 || len(th.Warn) != 1 || !strings.Contains(th.Warn[0].Message, "cover letter") {
+			t.Errorf("cover letter %s damaged: %v %+v", id, err, th)
+		}
+	}
 	t.Logf("%d damaged threads read as the undamaged one", n)
 }
 
