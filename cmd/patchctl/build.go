@@ -37,13 +37,20 @@ installed). Both variants share the folder, so switching variant redoes only
 what the series changes; each variant's artifacts are kept apart. Every C file the manifest's patches
 touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.json.`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return runBuild(c.Context(), opts) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if c.Flags().Changed("jobs") {
+				if err := build.CheckJobs(opts.Jobs); err != nil {
+					return err
+				}
+			}
+			return runBuild(c.Context(), opts)
+		},
 	}
 	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
 	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
 	enumFlag(cmd.Flags(), &opts.Variant, "variant", build.Patched, "baseline (pristine) or patched (with the series)")
 	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments in order (default base,rdma-loopback,compile-test)")
-	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "parallel jobs (default: cores)")
+	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, fmt.Sprintf("parallel jobs, 1 to %d (default: cores)", build.MaxJobs))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the build metadata as JSON")
 	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/apply"
@@ -80,7 +81,17 @@ run checks the same thing from then on.
 Reports go to --out (default out/try), as for run, and try.json.
 Exit status: 0 pass, 1 a stage failed, 2 usage or input error, 3 the
 harness could not run.`,
+		// Flags are parsed in RunE (parseTryArgs): "-N", a RANGE after
+		// --git DIR, is an argument there, not a flag, as README shows.
+		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
+			args, help, err := parseTryArgs(c, args)
+			if err != nil {
+				return err
+			}
+			if help {
+				return c.Help()
+			}
 			opts.Sources = args
 			return runTry(c.Context(), opts)
 		},
@@ -101,6 +112,74 @@ harness could not run.`,
 	f.StringVar(&opts.Accel, "accel", "auto", "auto, kvm or tcg")
 	f.BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	return cmd
+}
+
+// countRange is a RANGE of the form -N (the last N commits).
+var countRange = regexp.MustCompile(`^-[0-9]+$`)
+
+// rangeMark marks a -N argument while the flags are parsed, so that the
+// flag parser takes it as an argument; no command-line argument can hold
+// a NUL byte, so no other argument carries it.
+const rangeMark = "\x00"
+
+// parseTryArgs parses try's flags (its own and the global ones) and
+// returns its arguments. An argument -N (digits only) that is not the
+// value of a flag is an argument, not a flag: "try --git DIR -1" works
+// as README shows, and so does "try --git DIR -- -1". Whether a -N
+// argument makes sense (only with --git) readTryInput says.
+func parseTryArgs(c *cobra.Command, args []string) (pos []string, help bool, err error) {
+	// takesValue reports whether the flag named so takes a value (so
+	// the next argument is it).
+	takesValue := func(name string, short bool) bool {
+		c.InheritedFlags() // merges the persistent flags into c.Flags()
+		f := c.Flags().Lookup(name)
+		if short {
+			f = c.Flags().ShorthandLookup(name)
+		}
+		return f != nil && f.NoOptDefVal == ""
+	}
+	var marked []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			marked = append(marked, args[i:]...)
+			i = len(args)
+			continue
+		case countRange.MatchString(a):
+			marked = append(marked, rangeMark+a)
+			continue
+		}
+		marked = append(marked, a)
+		next := false // whether the next argument is this flag's value
+		switch {
+		case strings.HasPrefix(a, "--") && !strings.Contains(a, "="):
+			next = takesValue(a[2:], false)
+		case strings.HasPrefix(a, "-") && len(a) > 1 && !strings.HasPrefix(a, "--"):
+			// -abc: bool shorthands, the first that takes a value takes
+			// the rest of the word, or the next argument when none is left.
+			for j := 1; j < len(a); j++ {
+				if takesValue(a[j:j+1], true) {
+					next = j == len(a)-1
+					break
+				}
+			}
+		}
+		if next && i+1 < len(args) {
+			i++
+			marked = append(marked, args[i])
+		}
+	}
+	c.DisableFlagParsing = false
+	defer func() { c.DisableFlagParsing = true }()
+	if err := c.ParseFlags(marked); err != nil {
+		return nil, false, c.FlagErrorFunc()(c, err)
+	}
+	help, _ = c.Flags().GetBool("help")
+	for _, a := range c.Flags().Args() {
+		pos = append(pos, strings.TrimPrefix(a, rangeMark))
+	}
+	return pos, help, nil
 }
 
 // TryResult is try.json: what was taken from the sources and the run.
@@ -149,6 +228,13 @@ func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
 	}
 	var groups []group
 	args := opts.Sources
+	if opts.Git == "" {
+		for _, a := range args {
+			if countRange.MatchString(a) {
+				return nil, fmt.Errorf("%s: a RANGE of the last N commits goes with --git DIR (for a file of that name, give ./%s): %w", a, a, errs.ErrUsage)
+			}
+		}
+	}
 	if opts.Git != "" {
 		rng := "-1"
 		if len(args) > 0 {
@@ -161,7 +247,10 @@ func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
 		groups = append(groups, group{"git " + opts.Git + " " + rng, ins})
 	}
 	for _, a := range args {
-		ins, err := source.Files(a)
+		ins, notes, err := source.Files(a)
+		for _, n := range notes {
+			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +279,10 @@ func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
 	}
 	in := &tryInput{}
 	for _, g := range groups {
-		t, err := mailpatch.ReadThread(g.inputs, "", mailpatch.Options{})
+		t, err := mailpatch.ReadThreadContext(ctx, g.inputs, "", mailpatch.Options{})
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("reading %s: interrupted: %w: %w", g.label, ctx.Err(), errs.ErrEnv)
+		}
 		if err != nil {
 			var ie *mailpatch.InputError
 			if errors.As(err, &ie) {
@@ -349,6 +441,9 @@ func printThreads(w io.Writer, threads []*TryThread) {
 		}
 		for _, r := range t.Skipped {
 			fmt.Fprintf(w, "  skipped v%d (an older revision): %s\n", r.Version, strings.Join(r.Patches, "; "))
+			for _, m := range r.Malformed {
+				fmt.Fprintf(w, "    does not read (not taken, so not a failure): %s\n", m)
+			}
 		}
 		if len(t.Missing) > 0 {
 			fmt.Fprintf(w, "  missing from the thread: %s\n", strings.Join(t.Missing, ", "))

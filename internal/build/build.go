@@ -341,6 +341,11 @@ func NormalizeVariant(v string) (string, error) {
 
 // normalize fills in the defaults and checks the options.
 func (o *Options) normalize() error {
+	if o.Jobs != 0 {
+		if err := CheckJobs(o.Jobs); err != nil {
+			return err
+		}
+	}
 	v, err := NormalizeVariant(o.Variant)
 	if err != nil {
 		return err
@@ -354,8 +359,8 @@ func (o *Options) normalize() error {
 		return err
 	}
 	o.Fragments, o.selection = sel.Names, sel
-	if o.Jobs <= 0 {
-		o.Jobs = runtime.NumCPU()
+	if o.Jobs == 0 {
+		o.Jobs = min(runtime.NumCPU(), MaxJobs)
 	}
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // Options control an import.
@@ -36,8 +38,9 @@ func (o Options) maxInput() int64 {
 
 // Result is everything an import produced.
 type Result struct {
-	Patches  []*Patch  `json:"-"`
-	Warnings []Warning `json:"warnings"`
+	Patches  []*Patch        `json:"-"`
+	Warnings []Warning       `json:"warnings"`
+	ids      map[string]bool // Message-IDs imported
 }
 
 // Import reads each path (a file with one or more messages, or a folder of
@@ -51,10 +54,11 @@ func Import(paths []string, opts Options) (*Result, error) {
 			return nil, &InputError{File: in, Msg: fmt.Sprintf("cannot read: %v", err)}
 		}
 		if st.IsDir() {
-			files, err := seriesFiles(in)
+			files, warns, err := SeriesFiles(in)
 			if err != nil {
 				return nil, err
 			}
+			res.Warnings = append(res.Warnings, warns...)
 			name := folderSeries(in)
 			var series []*Patch
 			for _, f := range files {
@@ -76,45 +80,107 @@ func Import(paths []string, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// seriesFiles lists the message files of a series folder, in name order.
-// Hidden files and patchctl's own metadata are not messages.
-func seriesFiles(dir string) ([]string, error) {
+// SeriesFiles lists the message files of a series folder, in name order.
+// Hidden files and patchctl's own metadata are not messages. Entries that
+// are not regular files (FIFOs, sockets, devices, and symbolic links to
+// them) are skipped, each with a warning: opening a FIFO would block for
+// ever, a device could be endless.
+func SeriesFiles(dir string) ([]string, []Warning, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &InputError{File: dir, Msg: fmt.Sprintf("cannot read folder: %v", err)}
+		return nil, nil, &InputError{File: dir, Msg: fmt.Sprintf("cannot read folder: %v", err)}
 	}
 	var files []string
+	var warns []Warning
 	for _, e := range ents {
 		n := e.Name()
 		if e.IsDir() || strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") || n == "README.md" {
 			continue
 		}
-		files = append(files, filepath.Join(dir, n))
+		path := filepath.Join(dir, n)
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(path); err == nil {
+				mode = st.Mode().Type()
+			}
+		}
+		if mode.IsDir() {
+			continue
+		}
+		if !mode.IsRegular() {
+			warns = append(warns, Warning{File: path, Message: "skipped: " + notRegular(mode) + ", not a message file"})
+			continue
+		}
+		files = append(files, path)
 	}
 	if len(files) == 0 {
-		return nil, &InputError{File: dir, Msg: "folder holds no patch files"}
+		return nil, warns, &InputError{File: dir, Msg: "folder holds no patch files"}
 	}
 	sort.Strings(files)
-	return files, nil
+	return files, warns, nil
+}
+
+// readable reports whether a file given by name is read: a regular file,
+// a pipe or a character device.
+func readable(m fs.FileMode) bool {
+	return m.IsRegular() || m&fs.ModeNamedPipe != 0 || m&fs.ModeCharDevice != 0
+}
+
+func notAFile(name string, m fs.FileMode) error {
+	return &InputError{File: name, Msg: notRegular(m) + ", not a file: patchctl reads patch files, mboxes and folders of them",
+		Hint: "save the messages to a file and give that"}
+}
+
+// notRegular names a file type that is not a regular file.
+func notRegular(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeCharDevice != 0:
+		return "a character device"
+	case mode&fs.ModeDevice != 0:
+		return "a block device"
+	case mode&fs.ModeSymlink != 0:
+		return "a dangling symbolic link"
+	}
+	return "not a regular file"
 }
 
 // ImportFile reads one file. series names the series; when empty it is
 // the subject of the file's first patch, as git format-patch would name it.
 func ImportFile(name, series string, opts Options) ([]*Patch, error) {
-	data, err := readCapped(name, opts.maxInput())
+	data, err := ReadInputFile(name, opts.maxInput())
 	if err != nil {
 		return nil, err
 	}
 	return ImportBytes(name, data, series, opts)
 }
 
-// readCapped reads at most limit bytes of a file and refuses a larger one.
-func readCapped(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
+// ReadInputFile reads at most limit bytes of a file and refuses a larger
+// one. It never blocks in open: the file is opened non-blocking, so a
+// FIFO without a writer reads as empty instead of hanging patchctl. A
+// file given by name may be a pipe or a character device (a shell's
+// <(b4 am -o - ...), /dev/stdin), read up to the cap; a socket or a
+// block device is refused. (In folders only regular files are read:
+// SeriesFiles.)
+func ReadInputFile(name string, limit int64) ([]byte, error) {
+	if st, err := os.Stat(name); err == nil && !readable(st.Mode()) {
+		return nil, notAFile(name, st.Mode())
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	if !readable(st.Mode()) {
+		return nil, notAFile(name, st.Mode())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read: %v", err)}
@@ -171,8 +237,32 @@ func ImportBytes(name string, data []byte, series string, opts Options) ([]*Patc
 	return out, nil
 }
 
+// collapse leaves out a message whose Message-ID an earlier one has, as
+// b4 does (a message fetched twice, the copies differing at most in the
+// headers an archive adds), with a warning.
+func (r *Result) collapse(series []*Patch) []*Patch {
+	if r.ids == nil {
+		r.ids = map[string]bool{}
+	}
+	out := series[:0:0]
+	for _, p := range series {
+		id := firstID(p.MessageID)
+		if id != "" && r.ids[id] {
+			r.Warnings = append(r.Warnings, Warning{File: p.Source, Line: p.Line,
+				Message: fmt.Sprintf("message %s appears again; the first copy is imported, this one left out (as b4 does)", id)})
+			continue
+		}
+		if id != "" {
+			r.ids[id] = true
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // add appends a series and warns about gaps in its [PATCH n/m] numbering.
 func (r *Result) add(series []*Patch) {
+	series = r.collapse(series)
 	r.Patches = append(r.Patches, series...)
 	if len(series) == 0 {
 		return

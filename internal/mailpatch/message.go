@@ -110,23 +110,51 @@ func isHeaderLine(l string) bool {
 // empty line (consumed) or at a line that is not a header (the first body
 // line).
 func readHeaders(lines []string, i, startLine int) (hs []header, next int) {
+	hs, next, _ = readHeadersCtx(nil, lines, i, startLine)
+	return hs, next
+}
+
+// readHeadersCtx is readHeaders that stops early, with ctx's error, when
+// ctx (if any) has ended: a header block can be millions of lines.
+func readHeadersCtx(ctx interface{ Err() error }, lines []string, i, startLine int) (hs []header, next int, err error) {
 	for i < len(lines) {
+		if ctx != nil && i%pollLines == 0 && i > 0 {
+			if err := ctx.Err(); err != nil {
+				return hs, i, err
+			}
+		}
 		l := strings.TrimRight(lines[i], " \t\r\n\v\f")
 		if l == "" {
-			return hs, i + 1
+			return hs, i + 1, nil
 		}
 		if !isHeaderLine(l) {
-			return hs, i
+			return hs, i, nil
 		}
 		h := header{text: l, line: startLine + i}
 		i++
+		// Continuation lines are joined once (a builder, not repeated
+		// string concatenation): linear in the header however often
+		// it is folded.
+		var b strings.Builder
 		for i < len(lines) && len(lines[i]) > 0 && (lines[i][0] == ' ' || lines[i][0] == '\t') {
-			h.text += " " + strings.TrimRight(lines[i][1:], " \t\r\n\v\f")
+			if ctx != nil && i%pollLines == 0 {
+				if err := ctx.Err(); err != nil {
+					return hs, i, err
+				}
+			}
+			if b.Len() == 0 {
+				b.WriteString(l)
+			}
+			b.WriteByte(' ')
+			b.WriteString(strings.TrimRight(lines[i][1:], " \t\r\n\v\f"))
 			i++
+		}
+		if b.Len() > 0 {
+			h.text = b.String()
 		}
 		hs = append(hs, h)
 	}
-	return hs, i
+	return hs, i, nil
 }
 
 // headerValue is git's cmp_header and value: "Name:" (any case) and a
@@ -204,7 +232,10 @@ func looseParams(v string) map[string]string {
 
 func readMail(raw rawMessage) (*message, error) {
 	m := &message{File: raw.File, Format: raw.Format, StartLine: raw.StartLine, Repairs: raw.Repairs}
-	hs, bodyAt := readHeaders(raw.Lines, 0, raw.StartLine)
+	hs, bodyAt, err := readHeadersCtx(raw.ctx, raw.Lines, 0, raw.StartLine)
+	if err != nil {
+		return nil, err
+	}
 	var ci contentInfo
 	for _, h := range hs {
 		take := func(name string, dst *string, dstLine *int) error {

@@ -19,6 +19,9 @@ const (
 // rawMessage is one message cut out of an input file, before its headers
 // are read. Line numbers are 1-based lines of the input file.
 type rawMessage struct {
+	// ctx, when set, is looked at (its Err) while reading long header
+	// blocks: a context.Context.
+	ctx       interface{ Err() error }
 	File      string
 	Format    Format
 	StartLine int      // line of the first header (or subject) line

@@ -2,6 +2,7 @@ package mailpatch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -55,6 +56,9 @@ type Cover struct {
 type Revision struct {
 	Version int      `json:"version"`
 	Patches []string `json:"patches"` // subject lines
+	// Malformed are its messages that do not read as patches, each
+	// "subject: why". A revision not taken is reported, never a failure.
+	Malformed []string `json:"malformed,omitempty"`
 }
 
 // Trailer is one trailer a reply gave.
@@ -69,7 +73,15 @@ type Trailer struct {
 type threadMsg struct {
 	id, parent string
 	subject    string
+	file       string
+	line       int // input line where the message starts
 	patch      *Patch
+	// bad is why a message that is no reply does not read as a patch;
+	// badVersion the revision its subject names. It fails the thread
+	// only when that revision is the one taken.
+	bad        error
+	badVersion int
+	note       *Warning // said about the message when read
 	raw        []byte
 	cover      *Cover
 	trailers   []string
@@ -84,6 +96,18 @@ var replySubject = regexp.MustCompile(`(?i)^\s*(re|aw|sv|antw|vs|odp)\s*:`)
 // reviewTrailer is a trailer a reviewer gives in a reply.
 var reviewTrailer = regexp.MustCompile(`^(?i:(reviewed-by|acked-by|tested-by|reported-by)):\s*(\S.*<[^<>@\s]+@[^<>\s]+>)\s*$`)
 
+// oneTrailer is a review trailer's value as it must be: one name and one
+// address. "A <a@b> Signed-off-by: X <x@y>" (two trailers run into one
+// line) is not.
+var oneTrailer = regexp.MustCompile(`^[^<>:]*<[^<>@\s]+@[^<>\s]+>$`)
+
+// wellFormedTrailer reports whether tr ("Reviewed-by: value") names one
+// person.
+func wellFormedTrailer(tr string) bool {
+	_, v, ok := strings.Cut(tr, ": ")
+	return ok && oneTrailer.MatchString(v)
+}
+
 var msgIDs = regexp.MustCompile(`<[^<>\s]+>`)
 
 // trailerNames spells the trailers as the kernel does.
@@ -97,6 +121,14 @@ var trailerNames = map[string]string{"reviewed-by": "Reviewed-by", "acked-by": "
 // those of replies to the cover letter). Replies are never refused; a
 // thread with no patch is.
 func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
+	return ReadThreadContext(context.Background(), inputs, series, opts)
+}
+
+// ReadThreadContext is ReadThread under ctx: it stops, returning ctx's
+// error, soon after ctx ends (the reading polls it as it goes). Reading
+// takes time linear in the input: folded headers, reply chains and
+// trailers alike.
+func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts Options) (*Thread, error) {
 	t := &Thread{byID: map[string]*threadMsg{}}
 	var msgs []*threadMsg
 	name := ""
@@ -104,24 +136,25 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 		if name == "" {
 			name = in.Name
 		}
-		ms, err := readThreadInput(in, opts)
+		ms, err := readThreadInput(ctx, in, opts)
 		if err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, ms...)
 	}
+	msgs = t.collapse(msgs)
 	for _, m := range msgs {
-		if m.id == "" {
-			continue
-		}
-		if _, dup := t.byID[m.id]; !dup {
-			t.byID[m.id] = m
+		if m.note != nil {
+			t.Warn = append(t.Warn, *m.note)
 		}
 	}
 	newest := 0
 	for _, m := range msgs {
-		if m.patch != nil {
+		switch {
+		case m.patch != nil:
 			newest = max(newest, version(m.patch.Version))
+		case m.bad != nil:
+			newest = max(newest, m.badVersion)
 		}
 	}
 	if newest == 0 {
@@ -142,17 +175,32 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 	byNumber := map[int]*threadMsg{}
 	var order []*threadMsg
 	skipped := map[int]*Revision{}
+	skip := func(v int) *Revision {
+		if skipped[v] == nil {
+			skipped[v] = &Revision{Version: v}
+		}
+		return skipped[v]
+	}
 	total := 0
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if i%pollEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		switch {
+		case m.bad != nil && m.badVersion == newest:
+			// The revision taken does not read: that is the failure.
+			return nil, m.bad
+		case m.bad != nil:
+			r := skip(m.badVersion)
+			r.Patches = append(r.Patches, m.subject)
+			r.Malformed = append(r.Malformed, m.subject+": "+m.bad.Error())
 		case m.cover != nil && m.cover.Version == newest && t.Cover == nil:
 			t.Cover = m.cover
 		case m.patch != nil && version(m.patch.Version) != newest:
-			v := version(m.patch.Version)
-			if skipped[v] == nil {
-				skipped[v] = &Revision{Version: v}
-			}
-			skipped[v].Patches = append(skipped[v].Patches, m.patch.SubjectLine())
+			r := skip(version(m.patch.Version))
+			r.Patches = append(r.Patches, m.patch.SubjectLine())
 		case m.patch != nil:
 			p := m.patch
 			if p.Total > 0 {
@@ -195,14 +243,32 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 		}
 		return a.seq < b.seq
 	})
-	for _, m := range replies {
+	adders := map[*Patch]*trailerAdder{}
+	add := func(p *Patch, tr string) bool {
+		a := adders[p]
+		if a == nil {
+			a = newTrailerAdder(p)
+			adders[p] = a
+		}
+		return a.add(tr)
+	}
+	answered := t.answerer()
+	for i, m := range replies {
+		if i%pollEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if len(m.trailers) == 0 {
 			continue
 		}
-		target := t.answered(m)
+		target := answered(m)
 		for _, tr := range m.trailers {
 			rec := Trailer{Line: tr, From: m.id}
 			switch {
+			case !wellFormedTrailer(tr):
+				rec.To = "nothing: the line is not one trailer (one name and one address)"
+				t.Ignored = append(t.Ignored, rec)
 			case target == nil:
 				rec.To = "no message of the thread"
 				t.Ignored = append(t.Ignored, rec)
@@ -210,14 +276,14 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 				rec.To = "all patches"
 				added := false
 				for _, o := range order {
-					added = o.patch.AddTrailer(tr) || added
+					added = add(o.patch, tr) || added
 				}
 				if added {
 					t.Added = append(t.Added, rec)
 				}
 			case target.patch != nil && taken[target]:
 				rec.To = target.patch.SubjectLine()
-				if target.patch.AddTrailer(tr) {
+				if add(target.patch, tr) {
 					t.Added = append(t.Added, rec)
 				}
 			default:
@@ -225,6 +291,9 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 				t.Ignored = append(t.Ignored, rec)
 			}
 		}
+	}
+	for _, a := range adders {
+		a.flush()
 	}
 	subject := ""
 	if t.Cover != nil {
@@ -241,6 +310,43 @@ func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
 	return t, nil
 }
 
+// pollEvery is how many messages are read between two looks at the
+// context; pollLines how many lines of a header block.
+const (
+	pollEvery = 1024
+	pollLines = 1 << 16
+)
+
+// collapse keeps the first copy of each Message-ID, as b4 does: an
+// archive (or a user's mbox of two fetches) may hold a message twice,
+// the copies differing at most in the headers an archive adds. Messages
+// without a Message-ID are all kept. It fills t.byID.
+func (t *Thread) collapse(msgs []*threadMsg) []*threadMsg {
+	out := msgs[:0:0]
+	dups := map[string]int{}
+	var order []*threadMsg
+	for _, m := range msgs {
+		if m.id == "" {
+			out = append(out, m)
+			continue
+		}
+		if first, dup := t.byID[m.id]; dup {
+			if dups[m.id] == 0 {
+				order = append(order, first)
+			}
+			dups[m.id]++
+			continue
+		}
+		t.byID[m.id] = m
+		out = append(out, m)
+	}
+	for _, m := range order {
+		t.Warn = append(t.Warn, Warning{File: m.file, Line: m.line,
+			Message: fmt.Sprintf("message %s appears %d times; the first copy is read, the others are left out (as b4 does)", m.id, dups[m.id]+1)})
+	}
+	return out
+}
+
 func version(v int) int { return max(v, 1) }
 
 func sortedKeys(m map[int]*Revision) []int {
@@ -252,20 +358,38 @@ func sortedKeys(m map[int]*Revision) []int {
 	return k
 }
 
-// answered is the patch or cover letter m answers: its parent, or the
-// parent's, up the chain.
-func (t *Thread) answered(m *threadMsg) *threadMsg {
-	seen := map[*threadMsg]bool{m: true}
-	for cur := m; ; {
-		p := t.byID[cur.parent]
-		if p == nil || seen[p] {
-			return nil
+// answerer returns a function giving the patch or cover letter a message
+// answers: its parent, or the parent's, up the chain (nil when the chain
+// leaves the thread or loops). Each message's answer is found once, so a
+// thread of n messages takes time linear in n whatever its chains.
+func (t *Thread) answerer() func(*threadMsg) *threadMsg {
+	memo := map[*threadMsg]*threadMsg{}
+	done := map[*threadMsg]bool{}
+	return func(m *threadMsg) *threadMsg {
+		path := []*threadMsg{m}
+		onPath := map[*threadMsg]bool{m: true}
+		var res *threadMsg
+		for cur := m; ; {
+			if cur != m && done[cur] {
+				res = memo[cur]
+				break
+			}
+			p := t.byID[cur.parent]
+			if p == nil || onPath[p] {
+				break
+			}
+			if p.patch != nil || p.cover != nil {
+				res = p
+				break
+			}
+			path = append(path, p)
+			onPath[p] = true
+			cur = p
 		}
-		if p.patch != nil || p.cover != nil {
-			return p
+		for _, x := range path {
+			memo[x], done[x] = res, true
 		}
-		seen[p] = true
-		cur = p
+		return res
 	}
 }
 
@@ -273,40 +397,88 @@ func (t *Thread) answered(m *threadMsg) *threadMsg {
 // block) unless it is there already (in any case); it reports whether it
 // added it.
 func (p *Patch) AddTrailer(tr string) bool {
-	for _, l := range strings.Split(p.Message, "\n") {
-		if strings.EqualFold(strings.TrimSpace(l), tr) {
-			return false
-		}
+	a := newTrailerAdder(p)
+	if !a.add(tr) {
+		return false
 	}
-	lines := strings.Split(p.Message, "\n")
-	last := lines[len(lines)-1]
-	if p.Message == "" || !trailerLine.MatchString(last) {
-		if p.Message != "" {
-			p.Message += "\n"
-		}
-		p.Message += "\n" + tr
-		p.Message = strings.TrimLeft(p.Message, "\n")
-		return true
-	}
-	p.Message += "\n" + tr
+	a.flush()
 	return true
 }
 
-// readThreadInput cuts one input into messages and reads each.
-func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
+// trailerAdder adds trailers to one patch: each once, however many,
+// in time linear in the message and the trailers.
+type trailerAdder struct {
+	p    *Patch
+	have map[string]bool
+	add1 []string
+}
+
+func newTrailerAdder(p *Patch) *trailerAdder {
+	a := &trailerAdder{p: p, have: map[string]bool{}}
+	for _, l := range strings.Split(p.Message, "\n") {
+		a.have[strings.ToLower(strings.TrimSpace(l))] = true
+	}
+	return a
+}
+
+func (a *trailerAdder) add(tr string) bool {
+	k := strings.ToLower(tr)
+	if a.have[k] {
+		return false
+	}
+	a.have[k] = true
+	a.add1 = append(a.add1, tr)
+	return true
+}
+
+// flush writes the trailers added: after the message's trailer block, or
+// as a new one after a blank line.
+func (a *trailerAdder) flush() {
+	if len(a.add1) == 0 {
+		return
+	}
+	p := a.p
+	last := p.Message[strings.LastIndexByte(p.Message, '\n')+1:]
+	if p.Message != "" && trailerLine.MatchString(last) {
+		p.Message += "\n" + strings.Join(a.add1, "\n")
+	} else {
+		if p.Message != "" {
+			p.Message += "\n"
+		}
+		p.Message += "\n" + strings.Join(a.add1, "\n")
+		p.Message = strings.TrimLeft(p.Message, "\n")
+	}
+	a.add1 = nil
+}
+
+// readThreadInput cuts one input into messages and reads each. A message
+// that does not read is kept with why (bad): whether that fails the
+// thread depends on the revision taken.
+func readThreadInput(ctx context.Context, in Input, opts Options) ([]*threadMsg, error) {
 	if int64(len(in.Data)) > opts.maxInput() {
 		return nil, &InputError{File: in.Name, Msg: fmt.Sprintf("input is larger than the %d MiB cap on one input file", opts.maxInput()>>20)}
 	}
 	if hasNUL(in.Data) {
 		return nil, &InputError{File: in.Name, Msg: "binary file (NUL bytes), not a patch message"}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	raws, err := splitFile(in.Name, in.Data)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	starts := lineStarts(in.Data)
 	var out []*threadMsg
 	for i, raw := range raws {
+		// Messages are polled each; a big one also by its lines (a
+		// header folded a million times reads in well under a second).
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		begin := 0
 		if raw.Format == FormatMbox || raw.Format == FormatMboxrd {
 			begin = starts[max(raw.StartLine-2, 0)] // the "From " line
@@ -315,17 +487,21 @@ func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
 		if i+1 < len(raws) {
 			end = starts[max(raws[i+1].StartLine-2, 0)]
 		}
+		raw.ctx = ctx
 		m, err := readMessage(raw)
-		if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
-		tm := &threadMsg{id: firstID(m.MessageID), raw: in.Data[begin:end], subject: m.Subject}
-		tm.date, _ = parseGitDate(m.Date)
-		if ids := msgIDs.FindAllString(m.InReplyTo, -1); len(ids) > 0 {
-			tm.parent = ids[0]
-		} else if ids := msgIDs.FindAllString(m.References, -1); len(ids) > 0 {
-			tm.parent = ids[len(ids)-1]
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
 		}
+		if err != nil {
+			out = append(out, unreadable(raw, in.Data[begin:end], err))
+			continue
+		}
+		tm := &threadMsg{id: firstID(m.MessageID), raw: in.Data[begin:end], subject: m.Subject, file: in.Name, line: raw.StartLine}
+		tm.date, _ = parseGitDate(m.Date)
+		tm.parent = parentID(m.InReplyTo, m.References)
 		out = append(out, tm)
 		p, err := buildPatch(m, "", opts)
 		if replySubject.MatchString(m.Subject) {
@@ -345,7 +521,11 @@ func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
 			tm.trailers = replyTrailers(m.Body)
 			continue
 		case err != nil:
-			return nil, err
+			var c Patch
+			c.parseSubject(m.Subject)
+			tm.subject = c.SubjectLine()
+			tm.bad, tm.badVersion = err, version(c.Version)
+			continue
 		case p == nil:
 			var c Patch
 			c.parseSubject(m.Subject)
@@ -362,6 +542,87 @@ func readThreadInput(in Input, opts Options) ([]*threadMsg, error) {
 		tm.patch = p
 	}
 	return out, nil
+}
+
+// unreadable is a message whose headers or body encoding do not read:
+// its subject, Message-ID and threading headers as they stand, undecoded.
+// A reply that does not read is a reply without trailers (and a warning);
+// any other message is a patch that does not read, of the revision its
+// subject names.
+func unreadable(raw rawMessage, data []byte, err error) *threadMsg {
+	tm := &threadMsg{raw: data, file: raw.File, line: raw.StartLine}
+	subject, inReplyTo, refs := "", "", ""
+	if raw.Format == FormatBare {
+		if len(raw.Lines) > 0 {
+			subject = strings.TrimSpace(raw.Lines[0])
+		}
+	} else {
+		hs, _ := readHeaders(raw.Lines, 0, raw.StartLine)
+		for _, h := range hs {
+			if v, ok := headerValue(h.text, "Subject"); ok {
+				subject = strings.TrimSpace(v)
+				if d, derr := decodeWords(v); derr == nil {
+					subject = strings.TrimSpace(d)
+				}
+			}
+			if v, ok := headerValue(h.text, "Message-Id"); ok {
+				tm.id = firstID(strings.TrimSpace(v))
+			}
+			if v, ok := headerValue(h.text, "In-Reply-To"); ok {
+				inReplyTo = v
+			}
+			if v, ok := headerValue(h.text, "References"); ok {
+				refs = v
+			}
+		}
+	}
+	tm.parent = parentID(inReplyTo, refs)
+	if replySubject.MatchString(subject) {
+		tm.subject = subject
+		tm.note = &Warning{File: raw.File, Line: raw.StartLine, Message: "a reply that does not read is left out (its trailers, if any, are not added): " + err.Error()}
+		return tm
+	}
+	var c Patch
+	c.parseSubject(subject)
+	tm.subject = c.SubjectLine()
+	if c.Total > 0 && c.Number == 0 {
+		// A cover letter ([PATCH vN 0/M]) carries no patch: one that
+		// does not read is said, and the series is read without it.
+		tm.note = &Warning{File: raw.File, Line: raw.StartLine, Message: "the cover letter " + tm.subject + " does not read and is left out: " + err.Error()}
+		return tm
+	}
+	tm.bad, tm.badVersion = err, version(c.Version)
+	return tm
+}
+
+// parentID is the message a message answers: In-Reply-To's first
+// Message-ID, else References' last (the parent, as References lists the
+// ancestors oldest first). It scans References from its end, so a
+// References header of a million IDs costs one pass and no list.
+func parentID(inReplyTo, references string) string {
+	if id := msgIDs.FindString(inReplyTo); id != "" {
+		return id
+	}
+	return lastID(references)
+}
+
+// lastID is the last match of msgIDs in s: a '<', one or more characters
+// that are neither '<', '>' nor white space, and a '>'.
+func lastID(s string) string {
+	for j := len(s) - 1; j > 0; j-- {
+		if s[j] != '>' {
+			continue
+		}
+		k := j - 1
+		for k >= 0 && !strings.ContainsRune("<>\t\n\f\r ", rune(s[k])) {
+			k--
+		}
+		if k >= 0 && k < j-1 && s[k] == '<' {
+			return s[k : j+1]
+		}
+		j = k + 1 // s[k] stops every match that ends at or before j
+	}
+	return ""
 }
 
 func firstID(s string) string {

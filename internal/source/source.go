@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,55 +37,33 @@ const MaxInput = mailpatch.DefaultMaxInputSize
 
 // Files reads a patch file, an mbox or a folder of messages (in name
 // order, hidden files and patchctl's metadata skipped) as one input list.
-func Files(path string) ([]mailpatch.Input, error) {
+// Entries of a folder that are not regular files (FIFOs, sockets,
+// devices) are skipped, each with a note; a path that is one is refused.
+// Nothing blocks in open.
+func Files(path string) (ins []mailpatch.Input, notes []string, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read: %v: %w", path, err, errs.ErrInput)
+		return nil, nil, fmt.Errorf("%s: cannot read: %v: %w", path, err, errs.ErrInput)
 	}
 	files := []string{path}
 	if st.IsDir() {
-		ents, err := os.ReadDir(path)
+		var warns []mailpatch.Warning
+		files, warns, err = mailpatch.SeriesFiles(path)
+		for _, w := range warns {
+			notes = append(notes, w.File+": "+w.Message)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: cannot read folder: %v: %w", path, err, errs.ErrInput)
-		}
-		files = nil
-		for _, e := range ents {
-			n := e.Name()
-			if e.IsDir() || strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".yaml") || n == "README.md" {
-				continue
-			}
-			files = append(files, filepath.Join(path, n))
-		}
-		sort.Strings(files)
-		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: folder holds no patch files: %w", path, errs.ErrInput)
+			return nil, notes, err
 		}
 	}
-	var out []mailpatch.Input
 	for _, f := range files {
-		b, err := readCapped(f)
+		b, err := mailpatch.ReadInputFile(f, MaxInput)
 		if err != nil {
-			return nil, err
+			return nil, notes, err
 		}
-		out = append(out, mailpatch.Input{Name: f, Data: b})
+		ins = append(ins, mailpatch.Input{Name: f, Data: b})
 	}
-	return out, nil
-}
-
-func readCapped(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read: %v: %w", name, err, errs.ErrInput)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read: %v: %w", name, err, errs.ErrInput)
-	}
-	if len(b) > MaxInput {
-		return nil, fmt.Errorf("%s: larger than the %d MiB cap on one input: %w", name, MaxInput>>20, errs.ErrInput)
-	}
-	return b, nil
+	return ins, notes, nil
 }
 
 // Git writes the commits of rng in the repository at dir as git
@@ -93,9 +72,9 @@ func readCapped(name string) ([]byte, error) {
 // reads a single revision) or "-N" (the last N commits of HEAD). Merges
 // are left out, as format-patch leaves them.
 func Git(ctx context.Context, dir, rng string) ([]mailpatch.Input, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	repo, err := openRepo(dir)
 	if err != nil {
-		return nil, fmt.Errorf("--git %s: not a git repository: %v: %w", dir, err, errs.ErrInput)
+		return nil, err
 	}
 	resolve := func(rev string) (*object.Commit, error) {
 		h, err := repo.ResolveRevision(plumbing.Revision(rev))
@@ -174,6 +153,27 @@ func Git(ctx context.Context, dir, rng string) ([]mailpatch.Input, error) {
 	return out, nil
 }
 
+// openRepo opens the repository at dir: a work tree (dir or a folder
+// above it holds .git) or a bare repository (dir is the git folder, as a
+// mirror or public-inbox epoch is).
+func openRepo(dir string) (*git.Repository, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--git %s: %v: %w", dir, err, errs.ErrInput)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("--git %s: not a folder (want a git repository, with a work tree or bare): %w", dir, errs.ErrInput)
+	}
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repo, err = git.PlainOpen(dir) // bare: dir is the repository itself
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--git %s: not a git repository (no .git in it or above it, and not a bare repository): %v: %w", dir, err, errs.ErrInput)
+	}
+	return repo, nil
+}
+
 func ancestors(c *object.Commit) (map[plumbing.Hash]bool, error) {
 	seen := map[plumbing.Hash]bool{}
 	queue := []*object.Commit{c}
@@ -195,37 +195,33 @@ func ancestors(c *object.Commit) (map[plumbing.Hash]bool, error) {
 // with the commit id, From, Date, Subject with [PATCH n/m], the message,
 // "---", the diffstat, the diff, and the signature line.
 func formatPatch(ctx context.Context, c *object.Commit, n, total int) ([]byte, error) {
-	var patch *object.Patch
-	var err error
-	if c.NumParents() == 0 {
-		tree, err := c.Tree()
-		if err != nil {
-			return nil, err
-		}
-		changes, err := object.DiffTreeWithOptions(ctx, nil, tree, object.DefaultDiffTreeOptions)
-		if err != nil {
-			return nil, err
-		}
-		patch, err = changes.PatchContext(ctx)
-		if err != nil {
-			return nil, err
-		}
-	} else {
+	to, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var from *object.Tree
+	if c.NumParents() > 0 {
 		parent, err := c.Parent(0)
 		if err != nil {
 			return nil, err
 		}
-		if patch, err = parent.PatchContext(ctx, c); err != nil {
+		if from, err = parent.Tree(); err != nil {
 			return nil, err
 		}
 	}
+	changes, err := object.DiffTreeWithOptions(ctx, from, to, object.DefaultDiffTreeOptions)
 	if err != nil {
 		return nil, err
 	}
-	var diff bytes.Buffer
-	if err := patch.Encode(&diff); err != nil {
+	patch, err := changes.PatchContext(ctx)
+	if err != nil {
 		return nil, err
 	}
+	diffBytes, err := encodeDiff(patch, from, to)
+	if err != nil {
+		return nil, err
+	}
+	diff := bytes.NewBuffer(diffBytes)
 	subject, body, _ := strings.Cut(strings.TrimRight(c.Message, "\n"), "\n")
 	body = strings.Trim(body, "\n")
 	prefix := "[PATCH]"
@@ -308,7 +304,9 @@ func CleanMsgID(id string) (string, error) {
 
 // Lore fetches the thread of msgid from a public-inbox server at base
 // (https://lore.kernel.org/linux-rdma, or all): base/<msgid>/t.mbox.gz,
-// gunzipped. The client is http.DefaultClient unless given.
+// gunzipped. The client is NewHTTPClient(DefaultTimeouts) unless given:
+// a server that accepts and never answers fails the call (exit 3) in a
+// minute, not never.
 func Lore(ctx context.Context, client *http.Client, base, msgid string) (mailpatch.Input, error) {
 	id, err := CleanMsgID(msgid)
 	if err != nil {
@@ -320,7 +318,7 @@ func Lore(ctx context.Context, client *http.Client, base, msgid string) (mailpat
 	}
 	target := u.String() + "/" + url.PathEscape(id) + "/t.mbox.gz"
 	if client == nil {
-		client = http.DefaultClient
+		client = NewHTTPClient(DefaultTimeouts)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
@@ -329,7 +327,7 @@ func Lore(ctx context.Context, client *http.Client, base, msgid string) (mailpat
 	req.Header.Set("User-Agent", "patchctl")
 	resp, err := client.Do(req)
 	if err != nil {
-		return mailpatch.Input{}, fmt.Errorf("fetching %s: %v: %w", target, err, errs.ErrEnv)
+		return mailpatch.Input{}, netError(ctx, target, "fetching", err)
 	}
 	defer resp.Body.Close()
 	switch {
@@ -339,10 +337,16 @@ func Lore(ctx context.Context, client *http.Client, base, msgid string) (mailpat
 		return mailpatch.Input{}, fmt.Errorf("fetching %s: HTTP %s: %w", target, resp.Status, errs.ErrEnv)
 	}
 	zr, err := gzip.NewReader(io.LimitReader(resp.Body, MaxInput))
+	if err != nil && (isTimeout(err) || ctx.Err() != nil) {
+		return mailpatch.Input{}, netError(ctx, target, "reading", err)
+	}
 	if err != nil {
 		return mailpatch.Input{}, fmt.Errorf("%s: not a gzip mbox: %v: %w", target, err, errs.ErrInput)
 	}
 	data, err := io.ReadAll(io.LimitReader(zr, MaxInput+1))
+	if err != nil && (isTimeout(err) || ctx.Err() != nil) {
+		return mailpatch.Input{}, netError(ctx, target, "reading", err)
+	}
 	if err != nil {
 		return mailpatch.Input{}, fmt.Errorf("%s: reading the thread: %v: %w", target, err, errs.ErrInput)
 	}
@@ -350,4 +354,17 @@ func Lore(ctx context.Context, client *http.Client, base, msgid string) (mailpat
 		return mailpatch.Input{}, fmt.Errorf("%s: the thread is larger than the %d MiB cap: %w", target, MaxInput>>20, errs.ErrInput)
 	}
 	return mailpatch.Input{Name: target, Data: data}, nil
+}
+
+// netError says what a failed network call means: an interrupt, a server
+// that did not answer in time, or another network failure; all are the
+// environment's (exit 3).
+func netError(ctx context.Context, target, doing string, err error) error {
+	switch {
+	case ctx.Err() != nil && !isTimeout(ctx.Err()):
+		return fmt.Errorf("%s %s: interrupted: %w: %w", doing, target, ctx.Err(), errs.ErrEnv)
+	case isTimeout(err):
+		return fmt.Errorf("%s %s: the server did not answer in time (%v); try again later or another --lore server: %w", doing, target, err, errs.ErrEnv)
+	}
+	return fmt.Errorf("%s %s: %v: %w", doing, target, err, errs.ErrEnv)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -188,5 +189,84 @@ func TestGitRangeDifferential(t *testing.T) {
 	}
 	if _, err := source.Git(context.Background(), t.TempDir(), "-1"); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("not a repository: %v", err)
+	}
+}
+
+// Commits that change binary files, taken with --git, carry the data
+// (a git binary patch) and apply with git apply to exactly the commit's
+// tree, as git format-patch --binary's do (issue 31, finding 15: they were
+// refused with advice to use --binary). A bare repository is a
+// repository too.
+func TestGitBinaryAndBare(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=Pat Developer", "-c", "user.email=pat@example.org", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := make([]byte, 3000) // compresses to more than one 52-byte line
+	for i := range big {
+		big[i] = byte(i*7 + i/13)
+	}
+	run(dir, "init", "-q")
+	write("text.c", []byte("int a;\n"))
+	write("fw.bin", []byte("OLD\x00FIRMWARE\n"))
+	run(dir, "add", ".")
+	run(dir, "commit", "-q", "-m", "base")
+	steps := []func(){
+		func() { write("fw.bin", []byte("NEW\x00FIRMWARE\x00\x01\x02")) },              // modified
+		func() { write("blob.bin", big); write("text.c", []byte("int a;\nint b;\n")) }, // added, with a text change
+		func() { big[1500] ^= 0xff; write("blob.bin", big) },                           // a one-byte change in a big one
+		func() { os.Remove(filepath.Join(dir, "fw.bin")) },                             // deleted
+		func() { write("empty.bin", []byte{0}) },                                       // one NUL byte
+	}
+	for i, step := range steps {
+		step()
+		run(dir, "add", "-A")
+		run(dir, "commit", "-q", "-m", fmt.Sprintf("step %d", i+1))
+	}
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	run(dir, "clone", "-q", "--bare", dir, bare)
+	check := filepath.Join(t.TempDir(), "check")
+	run(dir, "clone", "-q", dir, check)
+	for i := len(steps); i >= 1; i-- {
+		commit := run(dir, "rev-parse", fmt.Sprintf("HEAD~%d", i-1))
+		for _, repo := range []string{dir, bare} {
+			ins, err := source.Git(context.Background(), repo, commit+"~1.."+commit)
+			if err != nil {
+				t.Fatalf("step %d from %s: %v", len(steps)-i+1, repo, err)
+			}
+			if _, err := mailpatch.ReadThread(ins, "", mailpatch.Options{}); err != nil {
+				t.Errorf("step %d from %s: the patch patchctl made does not read: %v", len(steps)-i+1, repo, err)
+			}
+			_, diff, _ := strings.Cut(string(ins[0].Data), "\ndiff --git ")
+			diff = "diff --git " + strings.TrimSuffix(diff, "-- \npatchctl (go-git)\n\n")
+			run(check, "checkout", "-q", "-f", commit+"~1")
+			cmd := exec.Command("git", "apply", "--index")
+			cmd.Dir, cmd.Stdin = check, strings.NewReader(diff)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("step %d from %s: git apply: %v\n%s\n%s", len(steps)-i+1, repo, err, out, diff)
+				continue
+			}
+			if out, err := exec.Command("git", "-C", check, "diff", "--cached", "--stat", commit).CombinedOutput(); err != nil || len(out) > 0 {
+				t.Errorf("step %d from %s: applied, the tree differs from the commit's: %v %s", len(steps)-i+1, repo, err, out)
+			}
+		}
+	}
+	if _, err := source.Git(context.Background(), bare, "-2"); err != nil {
+		t.Errorf("bare -2: %v", err)
 	}
 }

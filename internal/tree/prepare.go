@@ -96,7 +96,14 @@ func (c *Cache) Reprepare(ctx context.Context, k *Kernel) (string, error) {
 	return c.prepare(ctx, k, true)
 }
 
-func (c *Cache) prepare(ctx context.Context, k *Kernel, force bool) (string, error) {
+func (c *Cache) prepare(ctx context.Context, k *Kernel, force bool) (_ string, err error) {
+	// An interrupt reads as one, whatever step it stopped (a download,
+	// dpkg-deb, tar, the lock wait), not as that step's failure.
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("preparing %s: interrupted; the partial tree is removed (the next prepare starts it again): %w: %w", k.Name, ctx.Err(), errs.ErrEnv)
+		}
+	}()
 	dir := c.PristineDir(k)
 	if !force && c.Prepared(k) {
 		return dir, nil
@@ -404,7 +411,7 @@ func withTarball(ctx context.Context, deb, tarball string, fn func(r io.Reader, 
 	dpkg, err := (&runner.Cmd{Name: "dpkg-deb", Args: []string{"--fsys-tarfile", deb}, Stdout: pw, Stderr: &dpkgErr}).Start(ctx)
 	if err != nil {
 		cancel()
-		return fmt.Errorf("dpkg-deb: %w (install dpkg)", err)
+		return fmt.Errorf("dpkg-deb: %w", err) // run says what to install when it is missing
 	}
 	waited := make(chan error, 1)
 	go func() {
