@@ -2,6 +2,8 @@ package source_test
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/source"
 )
 
 // genMsg is one message of a generated inbox.
@@ -106,10 +111,74 @@ func genInbox(tb testing.TB, dir string, n, perEpoch, size int, seed uint64) []g
 	return msgs
 }
 
-func TestGenTiming(t *testing.T) {
-	d := os.Getenv("GEN_DIR")
-	if d == "" {
-		t.Skip()
+// BenchmarkInbox60k measures a generated 60,000-message epoch (about
+// 3.6 kB a message): the first index, a warm hit (a 14-message thread)
+// and a warm miss in this process, and the peak RSS of one warm lookup in
+// a process of its own. The fixture takes about a minute to generate.
+func BenchmarkInbox60k(b *testing.B) {
+	dir := b.TempDir()
+	msgs := genInbox(b, dir, 60000, 0, 3600, 1)
+	cache := b.TempDir()
+	hit := strings.Trim(msgs[500].id, "<>")
+	b.Run("first-index", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := source.InboxIndexed(dir, hit, source.InboxOptions{CacheDir: b.TempDir()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	if _, err := source.InboxIndexed(dir, hit, source.InboxOptions{CacheDir: cache}); err != nil {
+		b.Fatal(err)
 	}
-	genInbox(t, d, 60000, 0, 3600, 1)
+	for _, c := range []struct{ name, id string }{{"warm-hit", hit}, {"warm-miss", "not-archived@fixture.invalid"}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				_, err := source.InboxIndexed(dir, c.id, source.InboxOptions{CacheDir: cache})
+				if (err != nil) != (c.id != hit) {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"-process", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestInboxLookupProcess$", "-test.v")
+				cmd.Env = append(os.Environ(), "INBOX_LOOKUP="+dir+"\n"+cache+"\n"+c.id)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+				var kb int64
+				if _, err := fmt.Sscanf(string(out[bytes.Index(out, []byte("maxrss-kB "))+len("maxrss-kB "):]), "%d", &kb); err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+				b.ReportMetric(float64(kb)/1024, "maxrss-MB")
+			}
+		})
+	}
+}
+
+// TestInboxLookupProcess is BenchmarkInbox60k's lookup in a process of its
+// own: it prints the process's peak RSS.
+func TestInboxLookupProcess(t *testing.T) {
+	arg := os.Getenv("INBOX_LOOKUP")
+	if arg == "" {
+		t.Skip("run by BenchmarkInbox60k")
+	}
+	f := strings.Split(arg, "\n")
+	_, err := source.InboxIndexed(f[0], f[2], source.InboxOptions{CacheDir: f[1]})
+	if err != nil && !errors.Is(err, errs.ErrInput) {
+		t.Fatal(err)
+	}
+	// VmHWM, not getrusage: Linux carries the parent's peak over the
+	// vfork and exec that started this process.
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			fmt.Printf("maxrss-kB %s\n", strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		}
+	}
 }
