@@ -63,7 +63,9 @@ func (g gitRepo) output2(ctx context.Context, args ...string) ([]byte, []byte, e
 // tips returns the branch tips (hex object names, sorted): what the
 // repository holds. An empty repository has none.
 func (g gitRepo) tips(ctx context.Context) ([]string, error) {
-	out, stderr, err := g.output2(ctx, "for-each-ref", "--format=%(objectname)", "refs/heads/")
+	// %(objecttype) reads each tip: a missing tip commit fails here, on
+	// a warm lookup too.
+	out, stderr, err := g.output2(ctx, "for-each-ref", "--format=%(objectname) %(objecttype)", "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,17 @@ func (g gitRepo) tips(ctx context.Context) ([]string, error) {
 		// git skips a branch it cannot read, with a warning
 		return nil, g.gitErr("for-each-ref", errors.New("broken ref"), stderr)
 	}
-	tips := strings.Fields(string(out))
+	var tips []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l == "" {
+			continue
+		}
+		name, typ, _ := strings.Cut(l, " ")
+		if typ != "commit" {
+			return nil, g.gitErr("for-each-ref", fmt.Errorf("branch tip %s is a %q, not a commit", name, typ), nil)
+		}
+		tips = append(tips, name)
+	}
 	sort.Strings(tips)
 	tips = compactStrings(tips)
 	for _, t := range tips {
