@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
@@ -62,10 +63,14 @@ func InboxIndexed(dir, msgid string, opts InboxOptions) (mailpatch.Input, error)
 	if err != nil {
 		return mailpatch.Input{}, err
 	}
+	sts, err := loadEpochs(ctx, repos, opts)
+	if err != nil {
+		return mailpatch.Input{}, err
+	}
 	idx := make([]*epochIndex, len(repos))
 	total := 0
-	for i, r := range repos {
-		if idx[i], err = epochIndexFor(ctx, r, opts); err != nil {
+	for i, st := range sts {
+		if idx[i], err = st.index(ctx, opts); err != nil {
 			return mailpatch.Input{}, err
 		}
 		total += idx[i].m
@@ -150,51 +155,92 @@ func inboxThread(idx []*epochIndex, want string) []msgRef {
 	return out
 }
 
-// epochIndexFor returns the index of repository dir, up to date with its
-// branch tips: the cached one when it covers them, else the cached one
-// plus the new commits, else (no cache, a damaged or unusable one, a
-// rewritten history) all of it.
-func epochIndexFor(ctx context.Context, dir string, opts InboxOptions) (*epochIndex, error) {
+// epochState is what a lookup found for one repository: its tips, where
+// its index is kept, and the index when that covers the tips (ready), or
+// the one to add the new commits to (old).
+type epochState struct {
+	dir, path  string
+	tips       []string
+	ready, old *epochIndex
+}
+
+// loadEpoch reads the tips of repository dir and its cached index.
+func loadEpoch(ctx context.Context, dir string, opts InboxOptions) (*epochState, error) {
 	g := gitRepo{dir}
 	tips, err := g.tips(ctx)
 	if err != nil {
 		return nil, err
 	}
-	path := ""
-	var old *epochIndex
-	if opts.CacheDir != "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return nil, fmt.Errorf("inbox %s: %w", dir, err)
-		}
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = r
-		}
-		sum := sha256.Sum256([]byte(abs))
-		path = filepath.Join(opts.CacheDir, "inbox", hex.EncodeToString(sum[:12])+".idx")
-		if data, err := os.ReadFile(path); err == nil {
-			x, err := decodeIndex(data)
-			switch {
-			case err != nil:
-				opts.Progress.Note("inbox index %s of %s is damaged (%v): indexing again", path, dir, err)
-			case slices.Equal(x.tips, tips):
-				return x, nil
-			case !x.v1 && g.contains(ctx, tips, x.tips):
-				old = x
-			}
+	st := &epochState{dir: dir, tips: tips}
+	if opts.CacheDir == "" {
+		return st, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("inbox %s: %w", dir, err)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	sum := sha256.Sum256([]byte(abs))
+	st.path = filepath.Join(opts.CacheDir, "inbox", hex.EncodeToString(sum[:12])+".idx")
+	if data, err := os.ReadFile(st.path); err == nil {
+		x, err := decodeIndex(data)
+		switch {
+		case err != nil:
+			opts.Progress.Note("inbox index %s of %s is damaged (%v): indexing again", st.path, dir, err)
+		case slices.Equal(x.tips, tips):
+			st.ready = x
+		case !x.v1 && g.contains(ctx, tips, x.tips):
+			st.old = x
 		}
 	}
-	x, err := indexEpoch(ctx, g, tips, old, opts.Progress)
+	return st, nil
+}
+
+// loadEpochs runs loadEpoch for every repository, a few at a time (a
+// lookup spends most of its time waiting for git to start).
+func loadEpochs(ctx context.Context, repos []string, opts InboxOptions) ([]*epochState, error) {
+	sts := make([]*epochState, len(repos))
+	fails := make([]error, len(repos))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, r := range repos {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			sts[i], fails[i] = loadEpoch(ctx, r, opts)
+		}()
+	}
+	wg.Wait()
+	for _, err := range fails {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return sts, nil
+}
+
+// index returns st's index, up to date with its tips: the cached one
+// when it covers them, else the cached one plus the new commits, else
+// (no cache, a damaged or unusable one, a rewritten history) all of it.
+func (st *epochState) index(ctx context.Context, opts InboxOptions) (*epochIndex, error) {
+	if st.ready != nil {
+		return st.ready, nil
+	}
+	x, err := indexEpoch(ctx, gitRepo{st.dir}, st.tips, st.old, opts.Progress)
 	if err != nil {
 		return nil, err
 	}
-	if path != "" {
-		err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if st.path != "" {
+		err := os.MkdirAll(filepath.Dir(st.path), 0o755)
 		if err == nil {
-			err = fsutil.WriteFile(path, x.file, 0o644)
+			err = fsutil.WriteFile(st.path, x.file, 0o644)
 		}
 		if err != nil {
-			opts.Progress.Note("inbox index of %s not kept (%v): the next lookup indexes it again", dir, err)
+			opts.Progress.Note("inbox index of %s not kept (%v): the next lookup indexes it again", st.dir, err)
 		}
 	}
 	return x, nil

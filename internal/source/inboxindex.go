@@ -2,18 +2,19 @@ package source
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"sort"
 )
 
 // An epoch index maps each Message-ID of one repository to its messages
 // (commit and blob) and keeps the thread links both ways: the ids a
 // message names in In-Reply-To and References, and the messages that
-// name an id. It is one file, read whole and checked before use:
+// name an id. It is one file, read whole and checked before use (the CRC-32C
+// catches a damaged file, the bounds checks whatever it might miss):
 //
 //	magic "patchctl inbox index\n", u32 version, u8 object-name length
 //	(20 or 32), u8 flags (1: v1 inbox), u16 0, u32 tips, the tips' names
@@ -24,7 +25,7 @@ import (
 //	(N+1) × u32 start of each id's text, S bytes (ids sorted, with <>)
 //	(N+1) × u32 start of each id's messages, M × u32 messages
 //	(N+1) × u32 start of each id's referrers, L × u32 messages
-//	sha256 of everything before
+//	u32 CRC-32C of everything before
 //
 // All integers are little-endian. A file that fails any check (size,
 // hash, bounds) is not used: the epoch is indexed again.
@@ -36,6 +37,10 @@ const (
 )
 
 var errBadIndex = errors.New("damaged inbox index")
+
+// castagnoli is CRC-32C, which the CPU computes: checking twenty
+// 6.5 MB indexes took about 10 ms of CPU where SHA-256 took 90 ms.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // indexRec is one message while an index is built.
 type indexRec struct {
@@ -173,8 +178,7 @@ func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, e
 			}
 		}
 	}
-	sum := sha256.Sum256(b.Bytes())
-	b.Write(sum[:])
+	le(int(crc32.Checksum(b.Bytes(), castagnoli)))
 	return b.Bytes(), nil
 }
 
@@ -182,11 +186,11 @@ func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, e
 // errBadIndex.
 func decodeIndex(data []byte) (*epochIndex, error) {
 	bad := func(why string) (*epochIndex, error) { return nil, fmt.Errorf("%w: %s", errBadIndex, why) }
-	if len(data) < len(indexMagic)+12+32 || string(data[:len(indexMagic)]) != indexMagic {
+	if len(data) < len(indexMagic)+12+4 || string(data[:len(indexMagic)]) != indexMagic {
 		return bad("not an index file")
 	}
-	body, sum := data[:len(data)-32], data[len(data)-32:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return bad("checksum mismatch")
 	}
 	x := &epochIndex{file: data, data: body}
