@@ -30,6 +30,9 @@ type InboxOptions struct {
 	Progress *progress.Reporter
 	// Context bounds the git commands; nil is context.Background().
 	Context context.Context
+	// IgnoreOver uses patchctl's index even where public-inbox's
+	// over.sqlite3 is current.
+	IgnoreOver bool
 }
 
 // Inbox finds the thread of msgid in a local public-inbox archive (a
@@ -63,8 +66,17 @@ func InboxIndexed(dir, msgid string, opts InboxOptions) (mailpatch.Input, error)
 	if err != nil {
 		return mailpatch.Input{}, err
 	}
-	sts, err := loadEpochs(ctx, repos, opts)
+	sts, err := loadTips(ctx, repos)
 	if err != nil {
+		return mailpatch.Input{}, err
+	}
+	if !opts.IgnoreOver {
+		in, used, err := overThread(ctx, dir, sts, id, opts)
+		if used || err != nil {
+			return in, err
+		}
+	}
+	if err := parallel(len(sts), func(i int) error { return sts[i].loadCached(ctx, opts) }); err != nil {
 		return mailpatch.Input{}, err
 	}
 	idx := make([]*epochIndex, len(repos))
@@ -164,20 +176,15 @@ type epochState struct {
 	ready, old *epochIndex
 }
 
-// loadEpoch reads the tips of repository dir and its cached index.
-func loadEpoch(ctx context.Context, dir string, opts InboxOptions) (*epochState, error) {
-	g := gitRepo{dir}
-	tips, err := g.tips(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st := &epochState{dir: dir, tips: tips}
+// loadCached reads st's cached index.
+func (st *epochState) loadCached(ctx context.Context, opts InboxOptions) error {
 	if opts.CacheDir == "" {
-		return st, nil
+		return nil
 	}
+	g, dir, tips := gitRepo{st.dir}, st.dir, st.tips
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("inbox %s: %w", dir, err)
+		return fmt.Errorf("inbox %s: %w", dir, err)
 	}
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
@@ -195,32 +202,42 @@ func loadEpoch(ctx context.Context, dir string, opts InboxOptions) (*epochState,
 			st.old = x
 		}
 	}
-	return st, nil
+	return nil
 }
 
-// loadEpochs runs loadEpoch for every repository, a few at a time (a
-// lookup spends most of its time waiting for git to start).
-func loadEpochs(ctx context.Context, repos []string, opts InboxOptions) ([]*epochState, error) {
-	sts := make([]*epochState, len(repos))
-	fails := make([]error, len(repos))
+// parallel runs f(0) ... f(n-1), a few at a time (a lookup spends most of
+// its time waiting for git to start), and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	fails := make([]error, n)
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
-	for i, r := range repos {
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			sts[i], fails[i] = loadEpoch(ctx, r, opts)
+			fails[i] = f(i)
 		}()
 	}
 	wg.Wait()
 	for _, err := range fails {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return sts, nil
+	return nil
+}
+
+// loadTips reads the tips of every repository.
+func loadTips(ctx context.Context, repos []string) ([]*epochState, error) {
+	sts := make([]*epochState, len(repos))
+	err := parallel(len(repos), func(i int) error {
+		tips, err := gitRepo{repos[i]}.tips(ctx)
+		sts[i] = &epochState{dir: repos[i], tips: tips}
+		return err
+	})
+	return sts, err
 }
 
 // index returns st's index, up to date with its tips: the cached one
