@@ -52,7 +52,9 @@ func Inbox(dir, msgid string) (mailpatch.Input, error) {
 // both ways) and the index kept under opts.CacheDir, named by the epoch's
 // path and holding the branch tips it covers: when the tips move on, only
 // the new commits are indexed; when the history was rewritten, all of it.
-// A lookup then reads the indexes and the thread's blobs only.
+// A lookup then reads the indexes and the thread's blobs only. A full
+// public-inbox install whose over.sqlite3 is current with every epoch is
+// read instead (see overThread), unless opts.IgnoreOver.
 func InboxIndexed(dir, msgid string, opts InboxOptions) (mailpatch.Input, error) {
 	ctx := opts.Context
 	if ctx == nil {
