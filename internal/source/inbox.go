@@ -254,9 +254,9 @@ func (st *epochState) index(ctx context.Context, opts InboxOptions) (*epochIndex
 		return nil, err
 	}
 	if st.path != "" {
-		err := os.MkdirAll(filepath.Dir(st.path), 0o755)
+		err := os.MkdirAll(filepath.Dir(st.path), 0o700)
 		if err == nil {
-			err = fsutil.WriteFile(st.path, x.file, 0o644)
+			err = fsutil.WriteFile(st.path, x.file, 0o600)
 		}
 		if err != nil {
 			opts.Progress.Note("inbox index of %s not kept (%v): the next lookup indexes it again", st.dir, err)
