@@ -221,7 +221,7 @@ type tryInput struct {
 	raw     [][]byte
 }
 
-func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
+func readTryInput(ctx context.Context, opts *TryOptions, cache *tree.Cache) (*tryInput, error) {
 	type group struct {
 		label  string
 		inputs []mailpatch.Input
@@ -263,7 +263,7 @@ func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
 		case (opts.Inbox == "") == (opts.Lore == ""):
 			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
 		case opts.Inbox != "":
-			in, err = source.Inbox(opts.Inbox, opts.MsgID)
+			in, err = source.InboxIndexed(opts.Inbox, opts.MsgID, source.InboxOptions{CacheDir: cache.Dir, Progress: cache.Progress, Context: ctx})
 		default:
 			in, err = source.Lore(ctx, opts.HTTP, opts.Lore, opts.MsgID)
 		}
@@ -358,7 +358,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 			}
 		}
 		var err error
-		if in, err = readTryInput(ctx, opts); err != nil {
+		if in, err = readTryInput(ctx, opts, cache); err != nil {
 			return nil, err
 		}
 		printThreads(opts.IO.ErrOut, in.threads)
