@@ -117,7 +117,7 @@ func TestOutPolicyEveryVerb(t *testing.T) {
 			cases++
 			args := append(append([]string{"--root", r, "--cache", cache, "--offline"}, verb...), "--out", out)
 			code, stdout, errOut := run(t, append(args, pos...)...)
-			if code != 2 || !strings.Contains(errOut, "--out") {
+			if code != 2 || !strings.Contains(errOut, "--out "+out+" is ") || !strings.Contains(errOut, "name a folder of its own") {
 				t.Errorf("%s --out %s: exit %d, want 2 naming --out\n%s%s", strings.Join(verb, " "), out, code, stdout, errOut)
 			}
 		}
@@ -134,5 +134,82 @@ func TestOutPolicyEveryVerb(t *testing.T) {
 		if _, err := checkOut(out, r); err != nil {
 			t.Errorf("--out %s refused: %v", out, err)
 		}
+	}
+}
+
+// TestCacheMustBePrivate: with no PATCHCTL_CACHE, HOME or XDG_CACHE_HOME
+// there is no cache (exit 3 saying what to set), not a shared /tmp one;
+// a cache that others may write or that another user owns is refused
+// (exit 3 saying how to fix it) before anything in it is used, as a link
+// to one is; a new cache is made private (0700).
+func TestCacheMustBePrivate(t *testing.T) {
+	r := fixtureRepo(t)
+	t.Setenv("PATCHCTL_CACHE", "")
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	shared := filepath.Join(os.TempDir(), "patchctl")
+	_, sharedErr := os.Lstat(shared)
+	for _, verb := range [][]string{{"tree", "list"}, {"tree", "verify"}, {"tree", "prepare"}, {"apply"}} {
+		code, _, errOut := run(t, append([]string{"--root", r, "--offline"}, verb...)...)
+		if code != 3 || !strings.Contains(errOut, "set PATCHCTL_CACHE") {
+			t.Errorf("%v without HOME: exit %d, want 3 saying to set PATCHCTL_CACHE: %s", verb, code, errOut)
+		}
+	}
+	if _, err := os.Lstat(shared); sharedErr != nil && err == nil {
+		t.Errorf("%s was made", shared)
+	}
+	t.Setenv("HOME", t.TempDir())
+	planted := func(mode os.FileMode) string {
+		d := filepath.Join(t.TempDir(), "cache")
+		os.MkdirAll(filepath.Join(d, "trees", "6.12", "drivers"), 0o755)
+		os.WriteFile(filepath.Join(d, "trees", "6.12", "Makefile"), []byte("planted\n"), 0o644)
+		os.Chmod(d, mode)
+		return d
+	}
+	type tc struct{ name, dir, want string }
+	cases := []tc{
+		{"world-writable", planted(0o777), "writable by others"},
+		{"group-writable", planted(0o770), "writable by others"},
+		{"sticky world-writable", planted(0o1777), "writable by others"},
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(planted(0o757), link)
+	cases = append(cases, tc{"a link to a world-writable folder", link, "writable by others"})
+	if os.Geteuid() == 0 {
+		d := planted(0o755)
+		if err := os.Chown(d, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, tc{"another user's", d, "belongs to user 65534"})
+	}
+	for _, c := range cases {
+		for _, how := range []string{"--cache", "PATCHCTL_CACHE"} {
+			args := []string{"--root", r, "--offline", "tree", "list"}
+			t.Setenv("PATCHCTL_CACHE", "")
+			if how == "--cache" {
+				args = append([]string{"--cache", c.dir}, args...)
+			} else {
+				t.Setenv("PATCHCTL_CACHE", c.dir)
+			}
+			code, out, errOut := run(t, args...)
+			if code != 3 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "PATCHCTL_CACHE") || strings.Contains(out, "6.12") {
+				t.Errorf("%s cache by %s: exit %d, want 3 saying %q\n%s%s", c.name, how, code, c.want, out, errOut)
+			}
+		}
+	}
+	t.Setenv("PATCHCTL_CACHE", "")
+	fresh := filepath.Join(t.TempDir(), "new", "cache")
+	if code, _, errOut := run(t, "--root", r, "--offline", "--cache", fresh, "tree", "list"); code != 0 {
+		t.Fatalf("a new cache: exit %d %s", code, errOut)
+	}
+	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("a new cache is not private: %v", err)
+	}
+	// HOME alone is enough: the cache goes under it.
+	if code, _, errOut := run(t, "--root", r, "--offline", "tree", "list"); code != 0 {
+		t.Errorf("with HOME: exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(os.Getenv("HOME"), ".cache", "patchctl")); err != nil {
+		t.Errorf("no cache under HOME: %v", err)
 	}
 }
