@@ -141,5 +141,19 @@ func TestTreeRelativeCache(t *testing.T) {
 		if code, out, errOut := run(t, append(args, "tree", "verify")...); code != 0 || !strings.Contains(out, "9.9: intact") {
 			t.Errorf("%s %s: tree verify: exit %d\n%s%s", how, rel, code, out, errOut)
 		}
+		// A deleted manifest is a damaged tree, every time, never "intact".
+		os.Remove(filepath.Join(work, rel, "trees", "9.9.manifest.json.gz"))
+		for i := 0; i < 2; i++ {
+			code, out, errOut := run(t, append(args, "tree", "verify")...)
+			if code != 1 || !strings.Contains(out, "9.9: DAMAGED") || !strings.Contains(out, "manifest") || !strings.Contains(out, "tree prepare --kernel 9.9 --force") {
+				t.Errorf("%s %s: tree verify without a manifest: exit %d\n%s%s", how, rel, code, out, errOut)
+			}
+		}
+		if code, _, errOut := run(t, append(args, "tree", "prepare", "--force")...); code != 0 {
+			t.Errorf("repair: %s", errOut)
+		}
+		if code, out, errOut := run(t, append(args, "tree", "verify")...); code != 0 || !strings.Contains(out, "9.9: intact") {
+			t.Errorf("%s %s: tree verify after the repair: exit %d\n%s%s", how, rel, code, out, errOut)
+		}
 	}
 }
