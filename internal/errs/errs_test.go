@@ -52,7 +52,9 @@ func TestMessageSaysItOnce(t *testing.T) {
 	wraps := []func(s error) error{
 		func(s error) error { return fmt.Errorf("a: %w", fmt.Errorf("b: %w", s)) },
 		func(s error) error { return fmt.Errorf("a: %w: %w", fmt.Errorf("b: %w", s), s) },
-		func(s error) error { return fmt.Errorf("interrupted: %w: %w", fmt.Errorf("a: %w: %w", errors.New("b"), s), s) },
+		func(s error) error {
+			return fmt.Errorf("interrupted: %w: %w", fmt.Errorf("a: %w: %w", errors.New("b"), s), s)
+		},
 		func(s error) error { return fmt.Errorf("%w: a: %w", s, fmt.Errorf("b: %w", s)) },
 		func(s error) error { return fmt.Errorf("a: %v: %w", fmt.Errorf("b: %w", s), s) },
 		func(s error) error { return fmt.Errorf("a: %w", fmt.Errorf("b: %w: %w", s, fmt.Errorf("c: %w", s))) },
