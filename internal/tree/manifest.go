@@ -264,3 +264,18 @@ func Dirs(paths []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// MarkPrepared records k's tree, put in place by hand, as prepared: the
+// marker and a sealed manifest of the tree as it is now. It is for test
+// fixtures; patchctl itself records a manifest only in Prepare, from the
+// tree it has just extracted from the verified package.
+func (c *Cache) MarkPrepared(k *Kernel) error {
+	m, err := makeManifest(c.PristineDir(k), k.Key())
+	if err != nil {
+		return err
+	}
+	if err := writeManifest(c.manifestPath(k), m); err != nil {
+		return err
+	}
+	return fsutil.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644)
+}
