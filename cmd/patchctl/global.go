@@ -58,12 +58,18 @@ func (g *GlobalOptions) lock() (*tree.Lock, string, error) {
 	return l, root, err
 }
 
-func (g *GlobalOptions) cache(io *IOStreams) *tree.Cache {
-	dir := g.Cache
-	if dir == "" {
-		dir = tree.DefaultCacheDir()
+// cache opens the cache: --cache, $PATCHCTL_CACHE or ~/.cache/patchctl,
+// made absolute here once, made private when new and refused when another
+// user owns it or others may write it (tree.OpenCache).
+func (g *GlobalOptions) cache(io *IOStreams) (*tree.Cache, error) {
+	dir, err := tree.CacheDir(g.Cache)
+	if err != nil {
+		return nil, err
 	}
-	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut), Offline: g.Offline}
+	if err := tree.OpenCache(dir); err != nil {
+		return nil, err
+	}
+	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut), Offline: g.Offline}, nil
 }
 
 // target is a pinned kernel with what the verbs need around it.
@@ -96,13 +102,21 @@ func (g *GlobalOptions) targetTree(ctx context.Context, io *IOStreams, kernel, t
 		if err != nil {
 			return nil, err
 		}
-		return &target{root: root, lock: lock, k: k, cache: g.cache(io)}, nil
+		cache, err := g.cache(io)
+		if err != nil {
+			return nil, err
+		}
+		return &target{root: root, lock: lock, k: k, cache: cache}, nil
 	}
 	k, err := lock.Find(kernel)
 	if err != nil {
 		return nil, err
 	}
-	return &target{root: root, lock: lock, k: k, cache: g.cache(io)}, nil
+	cache, err := g.cache(io)
+	if err != nil {
+		return nil, err
+	}
+	return &target{root: root, lock: lock, k: k, cache: cache}, nil
 }
 
 // localKernel makes the kernel of a local tree (--tree). At most one
@@ -122,7 +136,11 @@ func (g *GlobalOptions) localKernel(ctx context.Context, root string, lock *tree
 		}
 		series = kernels[0]
 	}
-	return g.cache(&IOStreams{ErrOut: io.Discard}).Local(ctx, dir, series, func(name string) bool {
+	cache, err := g.cache(&IOStreams{ErrOut: io.Discard})
+	if err != nil {
+		return nil, err
+	}
+	return cache.Local(ctx, dir, series, func(name string) bool {
 		_, err := os.Stat(filepath.Join(root, "series", name, "manifest.yaml"))
 		return err == nil
 	})
@@ -143,32 +161,27 @@ func (t *target) applied(ctx context.Context, seriesName string) (*apply.Out, er
 
 // outputDir resolves an --out folder before any work is done: given (a
 // path relative to the current folder, as every path on the command line)
-// or the default under the repository's out/. It refuses / and the
-// repository root (or a folder above it), a file, and a folder that
-// cannot be written, so that a long run never fails at its end for want
-// of a place to put its reports.
+// or the default under the repository's out/. The folder must pass
+// checkOut; it is made, and it must be writable, so that a long run never
+// fails at its end for want of a place to put its reports.
 func outputDir(given, def, root string) (string, error) {
 	out := given
 	if out == "" {
 		out = def
 	}
-	abs, err := filepath.Abs(out)
+	abs, err := checkOut(out, root)
 	if err != nil {
-		return "", fmt.Errorf("--out %s: %w: %w", out, err, errs.ErrUsage)
-	}
-	if abs == "/" {
-		return "", fmt.Errorf("--out %s is the file system's root: name a folder of its own: %w", out, errs.ErrUsage)
-	}
-	if r, err := filepath.Abs(root); err == nil && root != "" {
-		if rel, err := filepath.Rel(abs, r); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
-			return "", fmt.Errorf("--out %s is the repository or a folder above it: name a folder of its own (default %s): %w", out, def, errs.ErrUsage)
-		}
+		return "", err
 	}
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return "", fmt.Errorf("--out %s is a file, not a folder: %w", out, errs.ErrUsage)
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return "", fmt.Errorf("--out %s cannot be made: %w: %w", out, err, errs.ErrUsage)
+	}
+	// Made: every component exists now, so the check sees through them all.
+	if _, err := checkOut(abs, root); err != nil {
+		return "", err
 	}
 	probe, err := os.CreateTemp(abs, ".patchctl-write-test-")
 	if err != nil {
@@ -177,4 +190,71 @@ func outputDir(given, def, root string) (string, error) {
 	probe.Close()
 	os.Remove(probe.Name())
 	return abs, nil
+}
+
+// checkOut is the one output-folder policy of every verb with --out
+// (the root command applies it before any verb runs, outputDir again
+// when it makes the folder). The folder, resolved (absolute, every
+// symbolic link on its way followed), must not be the file system's
+// root, the repository or a folder above it, nor the repository's
+// patches/ or series/ (wherever they resolve to), a folder above one of
+// them or one inside them: reports written there would replace or mix
+// with the inputs. It returns the absolute path as given.
+func checkOut(out, root string) (string, error) {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return "", fmt.Errorf("--out %s: %w: %w", out, err, errs.ErrUsage)
+	}
+	res := resolved(abs)
+	refuse := func(what string) error {
+		via := ""
+		if res != abs {
+			via = " (it resolves to " + res + ")"
+		}
+		return fmt.Errorf("--out %s is %s%s: name a folder of its own, such as out/NAME in the repository: %w", out, what, via, errs.ErrUsage)
+	}
+	if res == "/" {
+		return "", refuse("the file system's root")
+	}
+	if root == "" {
+		return abs, nil
+	}
+	r, err := filepath.Abs(root)
+	if err != nil {
+		return abs, nil
+	}
+	r = resolved(r)
+	if within(r, res) {
+		return "", refuse("the repository " + r + " or a folder above it")
+	}
+	for _, sub := range []string{"patches", "series"} {
+		d := resolved(filepath.Join(r, sub))
+		switch {
+		case within(d, res):
+			return "", refuse("a folder above the repository's " + sub + "/")
+		case within(res, d):
+			return "", refuse("the repository's " + sub + "/ or a folder in it")
+		}
+	}
+	return abs, nil
+}
+
+// resolved is abs with every symbolic link followed: the longest part of
+// it that exists resolved, the rest appended.
+func resolved(abs string) string {
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// within reports whether p is dir or inside it (both clean and absolute).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
 }

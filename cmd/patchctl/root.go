@@ -80,6 +80,18 @@ an interrupt, a harness fault).`,
 	})
 	g := &GlobalOptions{}
 	addGlobalFlags(root, g)
+	// One output-folder policy for every verb that has --out, applied
+	// before the verb does anything (the verbs apply it again when they
+	// make the folder, default included).
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		f := c.Flags().Lookup("out")
+		if f == nil || !f.Changed {
+			return nil
+		}
+		r, _ := g.repoRoot()
+		_, err := checkOut(f.Value.String(), r)
+		return err
+	}
 	root.AddCommand(newImportCmd(io, g), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newTryCmd(io, g), newBenchCmd(io, g), newMatrixCmd(io, g))
 	registerCompletions(root, g)
 	addHelp(root)

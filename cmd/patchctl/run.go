@@ -92,7 +92,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	cache := opts.Global.cache(opts.IO)
+	cache, err := opts.Global.cache(opts.IO)
+	if err != nil {
+		return err
+	}
 	po := pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
 		Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from}
 	res, err := func() (*pipeline.Result, error) {

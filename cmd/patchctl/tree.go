@@ -55,7 +55,10 @@ what they read against (patchctl tree verify checks all of it).`,
 			if err != nil {
 				return err
 			}
-			cache := g.cache(io)
+			cache, err := g.cache(io)
+			if err != nil {
+				return err
+			}
 			var out []listedTree
 			for _, k := range lock.Kernels {
 				e := listedTree{Kernel: k.Name, Source: describe(&k), Default: k.Name == lock.Default, Prepared: cache.Prepared(&k)}
@@ -153,7 +156,10 @@ func runTreePin(ctx context.Context, opts *PinOptions) error {
 		}
 		ks = append(ks, k)
 	}
-	cache := opts.Global.cache(opts.IO)
+	cache, err := opts.Global.cache(opts.IO)
+	if err != nil {
+		return err
+	}
 	updated := map[string]bool{}
 	var out []*tree.PinStatus
 	stale := 0
@@ -267,7 +273,10 @@ func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cache := opts.Global.cache(opts.IO)
+	cache, err := opts.Global.cache(opts.IO)
+	if err != nil {
+		return err
+	}
 	var out []preparedTree
 	for _, n := range names {
 		k, err := lock.Find(n)

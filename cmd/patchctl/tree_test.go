@@ -101,3 +101,59 @@ func TestTreePinCheckAndRepin(t *testing.T) {
 		t.Error("/etc/apt changed")
 	}
 }
+
+// TestTreeRelativeCache: a relative --cache or PATCHCTL_CACHE (relative to
+// the current folder, as every path on the command line) works as its
+// absolute path does for `tree pin --check` and `tree prepare`, though
+// apt and tar run in other folders: no "not served ... re-pin", no suite
+// error. The suites are fakes, no network.
+func TestTreeRelativeCache(t *testing.T) {
+	a := aptfake.New(t)
+	cur := a.Build("linux-source-9.9", "9.9~rc2-1~exp1")
+	a.Serve("experimental", cur)
+	t.Setenv("PATH", a.BinDir()+string(os.PathListSeparator)+os.Getenv("PATH"))
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "series"), 0o755)
+	os.WriteFile(filepath.Join(root, "series", "kernels.yaml"), []byte(fmt.Sprintf("default: \"9.9\"\nkernels:\n  - name: \"9.9\"\n    debian:\n      package: %s\n      suite: experimental\n      version: %s\n      deb_sha256: %s\n      tarball: %s\n      tarball_sha256: %s\n",
+		cur.Package, cur.Version, cur.DebSHA256, cur.Tarball, cur.TarballSHA256)), 0o644)
+	work := t.TempDir()
+	t.Chdir(work)
+	for _, how := range []string{"--cache", "PATCHCTL_CACHE"} {
+		rel := "rel-" + strings.ToLower(strings.Trim(how, "-"))
+		args := []string{"--root", root}
+		t.Setenv("PATCHCTL_CACHE", "")
+		if how == "--cache" {
+			args = append(args, "--cache", rel)
+		} else {
+			t.Setenv("PATCHCTL_CACHE", rel)
+		}
+		code, out, errOut := run(t, append(args, "tree", "pin", "--check")...)
+		if code != 0 || !strings.Contains(out, "is what experimental serves (current)") {
+			t.Errorf("%s %s: tree pin --check: exit %d\n%s%s", how, rel, code, out, errOut)
+		}
+		code, out, errOut = run(t, append(args, "tree", "prepare")...)
+		if code != 0 || !strings.Contains(out, filepath.Join(work, rel, "trees", "9.9")) {
+			t.Errorf("%s %s: tree prepare: exit %d\n%s%s", how, rel, code, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(work, rel, "trees", "9.9.prepared")); err != nil {
+			t.Errorf("%s %s: no tree under the current folder: %v", how, rel, err)
+		}
+		if code, out, errOut := run(t, append(args, "tree", "verify")...); code != 0 || !strings.Contains(out, "9.9: intact") {
+			t.Errorf("%s %s: tree verify: exit %d\n%s%s", how, rel, code, out, errOut)
+		}
+		// A deleted manifest is a damaged tree, every time, never "intact".
+		os.Remove(filepath.Join(work, rel, "trees", "9.9.manifest.json.gz"))
+		for i := 0; i < 2; i++ {
+			code, out, errOut := run(t, append(args, "tree", "verify")...)
+			if code != 1 || !strings.Contains(out, "9.9: DAMAGED") || !strings.Contains(out, "manifest") || !strings.Contains(out, "tree prepare --kernel 9.9 --force") {
+				t.Errorf("%s %s: tree verify without a manifest: exit %d\n%s%s", how, rel, code, out, errOut)
+			}
+		}
+		if code, _, errOut := run(t, append(args, "tree", "prepare", "--force")...); code != 0 {
+			t.Errorf("repair: %s", errOut)
+		}
+		if code, out, errOut := run(t, append(args, "tree", "verify")...); code != 0 || !strings.Contains(out, "9.9: intact") {
+			t.Errorf("%s %s: tree verify after the repair: exit %d\n%s%s", how, rel, code, out, errOut)
+		}
+	}
+}

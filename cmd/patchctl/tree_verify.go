@@ -46,7 +46,10 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
 				return err
 			}
 			names := selectKernels(lock, opts.Kernels, opts.All)
-			cache := g.cache(io)
+			cache, err := g.cache(io)
+			if err != nil {
+				return err
+			}
 			damaged := 0
 			var res []verifiedTree
 			for _, n := range names {

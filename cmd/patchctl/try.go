@@ -330,10 +330,13 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if err != nil {
 		return err
 	}
-	cache := opts.Global.cache(opts.IO)
-	out := opts.Out
-	if out == "" {
-		out = filepath.Join(root, "out", "try")
+	cache, err := opts.Global.cache(opts.IO)
+	if err != nil {
+		return err
+	}
+	out, err := outputDir(opts.Out, filepath.Join(root, "out", "try"), root)
+	if err != nil {
+		return err
 	}
 	var in *tryInput
 	var ks []*tree.Kernel

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/series"
 )
@@ -27,6 +28,11 @@ type Tree interface {
 type DirTree string
 
 func (d DirTree) ReadFile(p string) ([]byte, error) {
+	// A path that leaves the tree (through a symbolic link, below a file,
+	// a name too long) is the patch's fault: an input error, not an I/O one.
+	if err := fsutil.CheckBeneath(string(d), p); err != nil {
+		return nil, err
+	}
 	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(p)))
 }
 

@@ -26,7 +26,9 @@ func TestDamagedTreeIsNotBlamedOnThePatch(t *testing.T) {
 	src := "int a(void)\n{\n\treturn 0;\n}\n\nint b(void)\n{\n\treturn 0;\n}\n"
 	w(c.PristineDir(k), "drivers/x.c", src)
 	w(c.PristineDir(k), "drivers/y.c", src)
-	w(cacheDir, "trees/9.9.prepared", k.Key()+"\n")
+	if err := c.MarkPrepared(k); err != nil {
+		t.Fatal(err)
+	}
 	w(root, "patches/s/0001.patch", "From: A U Thor <a@example.org>\nSubject: [PATCH] x: return 1\n\n---\n"+
 		"diff --git a/drivers/x.c b/drivers/x.c\n--- a/drivers/x.c\n+++ b/drivers/x.c\n@@ -1,5 +1,5 @@\n int a(void)\n {\n-\treturn 0;\n+\treturn 1;\n }\n \n")
 	w(root, "series/9.9/manifest.yaml", "kernel: \"9.9\"\npatches:\n  - source: patches/s/0001.patch\n    expect: applies\n")

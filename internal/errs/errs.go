@@ -59,17 +59,42 @@ func Code(err error) int {
 // IsEnv reports whether err is an environment error.
 func IsEnv(err error) bool { return errors.Is(err, ErrEnv) }
 
-// Message is err's text as patchctl prints it: without the trailing
-// ": findings" of ErrFindings, which the exit status already says (and
-// which made "1 findings: findings").
+// Message is err's text as patchctl prints it, each thing said once: a
+// sentinel's text that an error carries more than once (a stage wrapped
+// an error that already had it: "environment error: environment error")
+// is kept only where it comes last, and the trailing ": findings" of
+// ErrFindings, which the exit status already says (and which made
+// "1 findings: findings"), goes.
 func Message(err error) string {
-	s := err.Error()
+	segs := strings.Split(err.Error(), ": ")
+	last := map[string]int{}
+	for i, g := range segs {
+		if isSentinelText(g) {
+			last[g] = i
+		}
+	}
+	kept := segs[:0:0]
+	for i, g := range segs {
+		if !isSentinelText(g) || last[g] == i {
+			kept = append(kept, g)
+		}
+	}
+	s := strings.Join(kept, ": ")
 	if errors.Is(err, ErrFindings) {
 		if t, ok := strings.CutSuffix(s, ": "+ErrFindings.Error()); ok && t != "" {
 			return t
 		}
 	}
 	return s
+}
+
+func isSentinelText(s string) bool {
+	for _, e := range []error{ErrInput, ErrUsage, ErrFindings, ErrEnv} {
+		if s == e.Error() {
+			return true
+		}
+	}
+	return false
 }
 
 // Count is n and the noun, singular or plural: "1 finding", "2 errors".

@@ -3,6 +3,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -39,4 +40,51 @@ func TestMessage(t *testing.T) {
 			t.Errorf("Message(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
+}
+
+// TestMessageSaysItOnce: every sentinel, wrapped twice or three times in
+// the ways stages and the command line wrap (a stage's error wrapped by
+// its caller, an interrupt wrapping an environment error, a usage error
+// around an input error), is said once; for findings not at all at the
+// end (the exit status says it). The exit status is unchanged.
+func TestMessageSaysItOnce(t *testing.T) {
+	sentinels := []error{ErrInput, ErrUsage, ErrFindings, ErrEnv}
+	wraps := []func(s error) error{
+		func(s error) error { return fmt.Errorf("a: %w", fmt.Errorf("b: %w", s)) },
+		func(s error) error { return fmt.Errorf("a: %w: %w", fmt.Errorf("b: %w", s), s) },
+		func(s error) error {
+			return fmt.Errorf("interrupted: %w: %w", fmt.Errorf("a: %w: %w", errors.New("b"), s), s)
+		},
+		func(s error) error { return fmt.Errorf("%w: a: %w", s, fmt.Errorf("b: %w", s)) },
+		func(s error) error { return fmt.Errorf("a: %v: %w", fmt.Errorf("b: %w", s), s) },
+		func(s error) error { return fmt.Errorf("a: %w", fmt.Errorf("b: %w: %w", s, fmt.Errorf("c: %w", s))) },
+	}
+	n := 0
+	for _, s := range sentinels {
+		for i, w := range wraps {
+			n++
+			err := w(s)
+			msg := Message(err)
+			want := 1
+			if s == ErrFindings {
+				want = 0
+			}
+			if got := strings.Count(msg, s.Error()); got != want {
+				t.Errorf("%s, wrap %d: %q says %q %d times, want %d", s, i, msg, s, got, want)
+			}
+			for _, part := range []string{"a", "b"} {
+				if !strings.Contains(msg, part) {
+					t.Errorf("%s, wrap %d: %q lost %q", s, i, msg, part)
+				}
+			}
+			if Code(err) != Code(s) {
+				t.Errorf("%s, wrap %d: exit %d, want %d", s, i, Code(err), Code(s))
+			}
+		}
+	}
+	// Two classes: both said, once each.
+	if got := Message(fmt.Errorf("%w: a: %w: %w", ErrUsage, fmt.Errorf("b: %w", ErrInput), ErrInput)); got != "usage error: a: b: input error" {
+		t.Errorf("two classes: %q", got)
+	}
+	t.Logf("%d wrapped errors", n)
 }

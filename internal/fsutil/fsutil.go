@@ -1,17 +1,22 @@
 // Package fsutil holds the file operations every stage shares: atomic
 // writes (a reader sees the old file or the new one, never a part) and
-// content hashes of files.
+// content hashes of files, and the checks that keep writes inside the
+// folder they belong to.
 package fsutil
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/patchctl/patchctl/internal/errs"
 )
 
 // WriteFile writes data to path atomically: into a temporary file in the
@@ -133,6 +138,61 @@ func ValidRel(p string) error {
 		}
 		if err := ValidName(c); err != nil {
 			return fmt.Errorf("path %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// Name and path limits of Linux file systems (NAME_MAX, PATH_MAX - 1).
+const (
+	MaxNameBytes = 255
+	MaxPathBytes = 4095
+)
+
+// CheckBeneath checks that the slash path rel, to be written under root,
+// stays under root: it is relative, has no empty, . or .. component and
+// no NUL byte, its names fit the file system (255 bytes each, 4095 in
+// all), and every folder on its way that exists is a real folder: not a
+// symbolic link (which could lead out of root; git apply refuses a path
+// "beyond a symbolic link" too) and not a file. The last component itself
+// may be anything: it is replaced by rename, never written through.
+// Errors wrap errs.ErrInput: the path comes from a patch or a tree given
+// to patchctl.
+func CheckBeneath(root, rel string) error {
+	if rel == "" || strings.HasPrefix(rel, "/") {
+		return fmt.Errorf("path %q is empty or absolute: a patch may only name files inside the tree: %w", rel, errs.ErrInput)
+	}
+	if strings.IndexByte(rel, 0) >= 0 {
+		return fmt.Errorf("path %q holds a NUL byte: %w", rel, errs.ErrInput)
+	}
+	if len(root)+1+len(rel) > MaxPathBytes {
+		return fmt.Errorf("path %.40q... is %d bytes long inside %s, more than the file system's %d: %w", rel, len(rel), root, MaxPathBytes, errs.ErrInput)
+	}
+	comps := strings.Split(rel, "/")
+	for _, c := range comps {
+		switch {
+		case c == "" || c == "." || c == "..":
+			return fmt.Errorf("path %q leaves the tree or has an empty component: %w", rel, errs.ErrInput)
+		case len(c) > MaxNameBytes:
+			return fmt.Errorf("path %.40q... has a name of %d bytes, more than the file system's %d: %w", rel, len(c), MaxNameBytes, errs.ErrInput)
+		}
+	}
+	dir := root
+	for i, c := range comps[:len(comps)-1] {
+		dir = filepath.Join(dir, c)
+		st, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // made by the write, as a real folder
+		}
+		if err != nil {
+			return fmt.Errorf("checking %s: %w", dir, err)
+		}
+		at := strings.Join(comps[:i+1], "/")
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("path %q goes through %s, a symbolic link: patchctl writes only into real folders of the tree (git apply refuses it too): %w", rel, at, errs.ErrInput)
+		case !st.IsDir():
+			return fmt.Errorf("path %q goes through %s, which is a file, not a folder: %w", rel, at, errs.ErrInput)
 		}
 	}
 	return nil

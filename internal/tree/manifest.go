@@ -2,6 +2,8 @@ package tree
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,27 @@ type fileEntry struct {
 type manifest struct {
 	Key   string               `json:"key"`
 	Files map[string]fileEntry `json:"files"` // slash path relative to the tree
+	// Seal binds the files to the key (which holds the package's and the
+	// tarball's sha256, or the commit): the sha256 of both, written when
+	// the tree was extracted from the verified package, checked on every
+	// read. A manifest from before seals has none and is taken as read.
+	Seal string `json:"seal,omitempty"`
+}
+
+// seal is the digest of the key and every entry, in path order.
+func (m *manifest) seal() string {
+	paths := make([]string, 0, len(m.Files))
+	for p := range m.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	fmt.Fprintf(h, "patchctl tree manifest 1\x00%s\x00%d\n", m.Key, len(paths))
+	for _, p := range paths {
+		e := m.Files[p]
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\n", p, e.Size, e.SHA256, e.Link)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (c *Cache) manifestPath(k *Kernel) string {
@@ -76,6 +99,7 @@ func makeManifest(dir, key string) (*manifest, error) {
 }
 
 func writeManifest(path string, m *manifest) error {
+	m.Seal = m.seal()
 	return fsutil.Write(path, 0o644, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)
 		if err := json.NewEncoder(zw).Encode(m); err != nil {
@@ -99,24 +123,33 @@ func readManifest(path string) (*manifest, error) {
 	if err := json.NewDecoder(zr).Decode(&m); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
+	if m.Seal != "" && m.Seal != m.seal() {
+		return nil, fmt.Errorf("%s does not match its seal (edited or damaged)", path)
+	}
 	return &m, nil
 }
 
-// loadManifest returns k's manifest, recording it now for a tree prepared
-// before manifests existed.
+// loadManifest returns k's manifest. It is never made again from the tree
+// it is to check (a damaged tree would then be "intact" for good): a
+// manifest that is missing, unreadable, broken or recorded for another
+// source is a damaged tree, repaired by extracting it again from the
+// verified package (tree prepare --force), which records a new one.
 func (c *Cache) loadManifest(k *Kernel) (*manifest, error) {
-	m, err := readManifest(c.manifestPath(k))
-	if err == nil && m.Key == k.Key() {
+	path := c.manifestPath(k)
+	m, err := readManifest(path)
+	problem := ""
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		problem = "its manifest " + path + " is missing, so its files cannot be checked"
+	case err != nil:
+		problem = "its manifest cannot be used: " + err.Error()
+	case m.Key != k.Key():
+		problem = "its manifest " + path + " records another source (" + m.Key + ")"
+	default:
 		return m, nil
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	m, err = makeManifest(c.PristineDir(k), k.Key())
-	if err != nil {
-		return nil, err
-	}
-	return m, writeManifest(c.manifestPath(k), m)
+	return nil, fmt.Errorf("the pristine %s tree is damaged: %s; run 'patchctl tree prepare --kernel %s --force' to extract it again from the verified package: %w",
+		k.Name, problem, k.Name, errs.ErrEnv)
 }
 
 // Verify checks k's pristine tree against its manifest: every file under
@@ -230,4 +263,19 @@ func Dirs(paths []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MarkPrepared records k's tree, put in place by hand, as prepared: the
+// marker and a sealed manifest of the tree as it is now. It is for test
+// fixtures; patchctl itself records a manifest only in Prepare, from the
+// tree it has just extracted from the verified package.
+func (c *Cache) MarkPrepared(k *Kernel) error {
+	m, err := makeManifest(c.PristineDir(k), k.Key())
+	if err != nil {
+		return err
+	}
+	if err := writeManifest(c.manifestPath(k), m); err != nil {
+		return err
+	}
+	return fsutil.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644)
 }

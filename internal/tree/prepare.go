@@ -42,16 +42,67 @@ type Cache struct {
 var ErrOffline = fmt.Errorf("offline: nothing is downloaded: %w", errs.ErrEnv)
 
 // DefaultCacheDir is $PATCHCTL_CACHE, else patchctl under the user's cache
-// dir (~/.cache/patchctl).
+// dir (~/.cache/patchctl), absolute; "" when neither is known (no HOME):
+// there is no fallback to a shared folder such as /tmp.
 func DefaultCacheDir() string {
-	if d := os.Getenv("PATCHCTL_CACHE"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
+	d, err := CacheDir("")
 	if err != nil {
-		d = os.TempDir()
+		return ""
 	}
-	return filepath.Join(d, "patchctl")
+	return d
+}
+
+// CacheDir is the cache folder, made absolute once (the stages run tools
+// in other folders, where a relative path means something else): given
+// (--cache) when set, else $PATCHCTL_CACHE, else patchctl under
+// $XDG_CACHE_HOME or ~/.cache. With none of them set it is an error that
+// says what to set, never a shared folder.
+func CacheDir(given string) (string, error) {
+	d, what := given, "--cache"
+	if d == "" {
+		d, what = os.Getenv("PATCHCTL_CACHE"), "PATCHCTL_CACHE"
+	}
+	if d == "" {
+		ucd, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache folder: %v: set PATCHCTL_CACHE to a folder of your own (or HOME): %w", err, errs.ErrEnv)
+		}
+		d, what = filepath.Join(ucd, "patchctl"), "the user's cache folder"
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", fmt.Errorf("cache %s (%s): %w: %w", d, what, err, errs.ErrEnv)
+	}
+	return abs, nil
+}
+
+// OpenCache makes the cache folder dir (see CacheDir) when it does not
+// exist, private to the user (0700), and checks one that exists: it must
+// be a folder (a symbolic link to one is followed) owned by the user and
+// writable by nobody else, for patchctl trusts what it finds there (the
+// trees it applies to, the packages it extracts). Errors are the
+// environment's and say how to fix it.
+func OpenCache(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("cache %s is not an absolute path: %w", dir, errs.ErrEnv)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("making the cache %s: %w: set PATCHCTL_CACHE to a folder you can write: %w", dir, err, errs.ErrEnv)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cache %s: %w: %w", dir, err, errs.ErrEnv)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("cache %s is not a folder: set PATCHCTL_CACHE to a folder of your own: %w", dir, errs.ErrEnv)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("cache %s belongs to user %d, not to you (%d): another user could have planted trees in it; set PATCHCTL_CACHE to a folder of your own: %w", dir, sys.Uid, os.Geteuid(), errs.ErrEnv)
+	}
+	if m := st.Mode().Perm(); m&0o022 != 0 {
+		return fmt.Errorf("cache %s is writable by others (mode %#o): another user could plant trees in it; run 'chmod go-w %s' or set PATCHCTL_CACHE to a folder of your own: %w", dir, m, dir, errs.ErrEnv)
+	}
+	return nil
 }
 
 // PristineDir is where kernel k's pristine tree lives once prepared.

@@ -2,9 +2,11 @@ package tree
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -423,5 +425,99 @@ func TestLockCheckpatchKernel(t *testing.T) {
 	os.WriteFile(p, []byte("checkpatch: \"9.9\"\n"+body), 0o644)
 	if _, err := LoadLock(p); err == nil || !strings.Contains(err.Error(), `checkpatch kernel "9.9"`) || !errors.Is(err, errs.ErrInput) {
 		t.Errorf("an unknown checkpatch kernel: %v", err)
+	}
+}
+
+// TestManifestNotRemadeFromTheTree: a tree whose manifest is deleted,
+// truncated, edited (a file's sum or the key) or swapped for another
+// source's is damaged, and verify says so and how to repair, every time:
+// the manifest is never made again from the tree it checks. A repair
+// extracts the tree from the verified package and records a sealed one.
+func TestManifestNotRemadeFromTheTree(t *testing.T) {
+	f := newFakeDebian(t)
+	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet}
+	k := &f.kernel
+	dir, err := c.Prepare(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(c.manifestPath(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(reseal bool, edit func(m *manifest)) {
+		m, err := readManifest(c.manifestPath(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(m)
+		seal := m.Seal
+		if err := writeManifest(c.manifestPath(k), m); err != nil {
+			t.Fatal(err)
+		}
+		if !reseal { // keep the old seal: an edit without resealing
+			m.Seal = seal
+			b, _ := json.Marshal(m)
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			zw.Write(b)
+			zw.Close()
+			os.WriteFile(c.manifestPath(k), buf.Bytes(), 0o644)
+		}
+	}
+	cases := []struct {
+		name   string
+		damage func()
+		want   string
+	}{
+		{"deleted", func() { os.Remove(c.manifestPath(k)) }, "is missing"},
+		{"deleted, tree changed", func() {
+			os.Remove(c.manifestPath(k))
+			os.WriteFile(filepath.Join(dir, "Makefile"), []byte("VERSION = 8\n"), 0o644)
+		}, "is missing"},
+		{"truncated", func() { os.WriteFile(c.manifestPath(k), good[:len(good)/2], 0o644) }, "cannot be used"},
+		{"a sum edited", func() {
+			rewrite(false, func(m *manifest) {
+				e := m.Files["Makefile"]
+				e.SHA256 = strings.Repeat("0", 64)
+				m.Files["Makefile"] = e
+			})
+		}, "seal"},
+		{"a file dropped", func() { rewrite(false, func(m *manifest) { delete(m.Files, "Makefile") }) }, "seal"},
+		{"another source", func() { rewrite(true, func(m *manifest) { m.Key = "debian other" }) }, "another source"},
+		{"a sum edited and resealed", func() {
+			rewrite(true, func(m *manifest) {
+				e := m.Files["Makefile"]
+				e.SHA256 = strings.Repeat("0", 64)
+				m.Files["Makefile"] = e
+			})
+		}, "Makefile changed"},
+	}
+	for _, tc := range cases {
+		if _, err := c.Reprepare(context.Background(), k); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.VerifyAll(k); err != nil {
+			t.Fatalf("%s: a fresh tree: %v", tc.name, err)
+		}
+		tc.damage()
+		for i := 0; i < 2; i++ { // and again: nothing was recorded meanwhile
+			err := c.VerifyAll(k)
+			if !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "tree prepare --kernel 9.9 --force") {
+				t.Errorf("%s, verify %d: %v", tc.name, i+1, err)
+			}
+			if err := c.Verify(k, Dirs([]string{"Makefile"}), []string{"Makefile"}); !errors.Is(err, errs.ErrEnv) {
+				t.Errorf("%s, a stage's scoped verify %d: %v", tc.name, i+1, err)
+			}
+		}
+	}
+	if _, err := c.Reprepare(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.VerifyAll(k); err != nil {
+		t.Errorf("after the repair: %v", err)
+	}
+	if m, err := readManifest(c.manifestPath(k)); err != nil || m.Seal == "" || m.Seal != m.seal() {
+		t.Errorf("the repaired manifest is not sealed: %v", err)
 	}
 }

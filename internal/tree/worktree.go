@@ -179,6 +179,14 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 	if err := w.Recover(); err != nil {
 		return err
 	}
+	// Every path is checked before anything changes: a hostile one (into
+	// patchctl's own folder, through a symbolic link or a file, a name too
+	// long) is the input's fault and leaves the tree as it was.
+	for _, c := range changes {
+		if err := w.checkPath(c); err != nil {
+			return err
+		}
+	}
 	changes = w.pending(changes)
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	backup := w.meta("backup")
@@ -188,9 +196,6 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 	}
 	var j journal
 	for i, c := range changes {
-		if err := checkRel(c.Path); err != nil {
-			return err
-		}
 		e := journalEntry{Path: c.Path}
 		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
 		if _, err := os.Lstat(p); err == nil {
@@ -373,9 +378,21 @@ func (w *WorkTree) removeEmptyParents(rel string) {
 	}
 }
 
-func checkRel(p string) error {
-	if p == "" || strings.HasPrefix(p, "/") || strings.Contains("/"+p+"/", "/../") || strings.HasPrefix(p, metaDir+"/") {
-		return fmt.Errorf("refusing to write %q outside the work tree", p)
+// checkPath refuses a change that would write outside the work tree or
+// into its own state: a path that is not a plain relative path, one under
+// .patchctl (the journal, the backups, the state), one through a symbolic
+// link or a file, a name too long for the file system, or a file where a
+// folder is. Errors wrap errs.ErrInput.
+func (w *WorkTree) checkPath(c Change) error {
+	p := c.Path
+	if p == metaDir || strings.HasPrefix(p, metaDir+"/") {
+		return fmt.Errorf("a patch writes %q, in %s/ where patchctl keeps the work tree's state: refused (a kernel tree has no such file): %w", p, metaDir, errs.ErrInput)
+	}
+	if err := fsutil.CheckBeneath(w.Dir, p); err != nil {
+		return fmt.Errorf("refusing to write into the work tree of %s: %w", filepath.Base(w.Dir), err)
+	}
+	if st, err := os.Lstat(filepath.Join(w.Dir, filepath.FromSlash(p))); err == nil && st.IsDir() {
+		return fmt.Errorf("a patch writes %q, which is a folder in the tree, as a file: %w", p, errs.ErrInput)
 	}
 	return nil
 }
