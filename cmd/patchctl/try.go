@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
@@ -269,7 +270,13 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		if in, err = readTryInput(ctx, opts); err != nil {
 			return nil, err
 		}
-		printThreads(opts.IO.ErrOut, in.threads)
+		// Once, before the run: what was taken (on stdout with the
+		// summary that follows; on stderr beside --json's document).
+		if opts.JSON {
+			printThreads(opts.IO.ErrOut, in.threads)
+		} else {
+			printThreads(opts.IO.Out, in.threads)
+		}
 		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: trs,
 			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache,
 			Apply: func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error) {
@@ -318,8 +325,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 			return err
 		}
 	} else {
-		printThreads(opts.IO.Out, in.threads)
 		report.Summary(opts.IO.Out, res)
+		printImages(opts.IO.Out, res, out)
 		for _, r := range tr.Record {
 			fmt.Fprintf(opts.IO.Out, "recorded %s\n", r)
 		}
@@ -335,6 +342,23 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		return fmt.Errorf("the patches did not pass (see %s): %w", filepath.Join(out, "summary.txt"), err)
 	}
 	return nil
+}
+
+// printImages names the images a run built, and how to boot them.
+func printImages(w io.Writer, res *pipeline.Result, out string) {
+	n := 0
+	for _, k := range res.Kernels {
+		for _, v := range []string{build.Baseline, build.Patched} {
+			if md := k.Builds[v]; md != nil && md.Status == "PASS" && md.ID != "" {
+				fmt.Fprintf(w, "image %s %s: %s (sha256 %.12s)\n", k.Name, v, md.ID, md.SHA256["bzImage"])
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "boot or bench them: patchctl boot --image %s [--variant baseline]; patchctl bench --image %s\n", out, out)
 }
 
 // printThreads says what was taken from each source and what was not.
