@@ -43,6 +43,8 @@ type TryOptions struct {
 	JSON         bool
 	Accel        string
 	NoCcache     bool
+	Fragments    []string
+	KernelFrom   string
 	// HTTP fetches --lore threads (tests point it at their server).
 	HTTP *http.Client
 }
@@ -101,14 +103,21 @@ harness could not run.`,
 	f.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&opts.Accel, "accel", "auto", "auto, kvm or tcg")
 	f.BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
+	f.StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments to build with instead of the defaults (e.g. base,rdma-loopback,debug: KASAN, lockdep, KFENCE, UBSAN); the debug kernel is an image of its own")
+	f.StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	return cmd
 }
 
 // TryResult is try.json: what was taken from the sources and the run.
 type TryResult struct {
-	Threads []*TryThread     `json:"threads"`
-	Record  []string         `json:"recorded,omitempty"`
-	Run     *pipeline.Result `json:"run"`
+	Threads []*TryThread `json:"threads"`
+	// Where says which kernels were tested and why (the base-commit,
+	// --kernel, the default); Elsewhere, for patches already in a
+	// kernel tested, where they are not.
+	Where     []string         `json:"where"`
+	Elsewhere []string         `json:"elsewhere,omitempty"`
+	Record    []string         `json:"recorded,omitempty"`
+	Run       *pipeline.Result `json:"run"`
 }
 
 // TryThread is one source's thread as read.
@@ -141,6 +150,9 @@ type tryInput struct {
 	patches []*mailpatch.Patch
 	sources []string
 	raw     [][]byte
+	// inputs are each thread's input messages as read (the cover
+	// letter's base-commit: is there).
+	inputs [][][]byte
 }
 
 func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
@@ -207,6 +219,11 @@ func readTryInput(ctx context.Context, opts *TryOptions) (*tryInput, error) {
 			in.raw = append(in.raw, t.Raw[i])
 		}
 		in.threads = append(in.threads, tt)
+		var data [][]byte
+		for _, i := range g.inputs {
+			data = append(data, i.Data)
+		}
+		in.inputs = append(in.inputs, data)
 	}
 	return in, nil
 }
@@ -244,31 +261,23 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if out == "" {
 		out = filepath.Join(root, "out", "try")
 	}
+	from, err := build.ParseKernelFrom(opts.KernelFrom)
+	if err != nil {
+		return err
+	}
 	var in *tryInput
 	var ks []*tree.Kernel
+	var where []string
 	res, err := func() (*pipeline.Result, error) {
-		if opts.Tree != "" {
-			k, err := opts.Global.localKernel(ctx, root, lock, opts.Tree, opts.Kernels)
-			if err != nil {
-				return nil, err
-			}
-			ks = []*tree.Kernel{k}
-		} else {
-			names := opts.Kernels
-			if len(names) == 0 {
-				names = []string{""}
-			}
-			for _, n := range names {
-				k, err := lock.Find(n)
-				if err != nil {
-					return nil, err
-				}
-				ks = append(ks, k)
-			}
-		}
 		var err error
 		if in, err = readTryInput(ctx, opts); err != nil {
 			return nil, err
+		}
+		if ks, where, err = tryKernels(ctx, opts, root, lock, in); err != nil {
+			return nil, err
+		}
+		for _, w := range where {
+			fmt.Fprintf(opts.IO.ErrOut, "where: %s\n", w)
 		}
 		// Once, before the run: what was taken (on stdout with the
 		// summary that follows; on stderr beside --json's document).
@@ -278,7 +287,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 			printThreads(opts.IO.Out, in.threads)
 		}
 		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: trs,
-			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache,
+			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from, Fragments: opts.Fragments,
 			Apply: func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error) {
 				dir := filepath.Join(out, "series", k.Name)
 				b := series.Boot{ExpectInline: expect}
@@ -299,7 +308,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
 	if err != nil {
 		failed := &pipeline.Result{Verdict: pipeline.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
-		tr := &TryResult{Run: failed}
+		tr := &TryResult{Run: failed, Where: where}
 		if in != nil {
 			tr.Threads = in.threads
 		}
@@ -311,7 +320,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		}
 		return err
 	}
-	tr := &TryResult{Threads: in.threads, Run: res}
+	tr := &TryResult{Threads: in.threads, Where: where, Run: res}
+	tr.Elsewhere = elsewhere(ctx, lock, cache, ks, res, in)
 	var recErr error
 	if opts.Record != "" {
 		tr.Record, recErr = recordTry(ctx, opts, root, lock, cache, ks, res, in)
@@ -326,6 +336,12 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		}
 	} else {
 		report.Summary(opts.IO.Out, res)
+		for _, w := range where {
+			fmt.Fprintf(opts.IO.Out, "where: %s\n", w)
+		}
+		for _, e := range tr.Elsewhere {
+			fmt.Fprintf(opts.IO.Out, "elsewhere: %s\n", e)
+		}
 		printImages(opts.IO.Out, res, out)
 		for _, r := range tr.Record {
 			fmt.Fprintf(opts.IO.Out, "recorded %s\n", r)

@@ -207,6 +207,9 @@ func Newest(pins []*tree.Kernel) *tree.Kernel {
 	return best
 }
 
+// Newer reports whether u is a newer version than v.
+func (u Upstream) Newer(v Upstream) bool { return newer(u, v) }
+
 // newer orders by line, then release after its candidates, then stable.
 func newer(a, b Upstream) bool {
 	if a.line() != b.line() {
