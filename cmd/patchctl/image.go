@@ -65,7 +65,7 @@ func (t *target) image(ctx context.Context, ref, variant, from string, fragments
 		buildCmd += " --kernel-from distro"
 	}
 	if _, err := os.Stat(filepath.Join(dir, "metadata.json")); err != nil {
-		return nil, fmt.Errorf("no %s %s kernel of the series of record built yet (no image %s): run `%s` first, or name another image with --image: %w",
+		return nil, fmt.Errorf("the series of record's %s %s kernel is not built yet (no image %s): run `%s` first, or name another image with --image: %w",
 			t.k.Name, variant, build.ImageID(t.cache.Dir, dir), buildCmd, errs.ErrInput)
 	}
 	md, err := build.LoadImage(dir)

@@ -276,15 +276,15 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		if ks, where, err = tryKernels(ctx, opts, root, lock, in); err != nil {
 			return nil, err
 		}
-		for _, w := range where {
-			fmt.Fprintf(opts.IO.ErrOut, "where: %s\n", w)
-		}
 		// Once, before the run: what was taken (on stdout with the
 		// summary that follows; on stderr beside --json's document).
+		w := opts.IO.Out
 		if opts.JSON {
-			printThreads(opts.IO.ErrOut, in.threads)
-		} else {
-			printThreads(opts.IO.Out, in.threads)
+			w = opts.IO.ErrOut
+		}
+		printThreads(w, in.threads)
+		for _, x := range where {
+			fmt.Fprintf(w, "where: %s\n", x)
 		}
 		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: trs,
 			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from, Fragments: opts.Fragments,
@@ -336,9 +336,6 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		}
 	} else {
 		report.Summary(opts.IO.Out, res)
-		for _, w := range where {
-			fmt.Fprintf(opts.IO.Out, "where: %s\n", w)
-		}
 		for _, e := range tr.Elsewhere {
 			fmt.Fprintf(opts.IO.Out, "elsewhere: %s\n", e)
 		}
