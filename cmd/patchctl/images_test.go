@@ -86,6 +86,11 @@ echo "    KTAP version 1"
 echo "    # Subtest: rxe"
 echo "    1..1"
 echo "    ok 1 link"
+if grep -q planted_uaf "$k"; then
+	echo "[    2.000000] =================================================================="
+	echo "[    2.000001] BUG: KASAN: slab-use-after-free in planted_uaf+0x1c/0x40"
+	echo "[    2.000002] Read of size 4 at addr ffff888003f2a010 by task init/1"
+fi
 echo "ok 1 rxe"
 echo "patchctl-agent: done after 2s"
 `
@@ -295,5 +300,64 @@ func TestTwoTriesBootTheirOwnImages(t *testing.T) {
 	code, _, stderr = child(t, "--root", root, "--cache", cache, "boot", "--image", tries[0].out, "--transport", "rxe", "--out", filepath.Join(dir, "boot-tampered"))
 	if code != 3 || !strings.Contains(stderr, "not the one its build recorded") {
 		t.Errorf("boot of a changed image: exit %d, want 3:\n%s", code, stderr)
+	}
+}
+
+// TestTryDebugFragment: try --fragment with the debug fragment builds an
+// image of its own (another configuration, so another build key and
+// image id) that carries the fragment, and a use-after-free report on
+// the console of the patched boot (the fake qemu prints one for an image
+// with a planted use-after-free) fails the dmesg gate.
+func TestTryDebugFragment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs patchctl in processes and builds the guest agent")
+	}
+	root, cache := imagesProject(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "uaf.patch")
+	os.WriteFile(p, []byte(strings.Replace(patchReturning(3), "+\treturn 3;\n", "+\treturn 3; /* planted_uaf */\n", 1)), 0o644)
+	type builds struct {
+		Kernels []struct {
+			Builds map[string]struct {
+				ID        string   `json:"image_id"`
+				Fragments []string `json:"fragments"`
+			}
+			Boots map[string]struct {
+				Verdict string
+				Splats  []struct{ Kind string }
+			}
+		}
+	}
+	read := func(out string) builds {
+		var r builds
+		b, _ := os.ReadFile(filepath.Join(out, "result.json"))
+		if err := json.Unmarshal(b, &r); err != nil || len(r.Kernels) != 1 {
+			t.Fatalf("%s/result.json: %v", out, err)
+		}
+		return r
+	}
+	def := filepath.Join(dir, "out-default")
+	if code, stdout, stderr := child(t, "--root", root, "--cache", cache, "try", p, "--transport", "rxe", "--out", def); code != 1 {
+		t.Fatalf("try without debug: exit %d, want 1 (the splat)\n%s\n%s", code, stdout, stderr)
+	}
+	dbg := filepath.Join(dir, "out-debug")
+	code, stdout, stderr := child(t, "--root", root, "--cache", cache, "try", p, "--fragment", "base,rdma-loopback,debug", "--transport", "rxe", "--out", dbg)
+	if code != 1 {
+		t.Fatalf("try --fragment debug: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	d, n := read(dbg).Kernels[0], read(def).Kernels[0]
+	pd, pn := d.Builds["patched"], n.Builds["patched"]
+	if strings.Join(pd.Fragments, ",") != "base,rdma-loopback,debug" || pd.ID == pn.ID || strings.Split(pd.ID, "/")[1] == strings.Split(pn.ID, "/")[1] {
+		t.Errorf("the debug image is not one of its own: %+v vs %+v", pd, pn)
+	}
+	b := d.Boots["patched"]
+	if b.Verdict != "FAIL" || len(b.Splats) == 0 || b.Splats[0].Kind != "BUG:" {
+		t.Errorf("patched boot with a KASAN report: %+v", b)
+	}
+	if d.Boots["baseline"].Verdict != "PASS" {
+		t.Errorf("baseline boot: %+v", d.Boots["baseline"])
+	}
+	if !strings.Contains(stdout, "BUG: KASAN") && !strings.Contains(stdout, "boot-patched") {
+		t.Logf("summary:\n%s", stdout)
 	}
 }
