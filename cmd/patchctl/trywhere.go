@@ -213,4 +213,3 @@ func newestFirst(ks []*tree.Kernel) []*tree.Kernel {
 	}
 	return out
 }
-
