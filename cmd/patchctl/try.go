@@ -269,6 +269,12 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	var ks []*tree.Kernel
 	var where []string
 	res, err := func() (*pipeline.Result, error) {
+		// Named kernels are checked before the input is read.
+		for _, n := range opts.Kernels {
+			if _, err := lock.Find(n); err != nil && n != KernelNewest && opts.Tree == "" {
+				return nil, err
+			}
+		}
 		var err error
 		if in, err = readTryInput(ctx, opts); err != nil {
 			return nil, err
