@@ -244,7 +244,9 @@ func Describe(w io.Writer, md *Metadata) {
 // snapshot of the former layout) is replaced. It returns the folder that
 // holds the image.
 func publish(staging, final string) (string, error) {
-	if md, err := LoadImage(final); err == nil && md.Status == "PASS" {
+	// A snapshot of the former layout (no image id: written in place,
+	// recording no patches) is replaced, not kept.
+	if md, err := LoadImage(final); err == nil && md.Status == "PASS" && md.ID != "" {
 		os.RemoveAll(staging)
 		return final, nil
 	}
@@ -257,7 +259,7 @@ func publish(staging, final string) (string, error) {
 	}
 	if err := os.Rename(staging, final); err != nil {
 		// Another process published the same state first: theirs stands.
-		if md, lerr := LoadImage(final); lerr == nil && md.Status == "PASS" {
+		if md, lerr := LoadImage(final); lerr == nil && md.Status == "PASS" && md.ID != "" {
 			os.RemoveAll(staging)
 			return final, nil
 		}
