@@ -26,6 +26,9 @@ type BenchOptions struct {
 	Out       string
 	JSON      bool
 	Accel     string
+	// Image names the patched image (both, for a run's or try's output
+	// folder); BaselineImage the baseline's.
+	Image, BaselineImage string
 	// The workload's knobs (defaults: bench.DefaultWorkload).
 	LatencyTime time.Duration
 	Reps        int
@@ -80,6 +83,8 @@ error, 3 the harness could not run or the self-check failed.`,
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for bench.json, bench.svg and the boots' logs (default: out/bench/<kernel>-<transport>)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result (bench.json) on stdout")
 	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
+	cmd.Flags().StringVar(&opts.Image, "image", "", "the patched image: an image id, an image folder, or a run's or try's output folder (then both images) (default: the build of the series of record)")
+	cmd.Flags().StringVar(&opts.BaselineImage, "baseline-image", "", "the baseline image (default: --image's output folder's, else the series of record's)")
 	cmd.Flags().DurationVar(&opts.LatencyTime, "latency-time", time.Duration(w.LatencyMS)*time.Millisecond, "length of one repetition of the QD1 read workload")
 	cmd.Flags().IntVar(&opts.Reps, "reps", w.Reps, "repetitions of the QD1 read workload per boot")
 	cmd.Flags().DurationVar(&opts.SweepTime, "sweep-time", time.Duration(w.SweepMS)*time.Millisecond, "length of one in-capsule sweep point")
@@ -112,41 +117,39 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
+	t, err := opts.Global.targetTree(ctx, opts.IO, imageKernel(opts.Global, opts.IO, opts.Kernel, opts.Tree, opts.Image, build.Patched), opts.Tree)
 	if err != nil {
 		return err
 	}
 	k, root, cache := t.k, t.root, t.cache
-	// Which patches apply decides the build's fragments (in memory), as
-	// for boot.
-	applied, err := t.applied(ctx, "")
-	if err != nil {
-		return err
-	}
-	dir, err := build.Locate(root, cache, k, applied, opts.Fragments)
-	if err != nil {
-		return err
-	}
 	out, err := outputDir(opts.Out, filepath.Join(root, "out", "bench", k.Name+"-"+bo.Transport), root)
 	if err != nil {
 		return err
+	}
+	refs := map[string]string{build.Patched: opts.Image, build.Baseline: opts.BaselineImage}
+	if refs[build.Baseline] == "" && opts.Image != "" {
+		if _, err := os.Stat(filepath.Join(opts.Image, "result.json")); err == nil {
+			refs[build.Baseline] = opts.Image // a run's or try's output folder: both its images
+		}
 	}
 	for _, v := range []struct {
 		name string
 		o    *boot.Options
 	}{{build.Baseline, &bo.Baseline}, {build.Patched, &bo.Patched}} {
+		bop := &BootOptions{Global: opts.Global, Kernel: opts.Kernel, Variant: v.name, Fragments: opts.Fragments}
+		img, err := t.image(ctx, refs[v.name], v.name, build.FromSource, opts.Fragments, buildCommand(bop))
+		if err != nil {
+			return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
+		}
+		build.Describe(opts.IO.ErrOut, img.md)
 		// A private copy of the variant's image, checked against its
 		// build's record: every boot of the bench boots the same image.
-		vdir := build.VariantDir(dir, v.name)
-		img, sum := filepath.Join(vdir, "bzImage"), ""
-		if _, err := os.Stat(img); err == nil { // else Prepare's error, with the build command
-			img = filepath.Join(out, "kernels", v.name+"-bzImage")
-			if sum, err = bench.PinImage(vdir, img); err != nil {
-				return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
-			}
+		pinned := filepath.Join(out, "kernels", v.name+"-bzImage")
+		sum, err := bench.PinImage(img.md.VariantDir, pinned)
+		if err != nil {
+			return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
 		}
-		bop := &BootOptions{Global: opts.Global, Kernel: opts.Kernel, Variant: v.name, Fragments: opts.Fragments}
-		*v.o = boot.Options{Root: root, Kernel: k.Name, Variant: v.name, BzImage: img, BzImageSHA256: sum, BuildDir: dir,
+		*v.o = boot.Options{Root: root, Kernel: k.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.md.BuildDir,
 			Accel: accel, Progress: cache.Progress, BuildCommand: buildCommand(bop)}
 	}
 	bo.Kernel, bo.OutDir, bo.Log = k.Name, out, opts.IO.ErrOut

@@ -10,7 +10,6 @@ import (
 
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
@@ -38,6 +37,7 @@ type BootOptions struct {
 	Shell       bool
 	Keep        bool
 	PrintQEMU   bool
+	Image       string
 }
 
 func newBootCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -75,7 +75,19 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "after the tests the guest stays up (with a shell) until you quit QEMU: Ctrl-A x")
 	cmd.Flags().BoolVar(&opts.PrintQEMU, "print-qemu", false, "write the kernel image and initramfs to --out and print the QEMU command line, without running it")
 	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
+	cmd.Flags().StringVar(&opts.Image, "image", "", imageHelp)
 	return cmd
+}
+
+// imageKernel is the kernel an --image names, when no --kernel is given.
+func imageKernel(g *GlobalOptions, io *IOStreams, kernel, treeDir, ref, variant string) string {
+	if ref == "" || kernel != "" || treeDir != "" {
+		return kernel
+	}
+	if md, err := build.ResolveImage(g.cache(io).Dir, ref, "", variant); err == nil {
+		return md.Kernel
+	}
+	return kernel
 }
 
 func transports(s string) ([]string, error) {
@@ -110,7 +122,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
+	t, err := opts.Global.targetTree(ctx, opts.IO, imageKernel(opts.Global, opts.IO, opts.Kernel, opts.Tree, opts.Image, opts.Variant), opts.Tree)
 	if err != nil {
 		return err
 	}
@@ -120,12 +132,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 		return err
 	}
 	cache := t.cache
-	// Which patches apply decides the build's fragments (in memory).
-	applied, err := t.applied(ctx, "")
-	if err != nil {
-		return err
-	}
-	dir, err := build.Locate(root, cache, k, applied, opts.Fragments)
+	img, err := t.image(ctx, opts.Image, opts.Variant, from, opts.Fragments, buildCommand(opts))
 	if err != nil {
 		return err
 	}
@@ -133,18 +140,16 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
-	bzImage, buildDir := filepath.Join(build.VariantDir(dir, opts.Variant), "bzImage"), dir
-	var modules []string
-	if from == build.FromDistro {
-		md, err := distro.Built(cache, k, opts.Variant)
-		if err != nil {
-			return err
-		}
-		bzImage, buildDir, modules = md.Artifacts["bzImage"], md.BuildDir, md.Modules
+	md := img.md
+	build.Describe(opts.IO.ErrOut, md)
+	expect := m.Boot.Expect(opts.Variant)
+	if !img.ofRecord {
+		// The manifest's expectations are about its own series.
+		expect = guestconf.ExpectReport
 	}
 	bo := boot.Options{Root: root, Kernel: k.Name, Variant: opts.Variant,
-		BzImage: bzImage, BuildDir: buildDir, Modules: modules, OutDir: out, Transports: trs,
-		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: m.Boot.Expect(opts.Variant),
+		BzImage: md.Artifacts["bzImage"], BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, OutDir: out, Transports: trs,
+		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: expect,
 		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: accel, Progress: cache.Progress,
 		Shell: opts.Shell, Keep: opts.Keep, BuildCommand: buildCommand(opts)}
 	if bo.Interactive() {

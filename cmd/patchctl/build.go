@@ -93,8 +93,8 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 		if md.UpToDate {
 			state = "up to date"
 		}
-		fmt.Fprintf(opts.IO.Out, "%s %s: %s %s in %.1fs (%d symbols verified, %d warnings)\n  bzImage  %s\n  build    %s\n  compile-tested: %v\n",
-			k.Name, md.Variant, md.KernelRelease, state, md.Duration, md.Verified, md.Warnings, md.Artifacts["bzImage"], md.BuildDir, md.CompileTested)
+		fmt.Fprintf(opts.IO.Out, "%s %s: %s %s in %.1fs (%d symbols verified, %d warnings)\n  image    %s (boot --image takes it)\n  bzImage  %s (sha256 %.12s)\n  build    %s\n  compile-tested: %v\n",
+			k.Name, md.Variant, md.KernelRelease, state, md.Duration, md.Verified, md.Warnings, md.ID, md.Artifacts["bzImage"], md.SHA256["bzImage"], md.BuildDir, md.CompileTested)
 	}
 	if err != nil {
 		return fmt.Errorf("building %s %s: %w", k.Name, opts.Variant, err)

@@ -131,6 +131,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 	} else {
 		report.Summary(opts.IO.Out, res)
+		printImages(opts.IO.Out, res, out)
 		fmt.Fprintf(opts.IO.Out, "reports: %s (%d files)\n", out, len(files))
 	}
 	if err := res.Err(); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
@@ -43,6 +44,8 @@ type TryOptions struct {
 	JSON         bool
 	Accel        string
 	NoCcache     bool
+	Fragments    []string
+	KernelFrom   string
 	// HTTP fetches --lore threads (tests point it at their server).
 	HTTP *http.Client
 }
@@ -111,6 +114,8 @@ harness could not run.`,
 	f.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	f.StringVar(&opts.Accel, "accel", "auto", "auto, kvm or tcg")
 	f.BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
+	f.StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments to build with instead of the defaults (e.g. base,rdma-loopback,debug: KASAN, lockdep, KFENCE, UBSAN); the debug kernel is an image of its own")
+	f.StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	return cmd
 }
 
@@ -184,9 +189,14 @@ func parseTryArgs(c *cobra.Command, args []string) (pos []string, help bool, err
 
 // TryResult is try.json: what was taken from the sources and the run.
 type TryResult struct {
-	Threads []*TryThread     `json:"threads"`
-	Record  []string         `json:"recorded,omitempty"`
-	Run     *pipeline.Result `json:"run"`
+	Threads []*TryThread `json:"threads"`
+	// Where says which kernels were tested and why (the base-commit,
+	// --kernel, the default); Elsewhere, for patches already in a
+	// kernel tested, where they are not.
+	Where     []string         `json:"where"`
+	Elsewhere []string         `json:"elsewhere,omitempty"`
+	Record    []string         `json:"recorded,omitempty"`
+	Run       *pipeline.Result `json:"run"`
 }
 
 // TryThread is one source's thread as read.
@@ -219,6 +229,9 @@ type tryInput struct {
 	patches []*mailpatch.Patch
 	sources []string
 	raw     [][]byte
+	// inputs are each thread's input messages as read (the cover
+	// letter's base-commit: is there).
+	inputs [][][]byte
 }
 
 func readTryInput(ctx context.Context, opts *TryOptions, cache *tree.Cache) (*tryInput, error) {
@@ -298,6 +311,11 @@ func readTryInput(ctx context.Context, opts *TryOptions, cache *tree.Cache) (*tr
 			in.raw = append(in.raw, t.Raw[i])
 		}
 		in.threads = append(in.threads, tt)
+		var data [][]byte
+		for _, i := range g.inputs {
+			data = append(data, i.Data)
+		}
+		in.inputs = append(in.inputs, data)
 	}
 	return in, nil
 }
@@ -338,35 +356,39 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if err != nil {
 		return err
 	}
+	from, err := build.ParseKernelFrom(opts.KernelFrom)
+	if err != nil {
+		return err
+	}
 	var in *tryInput
 	var ks []*tree.Kernel
+	var where []string
 	res, err := func() (*pipeline.Result, error) {
-		if opts.Tree != "" {
-			k, err := opts.Global.localKernel(ctx, root, lock, opts.Tree, opts.Kernels)
-			if err != nil {
+		// Named kernels are checked before the input is read.
+		for _, n := range opts.Kernels {
+			if _, err := lock.Find(n); err != nil && n != KernelNewest && opts.Tree == "" {
 				return nil, err
-			}
-			ks = []*tree.Kernel{k}
-		} else {
-			names := opts.Kernels
-			if len(names) == 0 {
-				names = []string{""}
-			}
-			for _, n := range names {
-				k, err := lock.Find(n)
-				if err != nil {
-					return nil, err
-				}
-				ks = append(ks, k)
 			}
 		}
 		var err error
 		if in, err = readTryInput(ctx, opts, cache); err != nil {
 			return nil, err
 		}
-		printThreads(opts.IO.ErrOut, in.threads)
+		if ks, where, err = tryKernels(ctx, opts, root, lock, in); err != nil {
+			return nil, err
+		}
+		// Once, before the run: what was taken (on stdout with the
+		// summary that follows; on stderr beside --json's document).
+		w := opts.IO.Out
+		if opts.JSON {
+			w = opts.IO.ErrOut
+		}
+		printThreads(w, in.threads)
+		for _, x := range where {
+			fmt.Fprintf(w, "where: %s\n", x)
+		}
 		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: trs,
-			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache,
+			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from, Fragments: opts.Fragments,
 			Apply: func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error) {
 				dir := filepath.Join(out, "series", k.Name)
 				b := series.Boot{ExpectInline: expect}
@@ -387,7 +409,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
 	if err != nil {
 		failed := &pipeline.Result{Verdict: pipeline.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
-		tr := &TryResult{Run: failed}
+		tr := &TryResult{Run: failed, Where: where}
 		if in != nil {
 			tr.Threads = in.threads
 		}
@@ -399,7 +421,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		}
 		return err
 	}
-	tr := &TryResult{Threads: in.threads, Run: res}
+	tr := &TryResult{Threads: in.threads, Where: where, Run: res}
+	tr.Elsewhere = elsewhere(ctx, lock, cache, ks, res, in)
 	var recErr error
 	if opts.Record != "" {
 		tr.Record, recErr = recordTry(ctx, opts, root, lock, cache, ks, res, in)
@@ -413,8 +436,11 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 			return err
 		}
 	} else {
-		printThreads(opts.IO.Out, in.threads)
 		report.Summary(opts.IO.Out, res)
+		for _, e := range tr.Elsewhere {
+			fmt.Fprintf(opts.IO.Out, "elsewhere: %s\n", e)
+		}
+		printImages(opts.IO.Out, res, out)
 		for _, r := range tr.Record {
 			fmt.Fprintf(opts.IO.Out, "recorded %s\n", r)
 		}
@@ -430,6 +456,23 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		return fmt.Errorf("the patches did not pass (see %s): %w", filepath.Join(out, "summary.txt"), err)
 	}
 	return nil
+}
+
+// printImages names the images a run built, and how to boot them.
+func printImages(w io.Writer, res *pipeline.Result, out string) {
+	n := 0
+	for _, k := range res.Kernels {
+		for _, v := range []string{build.Baseline, build.Patched} {
+			if md := k.Builds[v]; md != nil && md.Status == "PASS" && md.ID != "" {
+				fmt.Fprintf(w, "image %s %s: %s (sha256 %.12s)\n", k.Name, v, md.ID, md.SHA256["bzImage"])
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "boot or bench them: patchctl boot --image %s [--variant baseline]; patchctl bench --image %s\n", out, out)
 }
 
 // printThreads says what was taken from each source and what was not.

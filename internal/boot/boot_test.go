@@ -287,7 +287,7 @@ func TestKeyCoversAgentAndImage(t *testing.T) {
 			o.Root = copyRepo(t, o.Root)
 			p := filepath.Join(o.Root, "internal/guestconf/results.go")
 			b, _ := os.ReadFile(p)
-			os.WriteFile(p, []byte(strings.Replace(string(b), `"Call Trace:"}`, `"Call Trace:", "UBSAN:"}`, 1)), 0o644)
+			os.WriteFile(p, []byte(strings.Replace(string(b), `"Call Trace:", "UBSAN:"}`, `"Call Trace:", "UBSAN:", "EDITED:"}`, 1)), 0o644)
 		},
 		"image": func(o *Options) {
 			p := filepath.Join(t.TempDir(), "bzImage")

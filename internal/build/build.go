@@ -195,6 +195,15 @@ type Metadata struct {
 	// Rebuilt names the modules built from the work tree that replace
 	// the distro kernel's (distro, patched).
 	Rebuilt []string `json:"rebuilt,omitempty"`
+	// ID names the image (ImageID): boot --image and bench --image take
+	// it. Key is the build's stage key (Key).
+	ID  string `json:"image_id,omitempty"`
+	Key string `json:"build_key,omitempty"`
+	// Patches are the patches the build was given, each with its
+	// disposition and the hash of its diff (PatchRecords).
+	Patches []PatchRecord `json:"patches,omitempty"`
+
+	publishTo string // the snapshot's place, while VariantDir is written aside
 }
 
 // Ways to get the kernels under test (--kernel-from).
@@ -428,11 +437,24 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := claimFolder(dir, o.Kernel.Key(), o.Progress); err != nil {
 		return nil, err
 	}
-	md.BuildDir, md.VariantDir = dir, StateDir(dir, o.Variant, md.State)
-	md.Log = filepath.Join(md.VariantDir, "build.log")
-	if err := os.MkdirAll(md.VariantDir, 0o755); err != nil {
+	// The snapshot is written aside and published whole at the end
+	// (publish): a snapshot another process named is never rewritten.
+	final := StateDir(dir, o.Variant, md.State)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, err
 	}
+	staging, err := os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	md.BuildDir, md.VariantDir = dir, staging
+	md.Log = filepath.Join(md.VariantDir, "build.log")
+	md.ID, md.Patches = ImageID(o.Cache.Dir, final), PatchRecords(o.Apply, o.Variant)
+	if md.Key, err = Key(o); err != nil {
+		os.RemoveAll(staging)
+		return nil, err
+	}
+	md.publishTo = final
 	st0, err := wt.State()
 	if err != nil {
 		return nil, err
@@ -509,9 +531,6 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := writeRecord(dir, rec); err != nil {
 		return finish(md, start, err)
 	}
-	if err := LinkLatest(dir, o.Variant, md.VariantDir); err != nil {
-		return finish(md, start, err)
-	}
 	if md.UpToDate {
 		o.Progress.Done("up to date")
 	} else {
@@ -546,10 +565,60 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 	if err != nil {
 		md.Status = "FAIL"
 	}
-	if werr := fsutil.WriteJSON(filepath.Join(md.VariantDir, "metadata.json"), md); werr != nil && err == nil {
-		err = werr
+	staging, final := md.VariantDir, md.publishTo
+	if final == "" {
+		if werr := fsutil.WriteJSON(filepath.Join(md.VariantDir, "metadata.json"), md); werr != nil && err == nil {
+			err = werr
+		}
+		return md, err
+	}
+	// The record names the snapshot's own place.
+	md.rebase(staging, final)
+	if werr := fsutil.WriteJSON(filepath.Join(staging, "metadata.json"), md); werr != nil {
+		os.RemoveAll(staging)
+		return md, errors.Join(err, werr)
+	}
+	got, perr := publish(staging, final)
+	if perr != nil {
+		os.RemoveAll(staging)
+		return md, errors.Join(err, perr)
+	}
+	md.publishTo = ""
+	if err == nil {
+		// variants/<variant>: the latest build of the folder, for people
+		// browsing the cache; boot and bench never follow it.
+		if lerr := LinkLatest(filepath.Dir(filepath.Dir(final)), md.Variant, got); lerr != nil {
+			return md, lerr
+		}
+		// Another build of the same state published first: its record,
+		// the image others may have named, stands.
+		if kept, lerr := LoadImage(got); lerr == nil && kept.SHA256["bzImage"] != md.SHA256["bzImage"] {
+			kept.Duration, kept.UpToDate, kept.Warnings = md.Duration, md.UpToDate, md.Warnings
+			return kept, nil
+		}
+	}
+	var ce *CompileError
+	if errors.As(err, &ce) && strings.HasPrefix(ce.Log, staging) {
+		ce.Log = final + strings.TrimPrefix(ce.Log, staging)
 	}
 	return md, err
+}
+
+// rebase rewrites the record's paths under from to be under to.
+func (md *Metadata) rebase(from, to string) {
+	re := func(p string) string {
+		if p == from || strings.HasPrefix(p, from+string(filepath.Separator)) {
+			return to + strings.TrimPrefix(p, from)
+		}
+		return p
+	}
+	md.VariantDir, md.Log = re(md.VariantDir), re(md.Log)
+	for k, v := range md.Artifacts {
+		md.Artifacts[k] = re(v)
+	}
+	for i, m := range md.Modules {
+		md.Modules[i] = re(m)
+	}
 }
 
 // sources is what a build folder records of the files its objects were
@@ -731,6 +800,53 @@ type makeResult struct {
 	firstErrors            []string
 }
 
+// diagnostics keeps what a reader needs of a failed build's output: the
+// compiler's context lines before the first error (In function ...,
+// In file included from ...), the error with its source excerpt and the
+// notes that follow it (note: declared here, ...), then the next errors
+// with theirs, up to maxDiagnostic lines; make's own Error lines too.
+type diagnostics struct {
+	lines   []string
+	pending []string // context lines not yet followed by an error
+	open    bool     // the last kept line was an error or its continuation
+}
+
+const maxDiagnostic = 40
+
+var (
+	// gcc's context before a diagnostic.
+	contextLine = regexp.MustCompile(`^(In file included from |\s+from \S+:\d+|\S+: (In|At) )`)
+	// What continues a diagnostic: a located note, the source excerpt
+	// and its caret line ("   12 |   v.y = 1;", "      |    ^").
+	noteLine    = regexp.MustCompile(`^\S+?:\d+:(\d+:)? note: `)
+	excerptLine = regexp.MustCompile(`^\s+(\d+\s+)?\|`)
+)
+
+func (d *diagnostics) add(line string, isError bool) {
+	room := func(n int) bool { return len(d.lines)+n <= maxDiagnostic }
+	switch {
+	case isError:
+		if room(len(d.pending) + 1) {
+			d.lines = append(append(d.lines, d.pending...), line)
+			d.open = true
+		} else {
+			d.open = false
+		}
+		d.pending = nil
+	case contextLine.MatchString(line):
+		d.open = false
+		if len(d.pending) < 8 {
+			d.pending = append(d.pending, line)
+		}
+	case d.open && (noteLine.MatchString(line) || excerptLine.MatchString(line)):
+		if room(1) {
+			d.lines = append(d.lines, line)
+		}
+	default:
+		d.open, d.pending = false, nil
+	}
+}
+
 // sourceTimestamp is the time of the tree's top Makefile, as date(1)
 // prints it in UTC: the same for every build of the tree.
 func sourceTimestamp(src string) string {
@@ -771,6 +887,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 		return res, err
 	}
 	done := make(chan struct{})
+	var diag diagnostics
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(pr)
@@ -787,13 +904,13 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 			if strings.Contains(line, "warning:") {
 				res.warnings++
 			}
-			if errorLine.MatchString(line) || strings.HasPrefix(line, "make") && strings.Contains(line, "Error ") {
+			isError := errorLine.MatchString(line) || strings.HasPrefix(line, "make") && strings.Contains(line, "Error ")
+			if isError {
 				res.errors++
-				if len(res.firstErrors) < 6 {
-					res.firstErrors = append(res.firstErrors, line)
-				}
 			}
+			diag.add(line, isError)
 		}
+		res.firstErrors = diag.lines
 		io.Copy(io.Discard, pr)
 	}()
 	err = proc.Wait()

@@ -173,8 +173,11 @@ func JudgeInline(e *Evidence, expect Expect) error {
 
 // Splats are the kernel log lines that fail a run, on the console (host)
 // and in dmesg (guest) alike.
+// KASAN and KFENCE report as "BUG: KASAN: ..." and "BUG: KFENCE: ...",
+// lockdep as "WARNING: possible ... locking ...", UBSAN as "UBSAN: ..."
+// (kconfig/debug.config turns them on).
 var Splats = []string{"Kernel panic", "kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
-	"circular locking", "general protection fault", "suspicious RCU usage", "Call Trace:"}
+	"circular locking", "general protection fault", "suspicious RCU usage", "Call Trace:", "UBSAN:"}
 
 // SplatIn returns the splat pattern line holds, or "".
 func SplatIn(line string) string {

@@ -75,6 +75,10 @@ type Options struct {
 	// Defects is the known provider defects table (nil: the repository's
 	// series/provider-defects.yaml).
 	Defects *defects.Table
+	// Fragments are the kconfig/ fragments the kernels are built with
+	// (none: build's defaults); they are part of the build's key, so a
+	// debug kernel is an image of its own.
+	Fragments []string
 }
 
 // Stage is one stage's outcome.
@@ -135,6 +139,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	o.KernelFrom = from
+	if from == build.FromDistro && len(o.Fragments) > 0 {
+		return nil, fmt.Errorf("--fragment %s goes with kernels built from source: Debian's binary kernel has its own configuration (drop --kernel-from distro or --fragment): %w", strings.Join(o.Fragments, ","), errs.ErrUsage)
+	}
 	if o.Defects == nil {
 		t, err := defects.Load(defects.Path(o.Root))
 		if err != nil {
@@ -372,7 +379,7 @@ func (r *kernelRun) run(ctx context.Context) {
 }
 
 func (r *kernelRun) buildOptions(out *apply.Out, variant string) build.Options {
-	return build.Options{Root: r.o.Root, Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant,
+	return build.Options{Root: r.o.Root, Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant, Fragments: r.o.Fragments,
 		Jobs: r.jobs, NoCcache: r.o.NoCcache, Progress: r.o.Progress}
 }
 

@@ -21,8 +21,25 @@ func (c *Cache) LockPath(name string) string { return filepath.Join(c.Dir, "lock
 // or by the kernel when the process dies.
 func (c *Cache) Lock(ctx context.Context, name string) (func(), error) {
 	return lockFile(ctx, c.LockPath(name), func(holder string) {
-		c.Progress.Note("waiting for the %s lock, held by %s", name, holder)
+		c.Progress.Note("%s", waitMessage(name, holder, os.Getpid()))
 	})
+}
+
+// waitMessage says what a wait for the lock name is waiting for. holder
+// is the lock file's "pid N (command) since T"; when N is the waiting
+// process itself (another of its tasks holds the lock: on the distro
+// path, the download that runs beside the tree's preparation), it says
+// so instead of naming itself as the holder.
+func waitMessage(name, holder string, self int) string {
+	var pid int
+	if _, err := fmt.Sscanf(holder, "pid %d", &pid); err == nil && pid == self {
+		since := ""
+		if _, t, ok := strings.Cut(holder, ") since "); ok {
+			since = " since " + t
+		}
+		return fmt.Sprintf("waiting for the %s lock: another task of this run holds it%s (it is released when that task ends)", name, since)
+	}
+	return fmt.Sprintf("waiting for the %s lock, held by %s", name, holder)
 }
 
 // lockFile takes an exclusive advisory lock on path (made if missing) and
