@@ -84,7 +84,11 @@ func imageKernel(g *GlobalOptions, io *IOStreams, kernel, treeDir, ref, variant 
 	if ref == "" || kernel != "" || treeDir != "" {
 		return kernel
 	}
-	if md, err := build.ResolveImage(g.cache(io).Dir, ref, "", variant); err == nil {
+	cache, err := g.cache(io)
+	if err != nil {
+		return kernel
+	}
+	if md, err := build.ResolveImage(cache.Dir, ref, "", variant); err == nil {
 		return md.Kernel
 	}
 	return kernel
