@@ -276,7 +276,11 @@ func readTryInput(ctx context.Context, opts *TryOptions, cache *tree.Cache) (*tr
 		case (opts.Inbox == "") == (opts.Lore == ""):
 			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
 		case opts.Inbox != "":
-			in, err = source.InboxIndexed(opts.Inbox, opts.MsgID, source.InboxOptions{CacheDir: cache.Dir, Progress: cache.Progress, Context: ctx})
+			io := source.InboxOptions{Context: ctx}
+			if cache != nil { // no cache: the index is built in memory
+				io.CacheDir, io.Progress = cache.Dir, cache.Progress
+			}
+			in, err = source.InboxIndexed(opts.Inbox, opts.MsgID, io)
 		default:
 			in, err = source.Lore(ctx, opts.HTTP, opts.Lore, opts.MsgID)
 		}

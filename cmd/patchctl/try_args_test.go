@@ -103,13 +103,13 @@ func TestTryGitCountRange(t *testing.T) {
 	git(dir, "clone", "-q", "--bare", dir, bare)
 	for _, repo := range []string{dir, bare} {
 		for rng, want := range map[string]int{"-1": 1, "-2": 2} {
-			in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Git: repo, Sources: []string{rng}})
+			in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Git: repo, Sources: []string{rng}}, nil)
 			if err != nil || len(in.patches) != want {
 				t.Errorf("--git %s %s: %v, %d patches, want %d", repo, rng, err, len(in.patches), want)
 			}
 		}
 	}
-	if _, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{"-1"}}); !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "--git") {
+	if _, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{"-1"}}, nil); !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "--git") {
 		t.Errorf("-1 without --git: %v", err)
 	}
 }
@@ -128,7 +128,7 @@ func TestTryDamagedOldRevision(t *testing.T) {
 	}
 	f := filepath.Join(t.TempDir(), "t.mbox")
 	os.WriteFile(f, mkthread.Mbox(msgs), 0o644)
-	in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{f}})
+	in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{f}}, nil)
 	if err != nil {
 		t.Fatalf("a damaged v1 sank the thread: %v", err)
 	}

@@ -96,7 +96,7 @@ func TestTryKernelFromBaseCommit(t *testing.T) {
 			// --git's repository places commits; its range is not read here.
 			opts.Git = c.git
 		}
-		in, err := readTryInput(context.Background(), &TryOptions{Sources: args})
+		in, err := readTryInput(context.Background(), &TryOptions{Sources: args}, nil)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -128,7 +128,7 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "p.patch")
 	os.WriteFile(f, []byte(patchWithBase("v9.8")), 0o644)
-	in, err := readTryInput(context.Background(), &TryOptions{Sources: []string{f}})
+	in, err := readTryInput(context.Background(), &TryOptions{Sources: []string{f}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
