@@ -95,7 +95,10 @@ func splitMbox(name string, lines []string, startLine int) []rawMessage {
 		switch {
 		case cur.Format == FormatMboxrd && mboxrdFrom.MatchString(l):
 			unescaped = l[1:]
-		case cur.Format == FormatMbox && strings.HasPrefix(l, ">From "):
+		case cur.Format == FormatMbox && strings.HasPrefix(l, ">From ") && !formatPatchSeparator.MatchString(bare[1:]):
+			// A git format-patch separator carried in the body stays
+			// escaped, as git am reads mboxo: at the top of the body
+			// git mailinfo skips it and reads the in-body headers after it.
 			unescaped = l[1:]
 		}
 		if unescaped != l {
