@@ -329,9 +329,6 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: msgNoDiff,
 			Hint: "a patch message carries a \"diff --git\" section after its \"---\" line"}
 	}
-	if p.Subject == "" {
-		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: "message has no subject", Hint: "a patch needs a Subject: line or a \"[PATCH] subject\" first line"}
-	}
 	msgEnd := diffAt
 	if sepAt >= 0 {
 		msgEnd = sepAt
@@ -358,6 +355,28 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		msg = append(msg, l)
 	}
 	p.Message = strings.TrimRight(strings.Join(msg, "\n"), "\n")
+	if p.Subject == "" {
+		// No subject (an hg export has none): git am's commit message is
+		// the body alone, so its first paragraph is the subject.
+		para := 0
+		for para < len(msg) && strings.TrimRight(msg[para], " \t\r\v\f") != "" {
+			para++
+		}
+		var words []string
+		for _, l := range msg[:para] {
+			words = append(words, strings.TrimRight(l, " \t\r\v\f"))
+		}
+		p.Subject = strings.TrimSpace(cleanupSpace(strings.Join(words, " ")))
+		rest := msg[para:]
+		for len(rest) > 0 && strings.TrimSpace(rest[0]) == "" {
+			rest = rest[1:]
+		}
+		msgStart += para
+		p.Message = strings.TrimRight(strings.Join(rest, "\n"), "\n")
+	}
+	if p.Subject == "" {
+		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: "message has no subject", Hint: "a patch needs a Subject: line or a \"[PATCH] subject\" first line"}
+	}
 
 	diff := body[diffAt:]
 	for k, l := range diff {
