@@ -696,7 +696,11 @@ func FuzzImportGit(f *testing.F) {
 		f.Skip("git not installed")
 	}
 	g := &mailGen{r: rand.New(rand.NewSource(1))}
-	for i := 0; i < 48; i++ {
+	seeds := 48
+	if testing.Short() {
+		seeds = 16
+	}
+	for i := 0; i < seeds; i++ {
 		gm := g.gen()
 		f.Add(gm.text, gm.mboxrd)
 	}
