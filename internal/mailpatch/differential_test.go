@@ -510,6 +510,12 @@ func TestImportDifferentialGit(t *testing.T) {
 	if testing.Short() {
 		n = 40
 	}
+	if s := os.Getenv("PATCHCTL_GEN_CASES"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("PATCHCTL_GEN_CASES=%q: want a number of mails", s)
+		}
+	}
 	t.Logf("import differential test: seed %d, %d mails (PATCHCTL_GEN_SEED=%d to repeat)", seed, n, seed)
 	g := &mailGen{r: rand.New(rand.NewSource(seed))}
 	accepted, refused := 0, 0
