@@ -33,10 +33,12 @@ type bodyReader struct {
 	ci    contentInfo
 	skip  bool // the current part is skipped
 
-	prev  string // git's prev: a decoded partial line or flowed text
-	open  bool   // the last body line has no line end yet
-	soft  int    // soft line breaks joined in the current part
-	flows map[int]bool
+	prev   []byte // git's prev: flowed text, then a decoded partial line
+	open   []byte // a body line without its line end yet (appended to in place)
+	isOpen bool
+	openCS string // the charset the open line started in
+	soft   int    // soft line breaks joined in the current part
+	flows  map[int]bool
 }
 
 func (r *bodyReader) isBoundary(l string) bool {
@@ -57,27 +59,33 @@ func (r *bodyReader) emit(text string) {
 		return
 	}
 	m := r.m
-	for {
+	for text != "" {
 		j := strings.IndexByte(text, '\n')
-		piece := text
-		if j >= 0 {
-			piece = text[:j]
+		if j < 0 {
+			if !r.isOpen {
+				r.isOpen, r.openCS = true, r.ci.charset
+			}
+			r.open = append(r.open, text...)
+			return
 		}
-		if r.open {
-			m.Body[len(m.Body)-1] += piece
-		} else if j >= 0 || piece != "" {
-			m.Body = append(m.Body, piece)
+		if r.isOpen {
+			m.Body = append(m.Body, string(append(r.open, text[:j]...)))
+			m.BodyCharset = append(m.BodyCharset, r.openCS)
+			r.open, r.isOpen = r.open[:0], false
+		} else {
+			m.Body = append(m.Body, text[:j])
 			m.BodyCharset = append(m.BodyCharset, r.ci.charset)
 		}
-		if j < 0 {
-			r.open = r.open || piece != ""
-			return
-		}
-		r.open = false
 		text = text[j+1:]
-		if text == "" {
-			return
-		}
+	}
+}
+
+// flushOpen ends the body: an open last line is a line.
+func (r *bodyReader) flushOpen() {
+	if r.isOpen {
+		r.m.Body = append(r.m.Body, string(r.open))
+		r.m.BodyCharset = append(r.m.BodyCharset, r.openCS)
+		r.open, r.isOpen = nil, false
 	}
 }
 
@@ -138,9 +146,9 @@ func (r *bodyReader) boundary() bool {
 
 // finishPart hands on a part's pending text and notes its flowed repair.
 func (r *bodyReader) finishPart() {
-	if r.prev != "" {
-		r.emit(r.prev)
-		r.prev = ""
+	if len(r.prev) > 0 {
+		r.emit(string(r.prev))
+		r.prev = r.prev[:0]
 	}
 	if r.ci.flowed && !r.skip && !r.flows[r.ci.line] {
 		r.flows[r.ci.line] = true
@@ -170,9 +178,9 @@ func (r *bodyReader) flowed(line string) {
 		}
 	}
 	if line[:n] == "-- " {
-		if r.prev != "" {
-			r.emit(r.prev)
-			r.prev = ""
+		if len(r.prev) > 0 {
+			r.emit(string(r.prev))
+			r.prev = r.prev[:0]
 		}
 		r.emit(line)
 		return
@@ -185,13 +193,59 @@ func (r *bodyReader) flowed(line string) {
 		if r.ci.delsp {
 			n--
 		}
-		r.prev += line[:n]
+		r.prev = append(r.prev, line[:n]...)
 		r.soft++
 		return
 	}
-	line = r.prev + line
-	r.prev = ""
+	if len(r.prev) > 0 {
+		line = string(r.prev) + line
+		r.prev = r.prev[:0]
+	}
 	r.emit(line)
+}
+
+// flowedJoined is flowed on the line prefix+rest (rest ends the line),
+// without copying a long prefix more than once.
+func (r *bodyReader) flowedJoined(prefix []byte, rest string) {
+	if len(prefix) == 0 {
+		r.flowed(rest)
+		return
+	}
+	if !r.ci.flowed {
+		r.emit(string(prefix))
+		r.emit(rest)
+		return
+	}
+	body := strings.TrimSuffix(rest, "\n")
+	body = strings.TrimSuffix(body, "\r")
+	if len(prefix)+len(body) == 3 && string(prefix)+body == "-- " {
+		r.emit(string(prefix) + rest)
+		return
+	}
+	if prefix[0] == ' ' {
+		prefix = prefix[1:]
+	}
+	last := byte(0)
+	switch {
+	case body != "":
+		last = body[len(body)-1]
+	case len(prefix) > 0:
+		last = prefix[len(prefix)-1]
+	}
+	if last == ' ' {
+		if r.ci.delsp {
+			if body != "" {
+				body = body[:len(body)-1]
+			} else {
+				prefix = prefix[:len(prefix)-1]
+			}
+		}
+		r.prev = append(prefix, body...)
+		r.soft++
+		return
+	}
+	r.emit(string(prefix))
+	r.emit(rest)
 }
 
 // text handles one line of a part's body.
@@ -209,12 +263,22 @@ func (r *bodyReader) text(l string) {
 				d = d[:len(d)-1] + "\r\n" // the transport's CRLF, repaired later
 			}
 		}
-		d = r.prev + d
-		r.prev = ""
+		// The decoded text joins what waits in prev (git inserts prev
+		// before it and takes the first line whole); prev is handed on
+		// without copying it for each encoded line.
+		old := r.prev
+		r.prev = nil
+		j := strings.IndexByte(d, '\n')
+		if j < 0 {
+			r.prev = append(old, d...) // a partial line waits for the next, after any flowed text
+			return
+		}
+		r.flowedJoined(old, d[:j+1])
+		d = d[j+1:]
 		for d != "" {
 			j := strings.IndexByte(d, '\n')
 			if j < 0 {
-				r.prev += d // a partial line waits for the next, after any flowed text
+				r.prev = append(r.prev, d...)
 				return
 			}
 			r.flowed(d[:j+1])
@@ -236,6 +300,7 @@ func (m *message) readBody(lines []string, first int, ci contentInfo) error {
 		}
 		if !r.boundary() {
 			r.finishPart()
+			r.flushOpen()
 			return nil
 		}
 	}
@@ -252,5 +317,6 @@ func (m *message) readBody(lines []string, first int, ci contentInfo) error {
 		}
 	}
 	r.finishPart()
+	r.flushOpen()
 	return nil
 }
