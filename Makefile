@@ -44,7 +44,7 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzImportGit$$' -fuzztime 60s ./internal/mailpatch
 	$(GO) test -run XXX -fuzz '^FuzzEngine$$' -fuzztime 60s ./checks
 	$(GO) test -run XXX -fuzz '^FuzzKernelName$$' -fuzztime 20s ./internal/tree
-	PATCHCTL_GEN_SEED=random $(GO) test -count=1 -run '^TestImportDifferentialGit$$|^TestReadThreadGeneratedLikeImport$$' ./internal/mailpatch
+	PATCHCTL_GEN_SEED=random PATCHCTL_GEN_CASES=600 $(GO) test -count=1 -v -run '^TestImportDifferentialGit$$|^TestReadThreadGeneratedLikeImport$$' ./internal/mailpatch
 	PATCHCTL_PROP_SEED=random PATCHCTL_PROP_CASES=20000 $(GO) test -count=1 -run '^TestApplyPropertyGNU' ./internal/apply
 
 # Figures (Go benchmarks): apply+refresh, tree prepare warm/cold, whole-tree

@@ -127,3 +127,66 @@ func TestClassFromComments(t *testing.T) {
 		t.Errorf("author %+v, want git's A (zzz) U Thor (Comment)", a)
 	}
 }
+
+// Issue 27, classes 1-4: mails of each shape, written for this test,
+// each read by git am (2.39) and by import; the two must agree (author,
+// date, subject, message, diff, the tree git am of import's output
+// makes) and import's output must be one message for git mailsplit.
+// Each failed before the fix.
+func TestIssue27Classes(t *testing.T) {
+	repo := newGitRepo(t)
+	sha := "0123456789abcdef0123456789abcdef01234567"
+	inner := "From " + sha + " Mon Sep 17 00:00:00 2001\nFrom: Inner Author <inner@example.org>\nDate: Mon, 3 Mar 2025 10:00:00 +0200\nSubject: [PATCH] foo: inner subject\n\nInner message.\n\nSigned-off-by: Inner Author <inner@example.org>\n---\n" + classStat + classDiffText(false) + "-- \n2.39.5\n\n"
+	hdr := "From: Sender Person <sender@example.org>\nDate: Tue, 4 Mar 2025 09:00:00 +0100\nSubject: [PATCH] foo: outer subject\n"
+	cases := []struct {
+		name, mail string
+		mboxrd     bool
+		author     string // "" when not checked
+	}{
+		// class 1: a git format-patch inside the mail
+		{"mboxo inline format-patch", "From sender@example.org Tue Mar  4 09:00:00 2025\n" + hdr + "\n>" + inner, false, "Inner Author"},
+		{"mboxrd inline format-patch", "From mboxrd@z Thu Jan  1 00:00:00 1970\n" + hdr + "\n>" + inner, true, "Sender Person"},
+		{"base64 attachment after text", hdr + "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/plain\n\nHi, the patch is attached.\n--b\nContent-Type: text/x-patch; name=\"0001-foo.patch\"\nContent-Disposition: attachment\nContent-Transfer-Encoding: base64\n\n" + b64Lines(inner) + "--b--\n", false, "Sender Person"},
+		{"from-lines in message and notes", hdr + "\nFirst line.\nFrom Linus Torvalds Mon Sep 17 00:00:00 2001\n\nSigned-off-by: Jane Doe <jane@example.org>\n---\nFrom the v1 review, Tue Jan  2 10:00:00 2024:\n" + classStat + classDiffText(false), false, "Sender Person"},
+		{"two patches inline", hdr + "\n" + inner + strings.Replace(inner, classDiffText(false), barDiff, 1), false, "Sender Person"},
+		// class 2: format=flowed
+		{"flowed delsp multipart, a part without Content-Type", hdr + "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"xyz\"\n\n--xyz\nContent-Type: text/plain; charset=UTF-8; format=flowed; delsp=yes\n\nThe setup reads the  \nregisters once.\n---\n" + classStat +
+			strings.Replace(flowedDiff(classDiffText(true)), "read again: the hardware", "read again: the   \nhardware", 1) + "--xyz\n\nA part without  \na Content-Type.\n--xyz--\n", false, "Sender Person"},
+		{"flowed quoted-printable, soft break before a stuffed line", hdr + "MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8; format=flowed\nContent-Transfer-Encoding: quoted-printable\n\nA line ending in a soft break=20\n Stuffed next line.\n---\n" + classStat + flowedDiff(classDiffText(false)), false, "Sender Person"},
+		// class 3: in-body header blocks
+		{"two in-body From blocks", hdr + "\nFrom: Another Thor <another@example.org>\n\nFrom: Third Person <third@example.org>\n\nBody.\n---\n" + classStat + classDiffText(false), false, "Another Thor"},
+		{"[PATCH] line, blank, From", hdr + "\n[PATCH] foo: patch-line subject\n\nFrom: Another Thor <another@example.org>\n\nBody.\n---\n" + classStat + classDiffText(false), false, "Another Thor"},
+		{"white-space line continues a header", hdr + "\nSubject: in-body subject\n  \nfrom:Fourth <fourth@example.org>\n\nBody.\n---\n" + classStat + classDiffText(false), false, "Fourth"},
+		{"white-space line first ends the headers", hdr + "\n \nFrom: Another Thor <another@example.org>\n\nBody.\n---\n" + classStat + classDiffText(false), false, "Sender Person"},
+		// class 4: hg and StGit patches
+		{"hg export", "# HG changeset patch\n# User Jane Doe <jane@example.org>\n# Date 1228435200 -19800\n# Node ID " + sha + "\n# Parent  " + sha + "\nfoo: read the registers\ntwice\n\nBody.\n\n" + classDiffText(false), false, "Jane Doe"},
+		{"stgit patch", "foo: read the registers twice\n\nAuthor: Jane Doe <jane@example.org>\nDate: Thu Dec 4 16:00:00 2008 -0800\n\nBody.\n\nSigned-off-by: Jane Doe <jane@example.org>\n---\n\n" + classStat + classDiffText(false), false, "Jane Doe"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			gm := genMail{text: []byte(c.mail), mboxrd: c.mboxrd, mboxo: strings.HasPrefix(c.mail, "From sender@")}
+			if why := compareWithGit(t, repo, gm); why != "" {
+				t.Fatalf("import and git disagree: %s", why)
+			}
+			ps, err := importString(t, c.mail, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.author != "" && ps[0].Author.Name != c.author {
+				t.Errorf("author %q, want %q (git's)", ps[0].Author.Name, c.author)
+			}
+		})
+	}
+	// An hg Date git am stops on is refused with its line.
+	_, err := importString(t, "# HG changeset patch\n# User Jane Doe <jane@example.org>\n# Date 1228435200\nfoo: x\n\n"+classDiffText(false), Options{})
+	wantInputError(t, err, "case.txt:3", "invalid Date line")
+}
+
+// flowedDiff is a diff as a format=flowed client sends it: empty context
+// lines trimmed to "" (a line ending in a space would be a soft break),
+// lines starting with a space stuffed with one more.
+func flowedDiff(d string) string {
+	d = strings.ReplaceAll(d, "\n \n", "\n\n")
+	d = strings.ReplaceAll(d, "\n \n", "\n\n")
+	return strings.ReplaceAll(d, "\n ", "\n  ")
+}

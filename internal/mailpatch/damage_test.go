@@ -33,7 +33,11 @@ func fooDiff(ctx, add string) string {
 
 func importString(t *testing.T, text string, opts Options) ([]*Patch, error) {
 	t.Helper()
-	return ImportBytes("case.txt", []byte(text), "case", opts)
+	ps, err := ImportBytes("case.txt", []byte(text), "case", opts)
+	if err == nil {
+		checkRoundTrip(t, ps)
+	}
+	return ps, err
 }
 
 func wantInputError(t *testing.T, err error, says ...string) {

@@ -29,18 +29,110 @@ func (p *Patch) Format() []byte {
 	}
 	b.WriteString("\n")
 	if p.Message != "" {
-		b.WriteString(p.Message)
+		msg := escapeFromLines(p.Message)
+		if first, _, _ := strings.Cut(msg, "\n"); readsAsInBodyHeader(first) {
+			// git am would take the message's first line for an in-body
+			// header (a second From: block, a "[PATCH]" line, an escaped
+			// format-patch separator); an in-body From: naming the author
+			// again, then a blank line, ends git's in-body headers first.
+			fmt.Fprintf(&b, "From: %s\n\n", formatAddress(p.Author.Name, p.Author.Address))
+		}
+		b.WriteString(msg)
 		b.WriteString("\n")
 	}
 	b.WriteString("---\n")
 	if p.Notes != "" {
-		b.WriteString(p.Notes)
+		b.WriteString(escapeFromLines(p.Notes))
 	} else {
 		b.WriteString(p.Diffstat())
 		b.WriteString("\n")
 	}
-	b.WriteString(p.Diff)
+	b.WriteString(escapeFromLines(p.Diff))
 	return []byte(b.String())
+}
+
+// escapeFromLines puts '>' before every line git mailsplit would take
+// for the start of the next message (a "From <sha> Mon Sep 17 00:00:00
+// 2001" line of a git format-patch carried in the mail, or any "From "
+// line with a time and a year): the output stays one patch. The message
+// keeps the line, '>'-escaped as mboxrd writers and git format-patch
+// --pretty=mboxrd escape it; in the notes and between the diff's files
+// git apply skips it as it skips any other text.
+func escapeFromLines(s string) string {
+	if !strings.Contains(s, "From ") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if isMboxFromLine(l) {
+			lines[i] = ">" + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isMboxFromLine is git mailsplit's is_from_line: "From ", then a last
+// ':' with digits around it as in "12:34:56", then a year after 90.
+func isMboxFromLine(l string) bool {
+	line := l + "\n"
+	n := len(line)
+	if n < 20 || !strings.HasPrefix(line, "From ") {
+		return false
+	}
+	colon := n - 2
+	for {
+		if colon < 5 {
+			return false
+		}
+		colon--
+		if line[colon] == ':' {
+			break
+		}
+	}
+	digit := func(i int) bool { return i >= 0 && i < n && line[i] >= '0' && line[i] <= '9' }
+	if !digit(colon-4) || !digit(colon-2) || !digit(colon-1) || !digit(colon+1) || !digit(colon+2) {
+		return false
+	}
+	return strtolAbove(line[min(colon+3, n):], 90)
+}
+
+// strtolAbove reports whether C's strtol(s, NULL, 10) is above limit.
+func strtolAbove(s string, limit int64) bool {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var v int64
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if v < 1<<40 {
+			v = v*10 + int64(s[i]-'0')
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v > limit
+}
+
+// readsAsInBodyHeader reports whether git mailinfo, reading the first
+// body line of a message, takes it for an in-body header
+// (check_inbody_header): "From:", "Subject:" or "Date:" in any case, a
+// "[PATCH]" subject line, or a '>'-escaped format-patch separator.
+func readsAsInBodyHeader(l string) bool {
+	if strings.HasPrefix(l, ">From") && len(l) > 5 && isSpace(l[5]) {
+		return formatPatchSeparator.MatchString(l[1:])
+	}
+	if strings.HasPrefix(l, "[PATCH]") && (len(l) == 7 || isSpace(l[7])) {
+		return true // git sees the line with its newline: "[PATCH]\n" counts
+	}
+	for _, h := range []string{"From", "Subject", "Date"} {
+		if len(l) > len(h) && strings.EqualFold(l[:len(h)], h) && l[len(h)] == ':' {
+			return true
+		}
+	}
+	return false
 }
 
 // Diffstat summarizes the diff the way git's --stat does (without the

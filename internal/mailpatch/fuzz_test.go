@@ -7,8 +7,9 @@ import (
 )
 
 // FuzzImport feeds arbitrary bytes to the reader with the seeds as corpus.
-// Import must never panic, and whatever it accepts must format to a patch
-// that imports again to the same diff, author and subject with no repair.
+// Import must never panic, and whatever it accepts must format to one
+// patch for git mailsplit that imports again to the same diff, author and
+// subject with no repair.
 func FuzzImport(f *testing.F) {
 	for _, s := range seedSeries {
 		files, _ := filepath.Glob(filepath.Join(seedDir(s), "*"))
@@ -25,6 +26,9 @@ func FuzzImport(f *testing.F) {
 		}
 		for _, p := range ps {
 			out := p.Format()
+			if bad := outputFromLines(out); len(bad) > 0 {
+				t.Fatalf("git mailsplit would cut the output at %q\n%s", bad[0], out)
+			}
 			again, err := ImportBytes("again", out, "fuzz", Options{})
 			if err != nil {
 				t.Fatalf("normalized output does not import: %v\n%s", err, out)

@@ -59,6 +59,7 @@ func TestGitAm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkRoundTrip(t, res.Patches)
 			p := res.Patches[0]
 			repo := t.TempDir()
 			git(t, repo, "init", "-q")

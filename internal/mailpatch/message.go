@@ -177,6 +177,7 @@ type contentInfo struct {
 	boundary string
 	flowed   bool
 	delsp    bool
+	hasType  bool // a Content-Type header was read
 	cte      string
 	line     int
 }
@@ -190,8 +191,11 @@ func (ci *contentInfo) take(h header) {
 			params = looseParams(v)
 		}
 		ci.media, ci.charset, ci.boundary = media, params["charset"], params["boundary"]
-		ci.flowed = strings.EqualFold(params["format"], "flowed")
-		ci.delsp = strings.EqualFold(params["delsp"], "yes")
+		// format= and delsp= are found as git's has_attr_value finds them:
+		// the first "format=" anywhere in the value, any case.
+		ci.flowed = strings.EqualFold(slurpAttr(v, "format="), "flowed")
+		ci.delsp = strings.EqualFold(slurpAttr(v, "delsp="), "yes")
+		ci.hasType = true
 		ci.line = h.line
 	}
 	if v, ok := headerValue(h.text, "Content-Transfer-Encoding"); ok {
@@ -205,6 +209,28 @@ func (ci *contentInfo) take(h header) {
 			ci.cte = ""
 		}
 	}
+}
+
+// slurpAttr is git mailinfo's slurp_attr: the text after the first
+// (case-insensitive) occurrence of name, up to a closing quote when it
+// starts with one, else up to ';' or white space.
+func slurpAttr(v, name string) string {
+	i := strings.Index(strings.ToLower(v), name)
+	if i < 0 {
+		return ""
+	}
+	rest := v[i+len(name):]
+	if strings.HasPrefix(rest, `"`) {
+		rest = rest[1:]
+		if j := strings.IndexByte(rest, '"'); j >= 0 {
+			rest = rest[:j]
+		}
+		return rest
+	}
+	if j := strings.IndexAny(rest, "; \t"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // looseParams reads name=value parameters the way git's slurp_attr does,
@@ -235,6 +261,11 @@ func readMail(raw rawMessage) (*message, error) {
 	hs, bodyAt, err := readHeadersCtx(raw.ctx, raw.Lines, 0, raw.StartLine)
 	if err != nil {
 		return nil, err
+	}
+	if raw.lineAt != nil {
+		for k := range hs {
+			hs[k].line = raw.lineOf(hs[k].line - raw.StartLine)
+		}
 	}
 	var ci contentInfo
 	for _, h := range hs {
@@ -279,164 +310,15 @@ func readMail(raw rawMessage) (*message, error) {
 	m.Date = strings.TrimSpace(cleanupSpace(m.Date))
 	m.Subject = strings.TrimSpace(m.Subject)
 	body := raw.Lines[bodyAt:]
-	bodyLine := raw.StartLine + bodyAt
+	bodyLine := raw.lineOf(bodyAt)
 	m.EncodedAt = bodyLine
-	if strings.HasPrefix(ci.media, "multipart/") && ci.boundary != "" {
-		if err := m.readParts(body, bodyLine, ci); err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
-	lines, mapped, err := decodePart(raw.File, bodyLine, body, ci)
-	if err != nil {
+	if err := m.readBody(body, bodyLine, ci); err != nil {
 		return nil, err
 	}
-	if mapped {
-		m.BodyStart = bodyLine
+	if ci.cte == "" && ci.boundary == "" && !ci.flowed {
+		m.BodyStart = bodyLine // the body lines are the input's lines
 	}
-	lines = m.undoFlowed(lines, ci, bodyLine, mapped)
-	m.addBody(lines, ci.charset)
 	return m, nil
-}
-
-// addBody appends decoded body lines and the charset they are in.
-func (m *message) addBody(lines []string, charset string) {
-	m.Body = append(m.Body, lines...)
-	for range lines {
-		m.BodyCharset = append(m.BodyCharset, charset)
-	}
-}
-
-// readParts reads a multipart body as git does: every part in order, its
-// own Content-Type and transfer encoding, a nested multipart followed
-// into. Parts that cannot be text (images, signatures) are skipped.
-func (m *message) readParts(body []string, line int, ci contentInfo) error {
-	delim := "--" + ci.boundary
-	var parts [][2]int // [start, end) of each part's lines
-	start := -1
-	for i, l := range body {
-		t := strings.TrimRight(l, " \t\r")
-		if t == delim || t == delim+"--" {
-			if start >= 0 {
-				parts = append(parts, [2]int{start, i})
-			}
-			start = i + 1
-			if t == delim+"--" {
-				start = -1
-				break
-			}
-		}
-	}
-	if start >= 0 {
-		parts = append(parts, [2]int{start, len(body)})
-	}
-	if len(parts) == 0 {
-		return &InputError{File: m.File, Line: line, Msg: fmt.Sprintf("multipart body has no part (boundary %s not found)", excerpt(ci.boundary))}
-	}
-	for _, pr := range parts {
-		pl := body[pr[0]:pr[1]]
-		hs, at := readHeaders(pl, 0, line+pr[0])
-		var pci contentInfo
-		for _, h := range hs {
-			pci.take(h)
-		}
-		switch {
-		case strings.HasPrefix(pci.media, "multipart/") && pci.boundary != "":
-			if err := m.readParts(pl[at:], line+pr[0]+at, pci); err != nil {
-				return err
-			}
-			continue
-		case strings.HasPrefix(pci.media, "image/"), strings.HasPrefix(pci.media, "audio/"), strings.HasPrefix(pci.media, "video/"),
-			strings.HasSuffix(pci.media, "-signature"):
-			continue
-		}
-		lines, _, err := decodePart(m.File, line+pr[0]+at, pl[at:], pci)
-		if err != nil {
-			return err
-		}
-		lines = m.undoFlowed(lines, pci, line+pr[0]+at, false)
-		m.addBody(lines, pci.charset)
-	}
-	return nil
-}
-
-// decodePart undoes a part's transfer encoding. The result is bytes as
-// the author's charset has them: the diff keeps them (git am writes them
-// as sent); buildPatch converts only the message. mapped reports whether
-// the lines are still the input's lines.
-func decodePart(file string, line int, lines []string, ci contentInfo) (out []string, mapped bool, err error) {
-	var data []byte
-	switch ci.cte {
-	case "quoted-printable":
-		var b strings.Builder
-		for _, l := range lines {
-			cr := strings.HasSuffix(l, "\r")
-			l = strings.TrimSuffix(l, "\r")
-			d := decodeQ(l+"\n", false)
-			if cr && len(d) > 0 && d[len(d)-1] == '\n' {
-				d = append(d[:len(d)-1], '\r', '\n') // the transport's CRLF, repaired later
-			}
-			b.Write(d)
-		}
-		data = []byte(b.String())
-	case "base64":
-		data = decodeB(strings.Join(lines, ""))
-	default:
-		return append([]string(nil), lines...), true, nil
-	}
-	s := string(data)
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil, false, nil
-	}
-	return strings.Split(s, "\n"), false, nil
-}
-
-// undoFlowed undoes RFC 3676 format=flowed as git mailinfo does: a line
-// ending in a space joins the next (the space goes too with DelSp=yes),
-// a leading space-stuffing space goes, "-- " stays.
-func (m *message) undoFlowed(lines []string, ci contentInfo, line int, mapped bool) []string {
-	if !ci.flowed {
-		return lines
-	}
-	var out []string
-	prev, joined := "", 0
-	pending := false
-	for _, l := range lines {
-		l = strings.TrimSuffix(l, "\r")
-		if l == "-- " {
-			// git hands the pending text on without a line end, so it
-			// runs into the separator line.
-			out = append(out, prev+l)
-			prev, pending = "", false
-			continue
-		}
-		if strings.HasPrefix(l, " ") {
-			l = l[1:]
-		}
-		if strings.HasSuffix(l, " ") {
-			if ci.delsp {
-				l = l[:len(l)-1]
-			}
-			prev += l
-			pending = true
-			joined++
-			continue
-		}
-		out = append(out, prev+l)
-		prev, pending = "", false
-	}
-	if pending {
-		out = append(out, prev)
-	}
-	how := "DelSp=no: the soft break's space stays"
-	if ci.delsp {
-		how = "DelSp=yes: the soft break's space goes"
-	}
-	m.Repairs = append(m.Repairs, Repair{Kind: KindFlowed, File: m.File, Line: ci.line,
-		Before: fmt.Sprintf("format=flowed body, %d soft line breaks", joined), After: "fixed lines",
-		Why: "RFC 3676: the mail client wrapped lines ending in a space and space-stuffed lines starting with one; the receiver joins and unstuffs them (" + how + "), as git am does"})
-	return out
 }
 
 // bodyText converts message lines [from, to) to UTF-8 from the charset

@@ -128,8 +128,17 @@ func diffStart(lines []string, i int) bool {
 	return false
 }
 
-// inBodyHeader matches the headers git am reads at the top of a body.
-var inBodyHeader = regexp.MustCompile(`^(From|Date|Subject):\s*(.*)$`)
+// inBodyHeader is git mailinfo's is_inbody_header and skip_header: a
+// From, Subject or Date line not seen before, the name in any case, then
+// ':'; the value starts after the white space that follows.
+func inBodyHeader(l string, seen map[string]bool) (name, val string) {
+	for _, n := range []string{"From", "Subject", "Date"} {
+		if !seen[n] && len(l) > len(n) && strings.EqualFold(l[:len(n)], n) && l[len(n)] == ':' {
+			return n, strings.TrimLeft(l[len(n)+1:], " \t\n\v\f\r")
+		}
+	}
+	return "", ""
+}
 
 // gitdiffLine pulls the line number out of a go-gitdiff parse error.
 var gitdiffLine = regexp.MustCompile(`^gitdiff: line (\d+): (.*)$`)
@@ -195,63 +204,35 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		return nil, err
 	}
 
-	// In-body headers, as git mailinfo reads them: after blank lines, From,
-	// Subject and Date lines (each once, continuation lines unfolded), a
-	// "[PATCH] subject" line, git format-patch's "From <sha1>" line; a
-	// blank line or any other line ends them.
+	// In-body headers, as git mailinfo's check_inbody_header reads them:
+	// empty lines before them are skipped; From, Subject and Date lines
+	// (each once, any case, continuation lines unfolded), "[PATCH] subject"
+	// lines and git format-patch's escaped ">From <sha1>" line are taken;
+	// an empty line right after a From, Subject or Date header (only
+	// there) or any other line ends them. A line of white space is not
+	// empty: after a header it continues it, elsewhere it ends the headers.
 	i := 0
 	var inBodyFrom string
 	inBodyFromLine := 0
 	seen := map[string]bool{}
-	for i < len(body) {
-		l := body[i]
-		if strings.TrimRight(l, " \t") == "" {
-			if len(seen) > 0 {
-				i++
-				break
-			}
-			i++
-			continue
+	acc := -1 // the body line of the From, Subject or Date being read
+	var accName, accVal string
+	flush := func(end int) error {
+		if acc < 0 {
+			return nil
 		}
-		if strings.HasPrefix(l, ">From") && len(l) > 5 && isSpace(l[5]) {
-			if formatPatchSeparator.MatchString(l[1:]) {
-				i++
-				continue
-			}
-			break
-		}
-		if strings.HasPrefix(l, "[PATCH]") && len(l) > 7 && isSpace(l[7]) {
-			subject, seen["Subject"] = l, true
-			i++
-			continue
-		}
-		name := ""
-		var val string
-		for _, n := range []string{"From", "Subject", "Date"} {
-			if v, ok := headerValue(l, n); ok && !seen[n] {
-				name, val = n, v
-			}
-		}
-		if name == "" {
-			break
-		}
-		seen[name] = true
-		at := i
-		i++
-		for i < len(body) && len(body[i]) > 0 && (body[i][0] == ' ' || body[i][0] == '\t') {
-			val += body[i] // git keeps the continuation line as it is, its newline dropped
-			i++
-		}
+		at, name, val := acc, accName, accVal
+		acc = -1
 		dec, err := decodeWords(val)
 		if err != nil {
-			return nil, &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
+			return &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
 		}
 		if dec, err = m.convert(at, dec); err != nil {
-			return nil, &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
+			return &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
 		}
-		if i-at > 1 {
+		if end-at > 1 {
 			p.Repairs = append(p.Repairs, Repair{Kind: KindInBodyFold, File: m.File, Line: m.line(at),
-				Before: strings.Join(body[at:i], "\\n"), After: name + ": " + cleanupSpace(dec),
+				Before: strings.Join(body[at:end], "\\n"), After: name + ": " + cleanupSpace(dec),
 				Why: "a folded header continues on lines that start with white space (RFC 5322 2.2.3); git am unfolds in-body headers too"})
 		}
 		switch name {
@@ -265,6 +246,51 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		case "Subject":
 			subject = dec
 		}
+		return nil
+	}
+	for i < len(body) {
+		l := body[i]
+		if l == "" {
+			i++
+			if acc >= 0 {
+				break
+			}
+			continue
+		}
+		if acc >= 0 && (l[0] == ' ' || l[0] == '\t') {
+			accVal += l // git keeps the continuation line as it is, its newline dropped
+			i++
+			continue
+		}
+		if err := flush(i); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(l, ">From") && (len(l) == 5 || isSpace(l[5])) {
+			if formatPatchSeparator.MatchString(l[1:]) {
+				i++
+				continue
+			}
+			break
+		}
+		if strings.HasPrefix(l, "[PATCH]") && (len(l) == 7 || isSpace(l[7])) {
+			subject, seen["Subject"] = l, true
+			i++
+			continue
+		}
+		name, val := inBodyHeader(l, seen)
+		if name == "" {
+			break
+		}
+		seen[name] = true
+		acc, accName, accVal = i, name, val
+		i++
+	}
+	hdrEnd := i
+	if hdrEnd > 0 && body[hdrEnd-1] == "" && acc >= 0 {
+		hdrEnd-- // the empty line that ended the headers is not part of the last one
+	}
+	if err := flush(hdrEnd); err != nil {
+		return nil, err
 	}
 	msgStart := i
 
@@ -303,9 +329,6 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: msgNoDiff,
 			Hint: "a patch message carries a \"diff --git\" section after its \"---\" line"}
 	}
-	if p.Subject == "" {
-		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: "message has no subject", Hint: "a patch needs a Subject: line or a \"[PATCH] subject\" first line"}
-	}
 	msgEnd := diffAt
 	if sepAt >= 0 {
 		msgEnd = sepAt
@@ -332,6 +355,28 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		msg = append(msg, l)
 	}
 	p.Message = strings.TrimRight(strings.Join(msg, "\n"), "\n")
+	if p.Subject == "" {
+		// No subject (an hg export has none): git am's commit message is
+		// the body alone, so its first paragraph is the subject.
+		para := 0
+		for para < len(msg) && strings.TrimRight(msg[para], " \t\r\v\f") != "" {
+			para++
+		}
+		var words []string
+		for _, l := range msg[:para] {
+			words = append(words, strings.TrimRight(l, " \t\r\v\f"))
+		}
+		p.Subject = strings.TrimSpace(cleanupSpace(strings.Join(words, " ")))
+		rest := msg[para:]
+		for len(rest) > 0 && strings.TrimSpace(rest[0]) == "" {
+			rest = rest[1:]
+		}
+		msgStart += para
+		p.Message = strings.TrimRight(strings.Join(rest, "\n"), "\n")
+	}
+	if p.Subject == "" {
+		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: "message has no subject", Hint: "a patch needs a Subject: line or a \"[PATCH] subject\" first line"}
+	}
 
 	diff := body[diffAt:]
 	for k, l := range diff {
