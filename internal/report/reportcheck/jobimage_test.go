@@ -94,10 +94,12 @@ func TestJobImage(t *testing.T) {
 			if t.Failed() {
 				return
 			}
+			defer func() {
+				if t.Failed() {
+					t.Logf("output:\n%s", tail(out, 4000))
+				}
+			}()
 			j.check(t, out, code)
-			if t.Failed() {
-				t.Logf("output:\n%s", tail(out, 4000))
-			}
 		})
 	}
 }
