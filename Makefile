@@ -48,7 +48,7 @@ actionlint:
 # from Debian's packages (docs/ci.md): matrix, pins, and a kernel job
 # through make build and tree prepare. No kernel build.
 test-ci:
-	$(GO) test -count=1 -timeout 30m -run '^TestJobImage' ./internal/report/reportcheck
+	PATCHCTL_TEST_CI=1 $(GO) test -count=1 -timeout 40m -v -run '^TestJobImage' ./internal/report/reportcheck
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
