@@ -81,6 +81,17 @@ func TestJobImage(t *testing.T) {
 			}
 		}},
 	}
+	// The control: the image the workflow used to install (git and
+	// ca-certificates, no compiler) cannot run its matrix step (go run
+	// ./cmd/patchctl matrix), and the
+	// test says so.
+	t.Run("matrix-without-compiler", func(t *testing.T) {
+		root := rootWith(t, []string{"git", "ca-certificates"})
+		out, code := inJobImage(t, root, repo, gocache, true, []string{"go", "run", "./cmd/patchctl", "matrix"})
+		if code == 0 || !strings.Contains(out, "build constraints exclude all Go files") {
+			t.Errorf("without a C compiler the matrix job exits %d:\n%s", code, tail(out, 2000))
+		}
+	})
 	for _, j := range jobs {
 		t.Run(j.job, func(t *testing.T) {
 			start := time.Now()
@@ -130,7 +141,13 @@ func jobRoot(t *testing.T, repo, job string) string {
 	if err != nil {
 		t.Fatalf("scripts/ci/packages %s: %v", job, err)
 	}
-	pkgs := strings.Fields(string(out))
+	return rootWith(t, strings.Fields(string(out)))
+}
+
+// rootWith is a bookworm root filesystem with pkgs (and apt), extracted
+// from its cached tarball.
+func rootWith(t *testing.T, pkgs []string) string {
+	t.Helper()
 	h := sha256.Sum256([]byte("bookworm apt\n" + strings.Join(pkgs, "\n")))
 	tarball := filepath.Join(testenv.Cache().Dir, "ci", "rootfs-"+hex.EncodeToString(h[:8])+".tar")
 	if _, err := os.Stat(tarball); err != nil {
@@ -178,7 +195,7 @@ func inJobImage(t *testing.T, root, repo, gocache string, offline bool, argv []s
 	var script strings.Builder
 	fmt.Fprintf(&script, "set -eu\nmount --make-rprivate /\nr=%s\n", q(root))
 	bind := func(src, dst string, ro bool) {
-		fmt.Fprintf(&script, "mkdir -p \"$r\"%s\nmount --bind %s \"$r\"%s\n", q(dst), q(src), q(dst))
+		fmt.Fprintf(&script, "[ -d %s ] && mkdir -p \"$r\"%s || touch \"$r\"%s\nmount --bind %s \"$r\"%s\n", q(src), q(dst), q(dst), q(src), q(dst))
 		if ro {
 			fmt.Fprintf(&script, "mount -o remount,bind,ro \"$r\"%s\n", q(dst))
 		}
@@ -189,8 +206,24 @@ func inJobImage(t *testing.T, root, repo, gocache string, offline bool, argv []s
 	bind(strings.TrimSpace(string(gitdir)), strings.TrimSpace(string(gitdir)), false)
 	bind(goroot, goroot, true)
 	bind(gocache, "/root/.cache/go-build", false)
-	if offline {
-		bind(gomod, "/root/go/pkg/mod", true)
+	// The host's module cache, read-only (actions/setup-go restores it
+	// in CI): nothing to download; offline, nothing can be.
+	bind(gomod, "/root/go/pkg/mod", true)
+	// The host's CA bundle: a machine behind a TLS-inspecting proxy
+	// trusts it, the image's ca-certificates does not.
+	// The host's local apt settings too (a mirror snapshot older than its
+	// Valid-Until needs Acquire::Check-Valid-Until "false" here), the
+	// files the image does not have.
+	if !offline {
+		if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err == nil {
+			bind("/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs/ca-certificates.crt", true)
+		}
+		confs, _ := filepath.Glob("/etc/apt/apt.conf.d/*")
+		for _, c := range confs {
+			if _, err := os.Stat(filepath.Join(root, c)); err != nil {
+				fmt.Fprintf(&script, "cp %s \"$r\"%s\n", q(c), q(c))
+			}
+		}
 	}
 	var cmd strings.Builder
 	for _, a := range argv {
