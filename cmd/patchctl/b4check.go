@@ -62,7 +62,8 @@ runs on the patch.
 --per-series (b4.review-series-check-cmd): the whole try verdict (apply,
 check, builds, boots) on the series: the patches in the message, or the
 thread of its Message-ID (--lore URL or --inbox DIR). Its url is the
-report folder.
+report folder (--out, relative to the current folder; default
+out/b4/<message-id> in the repository).
 
 --format json (default) prints b4's JSON array of {tool, status
 (pass|warn|fail), summary, url, details} and exits 0 when it could judge;
@@ -71,9 +72,12 @@ ERROR|WARNING: ...), nothing when clean, and exits 1 on a new error.
 
 Exit status: 0 judged (json) or clean (checkpatch), 1 a new error
 (checkpatch), 2 usage or input error, 3 the harness could not run.`,
-		Example: `  git config b4.review-perpatch-check-cmd 'patchctl b4-check --per-patch'
-  git config b4.review-series-check-cmd 'patchctl b4-check --per-series --lore https://lore.kernel.org/all'
-  git config b4.am-perpatch-check-cmd 'patchctl b4-check --per-patch --format checkpatch'`,
+		Example: `  patchctl b4-check --per-patch < 0001-nvme-rdma-fix.patch        # b4's JSON for one patch
+  patchctl b4-check --per-patch --format checkpatch --kernel 7.3 < msg.eml
+  patchctl b4-check --per-series --lore https://lore.kernel.org/all < cover.eml
+  # in git config (b4 pipes each message):
+  #   b4.review-perpatch-check-cmd = patchctl b4-check --per-patch
+  #   b4.am-perpatch-check-cmd = patchctl b4-check --per-patch --format checkpatch`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runB4Check(c.Context(), opts)
