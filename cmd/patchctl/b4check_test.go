@@ -177,6 +177,38 @@ func TestSendemailValidate(t *testing.T) {
 			t.Errorf("%s: exit %d, want %d\n%s", filepath.Base(c.file), code, c.want, out)
 		}
 	}
+	// git send-email itself runs the hook and stops on a refusal.
+	if !strings.Contains(gitSendEmailHelp(), "git send-email") {
+		t.Log("git send-email not installed (Debian: git-email): the hook was run directly only")
+		return
+	}
+	repo := t.TempDir()
+	hooks := filepath.Join(repo, "hooks")
+	os.MkdirAll(hooks, 0o755)
+	os.Symlink(hook, filepath.Join(hooks, "sendemail-validate"))
+	exec.Command("git", "init", "-q", repo).Run()
+	good := asMail(t, string(data))
+	good = strings.Replace(good, "me@andrei-z.example", "me@andrei-z.com", 1)
+	for name, c := range map[string]struct {
+		text string
+		sent bool
+	}{"0001-good.patch": {good, true}, "0001-bad.patch": {asMail(t, withInlineSGEError(t, string(data))), false}} {
+		text := strings.Replace(c.text, "me@andrei-z.example", "me@andrei-z.com", 1)
+		os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644)
+		cmd := exec.Command("git", "-c", "core.hooksPath="+hooks, "send-email", "--dry-run", "--confirm=never", "--to=list@example.org",
+			"--from=pat@example.org", "--smtp-server=/bin/true", "--8bit-encoding=UTF-8", name)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "PATCHCTL="+bin)
+		out, err := cmd.CombinedOutput()
+		if sent := err == nil; sent != c.sent {
+			t.Errorf("git send-email %s: sent %v, want %v (%v)\n%s", name, sent, c.sent, err, out)
+		}
+	}
+}
+
+func gitSendEmailHelp() string {
+	out, _ := exec.Command("git", "send-email", "-h").CombinedOutput() // exit 129, the usage
+	return string(out)
 }
 
 // TestB4CheckUsage: flags and input are checked before anything runs;
