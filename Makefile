@@ -9,7 +9,7 @@ KERNEL  ?= 6.12
 # 6.12, 7.2, 7.3); any list works: make test TEST_KERNELS="6.12 7.3".
 TEST_KERNELS ?= 6.12
 
-.PHONY: all deps build run test test-matrix vet fuzz bench clean
+.PHONY: all deps build run test test-matrix test-ci actionlint vet fuzz bench clean
 
 all: build
 
@@ -27,13 +27,28 @@ run: deps build
 # Static checks and every test, the end-to-end run on TEST_KERNELS
 # included (trees, builds and tools are cached under the user's cache dir:
 # a fresh machine pays two cold kernel builds).
-test: deps vet
+test: deps vet actionlint
 	PATCHCTL_TEST_KERNELS="$(TEST_KERNELS)" $(GO) test -count=1 -timeout 75m ./...
 
 # The end-to-end run on every pinned kernel (a fresh machine: five cold
 # builds, about 40 minutes on 2 cores).
 test-matrix: deps vet
 	PATCHCTL_TEST_KERNELS=all $(GO) test -count=1 -timeout 120m -run 'TestRunKernels' ./internal/pipeline
+
+# The workflow linted by actionlint (a Go tool, installed into the cache
+# the first time); any finding fails.
+ACTIONLINT_VERSION := v1.7.12
+CACHE_DIR ?= $(or $(PATCHCTL_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/patchctl)
+ACTIONLINT := $(CACHE_DIR)/tools/go/bin/actionlint
+actionlint:
+	@test -x $(ACTIONLINT) || (cd /tmp && GOBIN=$(dir $(ACTIONLINT)) GOFLAGS=-mod=mod $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
+	$(ACTIONLINT) -no-color .github/workflows/*.yml
+
+# The CI jobs' scripts (scripts/ci/) in a bookworm root filesystem built
+# from Debian's packages (docs/ci.md): matrix, pins, and a kernel job
+# through make build and tree prepare. No kernel build.
+test-ci:
+	PATCHCTL_TEST_CI=1 $(GO) test -count=1 -timeout 40m -v -run '^TestJobImage' ./internal/report/reportcheck
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

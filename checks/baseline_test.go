@@ -164,6 +164,7 @@ func assertOutputs(t *testing.T, rep *Report) {
 			Results []struct {
 				RuleID        string
 				BaselineState string
+				Kind          string
 				Locations     []struct {
 					PhysicalLocation struct{ Region struct{ StartLine int } }
 				}
@@ -173,7 +174,26 @@ func assertOutputs(t *testing.T, rep *Report) {
 	if err := json.Unmarshal(sb.Bytes(), &log); err != nil {
 		t.Fatal(err)
 	}
-	res := log.Runs[0].Results
+	// a finding the patch fixed is a passing result after the findings
+	var res []struct {
+		RuleID        string
+		BaselineState string
+		Kind          string
+		Locations     []struct {
+			PhysicalLocation struct{ Region struct{ StartLine int } }
+		}
+	}
+	fixed := 0
+	for _, r := range log.Runs[0].Results {
+		if r.Kind == "pass" {
+			fixed++
+			continue
+		}
+		res = append(res, r)
+	}
+	if rep.Baseline != nil && fixed != len(rep.Baseline.Absent) {
+		t.Errorf("%d passing SARIF results for %d fixed findings", fixed, len(rep.Baseline.Absent))
+	}
 	if len(res) != len(rep.Findings) || len(back.Findings) != len(rep.Findings) {
 		t.Fatalf("%d SARIF results, %d JSON findings for %d findings", len(res), len(back.Findings), len(rep.Findings))
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf16"
 )
 
 // WriteText prints findings like a compiler (file:line: rule: message,
@@ -188,9 +189,22 @@ type sarifResult struct {
 	Locations           []sarifLocation   `json:"locations"`
 	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	// Kind is "pass" for a pre-existing finding a patch fixes (§3.27.9);
+	// empty is "fail".
+	Kind string `json:"kind,omitempty"`
+	// Suppressions mark a pre-existing finding: GitHub code scanning
+	// does not open an alert for a suppressed result (it ignores
+	// baselineState).
+	Suppressions []sarifSuppression `json:"suppressions,omitempty"`
 	// BaselineState is "new" or "unchanged" (pre-existing) when the
 	// findings were judged against a baseline (§3.27.24).
 	BaselineState string `json:"baselineState,omitempty"`
+}
+
+type sarifSuppression struct {
+	Kind          string `json:"kind"`   // "external": the baseline, not a comment in the source
+	Status        string `json:"status"` // "accepted"
+	Justification string `json:"justification"`
 }
 
 type sarifLocation struct {
@@ -217,7 +231,7 @@ type sarifRegion struct {
 // ruleTexts are each rule's SARIF title (shortDescription) and what to do
 // about a finding (help); the description proper is Rules.
 var ruleTexts = map[string]struct{ title, help string }{
-	RuleInlineSGE: {"A DMA address in the SGE of an inline send",
+	RuleInlineSGE: {"Inline SGE carries a DMA address",
 		"Point the SGE at the buffer's kernel virtual address on the inline path (the CPU copies from it), and keep the DMA address for the by-reference path only."},
 	RuleInlineReg: {"IB_SEND_INLINE on a registration or invalidation",
 		"Clear IB_SEND_INLINE on REG_MR and LOCAL_INV work requests; set it only on the SEND that carries the payload."},
@@ -225,19 +239,46 @@ var ruleTexts = map[string]struct{ title, help string }{
 		"Request max_inline_data for what is posted inline, compare with qp_attr.cap.max_inline_data as the provider wrote it back after creating the QP, and record 0 when creation fails."},
 	RuleCheckpatch: {"checkpatch.pl message",
 		"Fix what checkpatch.pl reports in the regenerated patch, or note in the manifest why the kernel's style does not apply."},
+	RuleIncapsule: {"In-capsule bound check can wrap around",
+		"Compare the wire offset with the capsule size before adding the length (offset > size || len > size - offset), so a huge 64-bit offset cannot wrap the sum below the bound."},
 	RuleIncomplete: {"Analysis incomplete for a function",
 		"Nothing to fix in the code: the function has more paths than the analysis follows, so a problem in it may go unreported. Review it by hand."},
 }
 
 var ruleLevels = map[string]string{RuleCheckpatch: SevWarning, RuleIncomplete: SevNote}
 
-// ruleName is a rule id in PascalCase (SARIF's reportingDescriptor.name).
-func ruleName(id string) string {
+// ruleName is a rule's title in PascalCase (SARIF's
+// reportingDescriptor.name, a friendly identifier: "Inline SGE carries a
+// DMA address" is InlineSgeCarriesADmaAddress).
+func ruleName(title string) string {
 	var b strings.Builder
-	for _, part := range strings.FieldsFunc(id, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	for _, part := range strings.FieldsFunc(title, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) {
+		b.WriteString(strings.ToUpper(part[:1]) + strings.ToLower(part[1:]))
 	}
 	return b.String()
+}
+
+// RulesPage is where the rules' help lives in the repository (written by
+// WriteRulesMarkdown; a test keeps it current): helpUri links to it when
+// no output folder is published.
+const RulesPage = "docs/rules.md"
+
+// ruleTitle is a rule's readable title: its entry in ruleTexts, or its
+// description's first clause for a rule without one.
+func ruleTitle(id string) string {
+	if t, ok := ruleTexts[id]; ok {
+		return strings.TrimSuffix(t.title, ".")
+	}
+	full := strings.TrimSuffix(firstSentence(Rules[id]), ".")
+	if i := strings.IndexAny(full, ":;("); i > 0 {
+		full = strings.TrimSpace(full[:i])
+	}
+	if full == "" {
+		full = strings.ReplaceAll(id, "-", " ")
+	}
+	return full
 }
 
 func sarifRules(urlBase string) ([]sarifRule, map[string]int) {
@@ -253,25 +294,24 @@ func sarifRules(urlBase string) ([]sarifRule, map[string]int) {
 		full := Rules[id]
 		t, ok := ruleTexts[id]
 		if !ok {
-			t.title, t.help = firstSentence(full), full
+			t.help = full
 		}
-		short := strings.TrimSuffix(t.title, ".")
-		if short == strings.TrimSuffix(full, ".") {
-			short = ruleName(id)
-		}
+		short := ruleTitle(id)
 		level := ruleLevels[id]
 		if level == "" {
 			level = SevError
 		}
-		name := ruleName(id)
-		if strings.EqualFold(name, id) {
-			name += "Finding" // SARIF1001: a name must differ from the id
+		name := ruleName(short)
+		if strings.EqualFold(name, id) || name == "" {
+			name = ruleName(id) + "Finding" // SARIF1001: a name must differ from the id
 		}
 		r := sarifRule{ID: id, Name: name, ShortDescription: sarifMessage{short}, FullDescription: sarifMessage{full},
 			Help:                 sarifHelp{Text: full + "\n\nWhat to do: " + t.help, Markdown: "**" + short + "**\n\n" + full + "\n\n**What to do:** " + t.help},
 			DefaultConfiguration: sarifConfiguration{Level: level}, Properties: map[string]any{"tags": []string{"rdma", "kernel"}}}
 		if urlBase != "" {
 			r.HelpURI = strings.TrimSuffix(urlBase, "/") + "/rules.md#" + id
+		} else {
+			r.HelpURI = InformationURI + "/blob/main/" + RulesPage + "#" + id
 		}
 		rules = append(rules, r)
 	}
@@ -304,6 +344,7 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 		run.Properties = map[string]any{"baseline": map[string]any{"against": c.Against, "new": c.New, "unchanged": c.Unchanged, "absent": len(c.Absent)}}
 	}
 	seen := map[string]int{}
+	lh := lineHashes{}
 	for _, f := range r.Findings {
 		base, rel := pl.place(f.File)
 		if base == BaseOther {
@@ -323,6 +364,11 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 				res.Message.Text += " Pre-existing: the " + r.Baseline.Against + " has it too, so it does not count against the patch."
 			}
 		}
+		if f.PreExisting() {
+			// not an alert: GitHub reads suppressions, not baselineState
+			res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted",
+				Justification: "Pre-existing: the tree before the patches has it too (patchctl judges what a patch introduces)."}}
+		}
 		if _, ok := index[f.Rule]; !ok {
 			res.RuleIndex = -1
 		}
@@ -341,17 +387,154 @@ func (r *Report) WriteSARIFWith(w io.Writer, o SARIFOptions) error {
 			m := sarifMessage{sentence(e.Message)}
 			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: len(res.RelatedLocations) + 1, PhysicalLocation: loc(eb, er, e.Line), Message: &m})
 		}
-		// The fingerprint survives line moves: rule, file, function and
-		// the message with its numbers masked, plus the occurrence.
-		h := sha256.Sum256([]byte(strings.Join([]string{f.Rule, base, rel, f.Function, digits.ReplaceAllString(f.Message, "#")}, "\x00")))
-		key := hex.EncodeToString(h[:16])
-		seen[key]++
-		res.PartialFingerprints = map[string]string{"patchctlFinding/v1": fmt.Sprintf("%s:%d", key, seen[key])}
+		res.PartialFingerprints = fingerprints(f, base, rel, seen)
+		if h := lh.at(pl, primary.PhysicalLocation); h != "" {
+			res.PartialFingerprints["primaryLocationLineHash"] = h
+		}
 		run.Results = append(run.Results, res)
+	}
+	// A pre-existing finding the patches remove: a result that passes
+	// (kind pass, level none: no alert), at the patch line that removes
+	// it, so the fix is visible next to the alerts.
+	if c := r.Baseline; c != nil {
+		for _, f := range c.Absent {
+			base, rel := pl.place(f.File)
+			res := sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: "none", Kind: "pass", BaselineState: "absent",
+				Message: sarifMessage{sentence("Fixed: the " + c.Against + " has this finding and the patched tree does not: " + firstLine(f.Message))}}
+			if _, ok := index[f.Rule]; !ok {
+				res.RuleIndex = -1
+			}
+			primary := sarifLocation{PhysicalLocation: loc(base, rel, f.Line)}
+			if base == BaseKernel {
+				if patch, line, ok := pl.removing(rel, f.Line); ok {
+					primary = sarifLocation{PhysicalLocation: loc(BaseRepo, patch, line)}
+					m := sarifMessage{fmt.Sprintf("%s:%d in the tree before the patches.", rel, f.Line)}
+					res.RelatedLocations = []sarifLocation{{ID: 1, PhysicalLocation: loc(BaseKernel, rel, f.Line), Message: &m}}
+					res.Message.Text += fmt.Sprintf(" Removed by %s.", path.Base(patch))
+				}
+			}
+			res.Locations = []sarifLocation{primary}
+			res.PartialFingerprints = fingerprints(f, base, rel, seen)
+			run.Results = append(run.Results, res)
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// fingerprints are a result's partialFingerprints: patchctl's own, which
+// survives line moves (rule, file, function and the message with its
+// numbers masked, plus the occurrence).
+func fingerprints(f Finding, base, rel string, seen map[string]int) map[string]string {
+	h := sha256.Sum256([]byte(strings.Join([]string{f.Rule, base, rel, f.Function, digits.ReplaceAllString(f.Message, "#")}, "\x00")))
+	key := hex.EncodeToString(h[:16])
+	seen[key]++
+	return map[string]string{"patchctlFinding/v1": fmt.Sprintf("%s:%d", key, seen[key])}
+}
+
+// lineHashes are files' primaryLocationLineHash values by line, read
+// once per file.
+type lineHashes map[string]map[int]string
+
+// at is the primaryLocationLineHash of a location in the repository or
+// the kernel tree, "" when its file cannot be read.
+func (lh lineHashes) at(pl *patchLines, l sarifPhysicalLocation) string {
+	var root string
+	switch l.ArtifactLocation.URIBaseID {
+	case BaseRepo:
+		root = pl.repo
+	case BaseKernel:
+		root = pl.tree
+	}
+	if root == "" {
+		return ""
+	}
+	rel, err := url.PathUnescape(l.ArtifactLocation.URI)
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if _, ok := lh[p]; !ok {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			lh[p] = nil
+		} else {
+			lh[p] = LineHashes(data)
+		}
+	}
+	return lh[p][l.Region.StartLine]
+}
+
+// LineHashes computes GitHub code scanning's primaryLocationLineHash of
+// every line of a file, as upload-sarif does when a result has none
+// (codeql-action's fingerprints.ts): a rolling hash (base 37, modulo 2^64)
+// over the next 100 characters from the start of the line, UTF-16 code
+// units of the UTF-8 text, spaces and tabs skipped, CR and CRLF read as LF,
+// an end-of-file mark (65535) and zeros after the last character; the
+// value in hex, ":" and its occurrence count so far.
+func LineHashes(data []byte) map[int]string {
+	const block = 100
+	const mod = uint64(37)
+	first := uint64(1)
+	for i := 0; i < block; i++ {
+		first *= mod
+	}
+	var window [block]uint64
+	var lineNumbers [block]int
+	for i := range lineNumbers {
+		lineNumbers[i] = -1
+	}
+	out := map[int]string{}
+	counts := map[string]int{}
+	var h uint64
+	index, lineNumber, lineStart, prevCR := 0, 0, true, false
+	emit := func() {
+		v := strconv.FormatUint(h, 16)
+		counts[v]++
+		out[lineNumbers[index]] = v + ":" + strconv.Itoa(counts[v])
+		lineNumbers[index] = -1
+	}
+	update := func(c uint64) {
+		begin := window[index]
+		window[index] = c
+		h = mod*h + c - first*begin
+		index = (index + 1) % block
+	}
+	process := func(c uint64) {
+		if c == ' ' || c == '\t' || (prevCR && c == '\n') {
+			prevCR = false
+			return
+		}
+		if c == '\r' {
+			c, prevCR = '\n', true
+		} else {
+			prevCR = false
+		}
+		if lineNumbers[index] != -1 {
+			emit()
+		}
+		if lineStart {
+			lineStart = false
+			lineNumber++
+			lineNumbers[index] = lineNumber
+		}
+		if c == '\n' {
+			lineStart = true
+		}
+		update(c)
+	}
+	for _, u := range utf16.Encode([]rune(string(data))) {
+		process(uint64(u))
+	}
+	process(65535)
+	for i := 0; i < block; i++ {
+		if lineNumbers[index] != -1 {
+			emit()
+		}
+		update(0)
+	}
+	return out
 }
 
 var (
@@ -423,14 +606,16 @@ type patchFile struct {
 
 // patchMap is one patch's hunks for one file, in new-file line numbers.
 type patchMap struct {
-	added  map[int]int // new line -> line of the patch file that adds it
-	hunks  []hunkSpan
-	remove bool // the patch deletes the file
+	added   map[int]int // new line -> line of the patch file that adds it
+	removed map[int]int // old line -> line of the patch file that removes it
+	hunks   []hunkSpan
+	remove  bool // the patch deletes the file
 }
 
 type hunkSpan struct {
 	oldStart, oldLines, newStart, newLines int
 	context                                map[int]int // new line -> old line
+	header                                 int         // the patch file's line of the @@ header
 }
 
 func newPatchLines(o SARIFOptions) *patchLines {
@@ -517,6 +702,28 @@ func (pl *patchLines) adding(file string, line int) (string, int, bool) {
 	return "", 0, false
 }
 
+// removing finds the patch line that removes line of the tree before
+// the series (the first patch that touches the file, whose old lines
+// are the pristine ones), or the hunk header of the hunk around it.
+func (pl *patchLines) removing(file string, line int) (string, int, bool) {
+	for _, p := range pl.patches {
+		m := p.files[file]
+		if m == nil {
+			continue
+		}
+		if pline, ok := m.removed[line]; ok {
+			return p.rel, pline, true
+		}
+		for _, h := range m.hunks {
+			if line >= h.oldStart && line < h.oldStart+h.oldLines {
+				return p.rel, h.header, true
+			}
+		}
+		return "", 0, false
+	}
+	return "", 0, false
+}
+
 // oldLine is the line before the patch of a new line it did not add.
 func (m *patchMap) oldLine(n int) (int, bool) {
 	shift := 0
@@ -553,17 +760,17 @@ func parseHunks(text string) map[string]*patchMap {
 				name = name[:t]
 			}
 			if name == "/dev/null" {
-				cur = &patchMap{added: map[int]int{}, remove: true}
+				cur = &patchMap{added: map[int]int{}, removed: map[int]int{}, remove: true}
 				continue
 			}
 			name = strings.TrimPrefix(name, "b/")
 			if files[name] == nil {
-				files[name] = &patchMap{added: map[int]int{}}
+				files[name] = &patchMap{added: map[int]int{}, removed: map[int]int{}}
 			}
 			cur = files[name]
 		case cur != nil && hunkHeader.MatchString(l):
 			m := hunkHeader.FindStringSubmatch(l)
-			h := hunkSpan{oldStart: atoiOr(m[1], 0), oldLines: atoiOr(m[2], 1), newStart: atoiOr(m[3], 0), newLines: atoiOr(m[4], 1), context: map[int]int{}}
+			h := hunkSpan{oldStart: atoiOr(m[1], 0), oldLines: atoiOr(m[2], 1), newStart: atoiOr(m[3], 0), newLines: atoiOr(m[4], 1), context: map[int]int{}, header: i + 1}
 			oldN, newN := h.oldStart, h.newStart
 			oldLeft, newLeft := h.oldLines, h.newLines
 			for i+1 < len(lines) && (oldLeft > 0 || newLeft > 0) {
@@ -575,6 +782,7 @@ func parseHunks(text string) map[string]*patchMap {
 					newN++
 					newLeft--
 				case strings.HasPrefix(b, "-"):
+					cur.removed[oldN] = i + 1
 					oldN++
 					oldLeft--
 				case strings.HasPrefix(b, "\\"):

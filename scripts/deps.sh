@@ -20,6 +20,8 @@ pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
       # the reports' reference validators (tests) and CI's JUnit summary:
       # xmllint, a JUnit consumer, JSON schema with its uri format
       libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987
+      # actionlint runs shellcheck on the workflow's run: scripts (make test)
+      shellcheck
       # the checks' second oracle: the core rules as Coccinelle scripts
       # (checks/coccinelle/*.cocci), spatch and make coccicheck
       coccinelle)

@@ -163,24 +163,27 @@ type Metadata struct {
 	Fragments     []string `json:"fragments"`
 	// FragmentsOn says why each fragment is on; FragmentsOff why each
 	// default fragment that is not is off.
-	FragmentsOn   map[string]string `json:"fragments_on"`
-	FragmentsOff  map[string]string `json:"fragments_off,omitempty"`
-	Compiler      string            `json:"compiler"`
-	Ccache        bool              `json:"ccache"`
-	Jobs          int               `json:"jobs"`
-	Duration      float64           `json:"duration_s"`
-	UpToDate      bool              `json:"up_to_date"` // make had nothing to do
-	Warnings      int               `json:"warnings"`
-	Errors        int               `json:"errors"`
-	Status        string            `json:"status"` // PASS or FAIL
-	Applied       []string          `json:"applied,omitempty"`
-	Verified      int               `json:"symbols_verified"`
-	CompileTested []string          `json:"compile_tested"`
-	BuildDir      string            `json:"build_dir"` // objects (DWARF) of the last variant built
-	VariantDir    string            `json:"variant_dir"`
-	SourceDir     string            `json:"source_dir"`
-	Log           string            `json:"log"`
-	Artifacts     map[string]string `json:"artifacts"`
+	FragmentsOn  map[string]string `json:"fragments_on"`
+	FragmentsOff map[string]string `json:"fragments_off,omitempty"`
+	Compiler     string            `json:"compiler"`
+	Ccache       bool              `json:"ccache"`
+	Jobs         int               `json:"jobs"`
+	Duration     float64           `json:"duration_s"`
+	// TargetDurations are the seconds each step took: config, kernel
+	// (bzImage) and compile-test (tuxmake's targets).
+	TargetDurations map[string]float64 `json:"target_durations,omitempty"`
+	UpToDate        bool               `json:"up_to_date"` // make had nothing to do
+	Warnings        int                `json:"warnings"`
+	Errors          int                `json:"errors"`
+	Status          string             `json:"status"` // PASS or FAIL
+	Applied         []string           `json:"applied,omitempty"`
+	Verified        int                `json:"symbols_verified"`
+	CompileTested   []string           `json:"compile_tested"`
+	BuildDir        string             `json:"build_dir"` // objects (DWARF) of the last variant built
+	VariantDir      string             `json:"variant_dir"`
+	SourceDir       string             `json:"source_dir"`
+	Log             string             `json:"log"`
+	Artifacts       map[string]string  `json:"artifacts"`
 	// SHA256 holds each artifact's hash as the build made it.
 	SHA256 map[string]string `json:"sha256"`
 	// State names the sources the build compiled (apply.Out.State).
@@ -470,10 +473,13 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		m.ccache = false
 	}
 	md.Ccache = m.ccache
+	md.TargetDurations = map[string]float64{}
+	step := time.Now()
 	st, err := configure(ctx, m, pristine, frags, hash, o.Fragments)
 	if err != nil {
 		return nil, err
 	}
+	md.TargetDurations["config"] = time.Since(step).Seconds()
 	md.Verified = len(st.Requested)
 
 	logf, err := os.Create(md.Log)
@@ -483,7 +489,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	defer logf.Close()
 	m.log = logf
 	o.Progress.Start(fmt.Sprintf("build %s %s", o.Kernel.Name, o.Variant))
+	step = time.Now()
 	res, err := m.make(ctx, "bzImage")
+	md.TargetDurations["kernel"] = time.Since(step).Seconds()
 	md.Warnings, md.Errors = res.warnings, res.errors
 	if err != nil {
 		return finish(md, start, err)
@@ -494,7 +502,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// what those objects need).
 	targets := compileTargets(wt.Dir, o.Apply.Result.Touched())
 	if len(targets) > 0 {
+		step = time.Now()
 		res, err := m.make(ctx, targets...)
+		md.TargetDurations["compile-test"] = time.Since(step).Seconds()
 		md.Warnings += res.warnings
 		md.Errors += res.errors
 		work += res.work

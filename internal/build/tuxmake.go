@@ -47,6 +47,9 @@ func (m *Metadata) Tuxmake() Tuxmake {
 		toolchain = g[1] + "-" + strings.SplitN(g[2], ".", 2)[0]
 	}
 	targets := []string{"config", "kernel"}
+	if len(m.CompileTested) > 0 {
+		targets = append(targets, "compile-test")
+	}
 	var fragments []string
 	for _, f := range m.Fragments {
 		fragments = append(fragments, "kconfig/"+f+".config")
@@ -71,7 +74,16 @@ func (m *Metadata) Tuxmake() Tuxmake {
 	if m.Verified == 0 {
 		configStatus = "FAIL"
 	}
-	resTargets := map[string]any{"config": map[string]any{"status": configStatus}, "kernel": map[string]any{"status": status, "duration": m.Duration}}
+	// Each target's duration as the build measured it; a build written
+	// before steps were timed has the whole build as the kernel's.
+	d := func(target string, fallback float64) float64 {
+		if v, ok := m.TargetDurations[target]; ok {
+			return v
+		}
+		return fallback
+	}
+	resTargets := map[string]any{"config": map[string]any{"status": configStatus, "duration": d("config", 0)},
+		"kernel": map[string]any{"status": status, "duration": d("kernel", m.Duration)}}
 	artifacts := map[string][]string{}
 	for name, p := range m.Artifacts {
 		target := map[string]string{"bzImage": "kernel", "config": "config", "System.map": "kernel", "vmlinux": "kernel"}[name]
@@ -86,9 +98,9 @@ func (m *Metadata) Tuxmake() Tuxmake {
 		sort.Strings(a)
 	}
 	if len(m.CompileTested) > 0 {
-		resTargets["compile-test"] = map[string]any{"status": status}
+		resTargets["compile-test"] = map[string]any{"status": status, "duration": d("compile-test", 0)}
 	}
-	t["results"] = map[string]any{"status": status, "targets": resTargets, "artifacts": artifacts,
+	t["results"] = map[string]any{"status": status, "duration": m.Duration, "targets": resTargets, "artifacts": artifacts,
 		"errors": m.Errors, "warnings": m.Warnings}
 	t["artifacts"] = map[string]any{"modules": []string{}, "dtbs": []string{}} // all built in: no modules, no device trees on x86
 	if m.KernelRelease != "" {
@@ -209,6 +221,17 @@ func osRelease() map[string]any {
 	return o
 }
 
+// firstNonEmptyLine is a --version output's first line with text (perl
+// starts with an empty line).
+func firstNonEmptyLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
 // tools are the versions of what a build runs, as their --version's
 // first line says.
 func tools() map[string]any {
@@ -218,7 +241,7 @@ func tools() map[string]any {
 		if err != nil {
 			continue
 		}
-		out[tool] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+		out[tool] = firstNonEmptyLine(string(b))
 	}
 	return out
 }

@@ -83,6 +83,10 @@ func consoleText(failLeaf, crash bool) string {
 	return b.String()
 }
 
+// fixtureVersions are the Debian versions of the fixture's kernels: a
+// stable update and a mainline release candidate.
+var fixtureVersions = map[string]string{"6.12": "6.12.117-1~deb12u1", "7.3": "7.3~rc7-1~exp1", "5.10": "5.10.223-1", "6.1": "6.1.192-3", "7.2": "7.2.13-1"}
+
 type fixtureOpts struct {
 	start          time.Time
 	failLeaf       bool
@@ -121,7 +125,7 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 	for ki, name := range o.kernels {
 		start := o.start.Add(time.Duration(ki) * time.Second)
 		patch := write(filepath.Join(root, "series", name, "0001-nvme-rdma-example.patch"), o.patchContent)
-		k := &pipeline.Kernel{Name: name, Source: "debian:linux-source-" + name + "@" + cache, Verdict: pipeline.Pass, Start: start,
+		k := &pipeline.Kernel{Name: name, Source: "debian linux-source-" + name + "=" + fixtureVersions[name] + " deb:" + cache + " tar:0", Verdict: pipeline.Pass, Start: start,
 			Patches: []string{patch}, Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Duration: 300.123456}
 		at := start
 		stage := func(n string, d float64, st string) *pipeline.Stage {

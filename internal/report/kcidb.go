@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
@@ -44,6 +47,10 @@ type kcidbCheckout struct {
 	ID            string          `json:"id"`
 	Origin        string          `json:"origin"`
 	TreeName      string          `json:"tree_name,omitempty"`
+	GitRepoURL    string          `json:"git_repository_url,omitempty"`
+	GitCommitHash string          `json:"git_commit_hash,omitempty"`
+	GitCommitName string          `json:"git_commit_name,omitempty"`
+	GitCommitTags []string        `json:"git_commit_tags,omitempty"`
 	PatchsetFiles []kcidbResource `json:"patchset_files,omitempty"`
 	PatchsetHash  string          `json:"patchset_hash"`
 	Comment       string          `json:"comment,omitempty"`
@@ -155,6 +162,12 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 		for _, v := range []string{"baseline", "patched"} {
 			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: treeName,
 				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
+			if up := Upstream(k.Source); up.URL != "" {
+				co.GitRepoURL, co.GitCommitHash = up.URL, up.Commit
+				if up.Tag != "" {
+					co.GitCommitName, co.GitCommitTags = up.Tag, []string{up.Tag}
+				}
+			}
 			co.Comment = what + ", pristine"
 			if v == "patched" {
 				co.Comment = what + " with the patches"
@@ -163,9 +176,11 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 				var names []string
 				for i, p := range k.Patches {
 					names = append(names, filepath.Base(p))
-					if u := link(k.Name, "patch", fmt.Sprint(i)); u != "" {
-						co.PatchsetFiles = append(co.PatchsetFiles, kcidbResource{Name: filepath.Base(p), URL: u})
+					u := link(k.Name, "patch", fmt.Sprint(i))
+					if u == "" {
+						u = repoFileURL(n.rel(p))
 					}
+					co.PatchsetFiles = append(co.PatchsetFiles, kcidbResource{Name: filepath.Base(p), URL: u})
 				}
 				co.Misc["patches"] = names
 				h, err := PatchsetHash(k.Patches)
@@ -312,4 +327,81 @@ func addTests(out *[]kcidbTest, kid func(...string) string, buildID, prefix, pat
 	for _, c := range t.Subtests {
 		addTests(out, kid, buildID, prefix, path+"."+pathPart(c.Name), c, log, env, times)
 	}
+}
+
+// Kernel.org's repositories: mainline (release candidates and X.Y
+// releases) and stable (X.Y.Z).
+const (
+	MainlineURL = "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git"
+	StableURL   = "https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git"
+)
+
+// UpstreamRef is where a pinned tree is in upstream git.
+type UpstreamRef struct {
+	URL, Tag, Commit string
+}
+
+var (
+	debianUpstream = regexp.MustCompile(`^(?:\d+:)?(\d+)\.(\d+)(?:\.(\d+))?(?:~rc(\d+))?$`)
+	gitKey         = regexp.MustCompile(`^git (\S+) tag:(\S*) commit:(\S*)$`)
+	commitHash     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
+
+// Upstream maps a kernel's source (tree.Kernel.Key) to its upstream
+// repository and tag: a Debian linux-source version's upstream part
+// (before the Debian revision) X.Y.Z is stable's vX.Y.Z, X.Y mainline's
+// vX.Y, X.Y~rcN mainline's vX.Y-rcN; a git source is its URL, tag and
+// commit. A version that does not map (a Debian-only suffix), a local
+// tree or a non-https/git URL gives the zero UpstreamRef.
+func Upstream(source string) UpstreamRef {
+	if m := gitKey.FindStringSubmatch(source); m != nil {
+		if !strings.HasPrefix(m[1], "https://") && !strings.HasPrefix(m[1], "git://") {
+			return UpstreamRef{}
+		}
+		r := UpstreamRef{URL: m[1], Tag: m[2]}
+		if commitHash.MatchString(m[3]) {
+			r.Commit = m[3]
+		}
+		return r
+	}
+	f := strings.Fields(source)
+	if len(f) < 2 || f[0] != "debian" {
+		return UpstreamRef{}
+	}
+	_, version, ok := strings.Cut(f[1], "=")
+	if !ok {
+		return UpstreamRef{}
+	}
+	if i := strings.LastIndex(version, "-"); i > 0 {
+		version = version[:i] // the Debian revision
+	}
+	m := debianUpstream.FindStringSubmatch(version)
+	if m == nil {
+		return UpstreamRef{}
+	}
+	switch {
+	case m[4] != "" && m[3] == "":
+		return UpstreamRef{URL: MainlineURL, Tag: "v" + m[1] + "." + m[2] + "-rc" + m[4]}
+	case m[4] != "":
+		return UpstreamRef{} // X.Y.Z~rcN: no such tag
+	case m[3] == "" || m[3] == "0":
+		return UpstreamRef{URL: MainlineURL, Tag: "v" + m[1] + "." + m[2]}
+	}
+	return UpstreamRef{URL: StableURL, Tag: "v" + m[1] + "." + m[2] + "." + m[3]}
+}
+
+// repoFileURL links a repository file when no output folder is
+// published: on GitHub Actions the file at the run's commit, else the
+// project's default branch.
+func repoFileURL(rel string) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	rel = strings.Join(parts, "/")
+	server, repo, sha := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_SHA")
+	if strings.HasPrefix(server, "https://") && repo != "" && commitHash.MatchString(sha) {
+		return server + "/" + repo + "/blob/" + sha + "/" + rel
+	}
+	return checks.InformationURI + "/blob/main/" + rel
 }

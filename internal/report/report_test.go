@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
@@ -367,7 +368,17 @@ func TestKCIDBObjects(t *testing.T) {
 		}
 		var urls []string
 		for _, c := range doc.Checkouts {
+			if strings.HasSuffix(c.ID, "-patched") && len(c.PatchsetFiles) != 1 {
+				t.Errorf("checkout %s: patchset_files %v, want the patch", c.ID, c.PatchsetFiles)
+			}
 			for _, f := range c.PatchsetFiles {
+				if base == "" {
+					// no output folder: the patch in the repository
+					if !strings.HasPrefix(f.URL, checks.InformationURI+"/blob/main/series/") {
+						t.Errorf("patchset file %s without --url-base: %s", f.Name, f.URL)
+					}
+					continue
+				}
 				urls = append(urls, f.URL)
 			}
 		}
@@ -498,5 +509,52 @@ func TestSummaryPrintsFindings(t *testing.T) {
 	}
 	if !bytes.Contains(rj, []byte(`"verdict": "PASS"`)) {
 		t.Errorf("result.json has no boot verdict PASS:\n%.400s", rj)
+	}
+}
+
+// TestUpstream: Debian versions map to the upstream tag (stable for
+// X.Y.Z, mainline for X.Y and release candidates), git sources to their
+// URL, tag and commit; what does not map gives nothing.
+func TestUpstream(t *testing.T) {
+	deb := func(v string) string { return "debian linux-source-x=" + v + " deb:0 tar:0" }
+	for _, c := range []struct {
+		source string
+		want   UpstreamRef
+	}{
+		{deb("6.12.117-1~deb12u1"), UpstreamRef{StableURL, "v6.12.117", ""}},
+		{deb("5.10.223-1"), UpstreamRef{StableURL, "v5.10.223", ""}},
+		{deb("7.3~rc7-1~exp1"), UpstreamRef{MainlineURL, "v7.3-rc7", ""}},
+		{deb("6.1-1"), UpstreamRef{MainlineURL, "v6.1", ""}},
+		{deb("6.1.0-1"), UpstreamRef{MainlineURL, "v6.1", ""}},
+		{deb("1:6.12.5-2"), UpstreamRef{StableURL, "v6.12.5", ""}},
+		{deb("6.12.5+dfsg-1"), UpstreamRef{}},
+		{deb("6.12.5~rc1-1"), UpstreamRef{}},
+		{"debian linux-source-x", UpstreamRef{}},
+		{"local abc", UpstreamRef{}},
+		{"git https://example.org/linux.git tag:v7.0 commit:0123456789abcdef0123456789abcdef01234567", UpstreamRef{"https://example.org/linux.git", "v7.0", "0123456789abcdef0123456789abcdef01234567"}},
+		{"git /home/me/linux tag:v7.0 commit:", UpstreamRef{}},
+	} {
+		if got := Upstream(c.source); got != c.want {
+			t.Errorf("Upstream(%q) = %+v, want %+v", c.source, got, c.want)
+		}
+	}
+	dir, _, _, _ := writeRun(t, fixtureOpts{kernels: []string{"6.12", "7.3"}}, Options{})
+	var doc kcidbDoc
+	data, _ := os.ReadFile(filepath.Join(dir, "kcidb.json"))
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"6.12": StableURL + " v6.12.117", "7.3": MainlineURL + " v7.3-rc7"}
+	for _, c := range doc.Checkouts {
+		k := "6.12"
+		if strings.Contains(c.ID, "7_3") || strings.Contains(c.ID, "7.3") {
+			k = "7.3"
+		}
+		if got := c.GitRepoURL + " " + strings.Join(c.GitCommitTags, ","); got != want[k] || c.GitCommitName != strings.Fields(want[k])[1] {
+			t.Errorf("checkout %s: %s (name %q), want %s", c.ID, got, c.GitCommitName, want[k])
+		}
+	}
+	if errs := reportcheck.KCIDB(t, filepath.Join(dir, "kcidb.json")); len(errs) > 0 {
+		t.Errorf("kcidb-io:\n%s", strings.Join(errs, "\n"))
 	}
 }

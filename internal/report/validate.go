@@ -33,8 +33,8 @@ func ValidateKCIDB(data []byte) []string {
 	sha256 := regexp.MustCompile(`^$|^[0-9a-f]{64}$`)
 	statuses := map[string]bool{"FAIL": true, "ERROR": true, "MISS": true, "PASS": true, "DONE": true, "SKIP": true}
 	props := map[string]map[string]string{
-		"checkouts": {"id": "id", "origin": "origin", "tree_name": "string", "git_repository_url": "uri", "git_commit_hash": "string",
-			"git_commit_name": "string", "git_repository_branch": "string", "patchset_files": "resources", "patchset_hash": "sha256",
+		"checkouts": {"id": "id", "origin": "origin", "tree_name": "string", "git_repository_url": "uri", "git_commit_hash": "commit",
+			"git_commit_name": "string", "git_commit_tags": "strings", "git_repository_branch": "string", "patchset_files": "resources", "patchset_hash": "sha256",
 			"message_id": "string", "comment": "string", "start_time": "date-time", "log_url": "uri", "log_excerpt": "string",
 			"valid": "bool", "misc": "object"},
 		"builds": {"id": "id", "checkout_id": "id", "origin": "origin", "comment": "string", "start_time": "date-time", "duration": "number",
@@ -92,7 +92,7 @@ func ValidateKCIDB(data []byte) []string {
 						bad("%s[%d].%s %q is not a date-time", kind, i, k, s)
 					}
 				case "uri":
-					if u, err := url.Parse(s); err != nil || u.Scheme == "" {
+					if u, err := url.Parse(s); err != nil || u.Scheme == "" || (k == "git_repository_url" && u.Scheme != "https" && u.Scheme != "git") {
 						bad("%s[%d].%s %q is not a URI", kind, i, k, s)
 					}
 				case "arch":
@@ -123,6 +123,20 @@ func ValidateKCIDB(data []byte) []string {
 				case "string":
 					if !isStr {
 						bad("%s[%d].%s is not a string", kind, i, k)
+					}
+				case "commit":
+					if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(s) {
+						bad("%s[%d].%s %q is not a 40-digit commit hash", kind, i, k, s)
+					}
+				case "strings":
+					list, ok := val.([]any)
+					if !ok {
+						bad("%s[%d].%s is not a list", kind, i, k)
+					}
+					for _, e := range list {
+						if _, ok := e.(string); !ok {
+							bad("%s[%d].%s has %v, not a string", kind, i, k, e)
+						}
 					}
 				}
 			}
