@@ -168,7 +168,7 @@ func firstLineOf(s string) string {
 // b4PerPatch runs the static checks on the patch in file against its
 // kernel's pristine tree, in an overlay of the folders it touches.
 func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]b4Result, []checks.Finding, error) {
-	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}})
+	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -368,7 +368,7 @@ func b4PerSeries(ctx context.Context, opts *B4CheckOptions, file string, msg []b
 	if opts.Kernel != "" {
 		to.Kernels = []string{opts.Kernel}
 	}
-	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}})
+	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}}, nil)
 	switch {
 	case err == nil && len(in.patches) > 0:
 		to.Sources = []string{file}
