@@ -70,6 +70,7 @@ type Hunk struct {
 	MissingFile  bool   `json:"missing_file,omitempty"`
 	Text         string `json:"text,omitempty"`
 	placement    placement
+	located      bool // found (forward, or reversed when Reversed)
 	fragment     *gitdiff.TextFragment
 	newPosOffset int64
 }
@@ -357,7 +358,9 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 				}
 			}
 			if fileReversed {
-				hunkReversed = true
+				// Only a hunk found (reversed) is reversed; one found
+				// nowhere is reported not found, never at line 1.
+				hunkReversed = found
 			}
 			if found && !hunkReversed && misordered(fwd, int(pl.landed()), lastFrozen) {
 				// GNU patch keeps the offset it found and fails the hunk.
@@ -368,8 +371,13 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			if !found || hunkReversed && !fileReversed {
 				fo.ok = false
 				if hunkReversed {
-					h.Landed = pl.landed()
-					h.Fuzz = pl.fuzz
+					// Where the reverse was found: the new side's lines.
+					rp := patternOf(reversed(fr))
+					h.Landed, h.Fuzz, h.located = pl.landed(), pl.fuzz, true
+					h.Offset = h.Landed - int64(rp.first)
+					if len(rp.pat) == 0 {
+						h.Landed--
+					}
 				} else {
 					h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, fwd.first-1+inOffset)
 				}
@@ -377,7 +385,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 				fo.hunks = append(fo.hunks, h)
 				continue
 			}
-			h.placement, h.Fuzz = pl, pl.fuzz
+			h.placement, h.Fuzz, h.located = pl, pl.fuzz, true
 			h.Landed = pl.landed()
 			where := int(h.Landed)
 			if len(fwd.pat) == 0 {
@@ -406,7 +414,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			fo.reversed = true
 			fo.ok = false
 			for _, h := range fo.hunks {
-				if !h.Reversed || h.Landed == 0 {
+				if !h.Reversed || !h.located {
 					fo.reversed = false // a hunk that does not apply reversed either
 				}
 			}

@@ -159,8 +159,15 @@ func checkProperty(t *testing.T, seed int64, all []*propCase) {
 				results[b] = v
 				return
 			}
+			// GNU patch -R: where the reverse of each hunk is found.
+			rev, err := runGNUBatch(part, "-R")
+			if err != nil {
+				v.disagree = append(v.disagree, err.Error())
+				results[b] = v
+				return
+			}
 			for _, c := range part {
-				kind, why := compareCase(c, gnu[c.path])
+				kind, why := compareCase(c, gnu[c.path], rev[c.path])
 				v.kinds[kind]++
 				if why != "" {
 					v.disagree = append(v.disagree, fmt.Sprintf("case %d (%s, %s): %s\n  reproduce: %s", c.n, c.source, c.drift, why, writeRepro(seed, c, gnu[c.path])))
@@ -281,7 +288,7 @@ func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 	target := append([]string(nil), lines...)
 	hunkLo, hunkHi := kept[0].at, kept[len(kept)-1].at+kept[len(kept)-1].del
 	var drift []string
-	switch r.Intn(9) {
+	switch r.Intn(12) {
 	case 0:
 		drift = append(drift, "none")
 	case 1, 2: // lines inserted above
@@ -337,6 +344,39 @@ func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 		last := kept[len(kept)-1]
 		target = applyEdits(lines, []propEdit{last})
 		drift = append(drift, "last hunk already applied")
+	case 9, 10: // already applied, moved, and a later hunk's lines edited since
+		target = append([]string(nil), edited...)
+		drift = append(drift, "already applied")
+		if k := r.Intn(30); k > 0 {
+			at := r.Intn(kept[0].at + 1)
+			ins := make([]string, k)
+			for i := range ins {
+				ins[i] = fmt.Sprintf("/* moved %d */\n", i)
+			}
+			target = append(append(append([]string(nil), target[:at]...), ins...), target[at:]...)
+			drift = append(drift, fmt.Sprintf("%d lines inserted at %d", k, at+1))
+		}
+		if len(target) > 0 && r.Intn(3) > 0 {
+			// An added line of the last edit changed: its reverse is
+			// found nowhere (or only with fuzz).
+			e := kept[len(kept)-1]
+			shift := len(target) - len(edited)
+			for _, x := range kept[:len(kept)-1] {
+				shift += len(x.ins) - x.del
+			}
+			i := min(max(e.at+shift+r.Intn(len(e.ins)+1), 0), len(target)-1)
+			target[i] = strings.TrimSuffix(target[i], "\n") + " /* edited since */\n"
+			drift = append(drift, fmt.Sprintf("line %d changed", i+1))
+		}
+	case 11: // already applied, every line of the file moved apart
+		target = nil
+		for i, l := range edited {
+			if i%7 == 3 {
+				target = append(target, "\n")
+			}
+			target = append(target, l)
+		}
+		drift = append(drift, "already applied, blank lines spread")
 	}
 	_ = hunkHi
 	c.target = target
@@ -450,7 +490,7 @@ var (
 
 // runGNUBatch applies every case's diff with one GNU patch run on a tree
 // of the cases' target files, and reads back each file's result.
-func runGNUBatch(cases []*propCase) (map[string]*gnuFile, error) {
+func runGNUBatch(cases []*propCase, extra ...string) (map[string]*gnuFile, error) {
 	dir, err := os.MkdirTemp("", "patchctl-prop-")
 	if err != nil {
 		return nil, err
@@ -467,7 +507,11 @@ func runGNUBatch(cases []*propCase) (map[string]*gnuFile, error) {
 	}
 	pf := filepath.Join(dir, "all.patch")
 	os.WriteFile(pf, []byte(all.String()), 0o644)
-	cmd := exec.Command("patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-d", dir, "-i", pf)
+	args := []string{"-p1", "--batch", "--no-backup-if-mismatch", "-d", dir, "-i", pf}
+	if len(extra) == 0 {
+		extra = []string{"--forward"}
+	}
+	cmd := exec.Command("patch", append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -516,7 +560,7 @@ func runGNUBatch(cases []*propCase) (map[string]*gnuFile, error) {
 // compareCase runs patchctl's locator on the case and compares with GNU
 // patch. kind names the outcome; why is "" when they agree (or differ
 // only as README documents).
-func compareCase(c *propCase, g *gnuFile) (kind, why string) {
+func compareCase(c *propCase, g, gr *gnuFile) (kind, why string) {
 	files, _, err := gitdiff.Parse(strings.NewReader(c.diff))
 	if err != nil || len(files) != 1 {
 		return "bad-diff", fmt.Sprintf("generated diff does not parse: %v", err)
@@ -545,6 +589,9 @@ func compareCase(c *propCase, g *gnuFile) (kind, why string) {
 		return "reversed-mismatch", fmt.Sprintf("patchctl reversed=%v, GNU patch reversed=%v\n%s", ours[0].Reversed, g.reversed, g.log)
 	}
 	if g.reversed {
+		if why := compareReversed(ours, gr); why != "" {
+			return "reversed-location-mismatch", why
+		}
 		return "reversed", ""
 	}
 	var diffs []string
@@ -621,4 +668,36 @@ func writeRepro(seed int64, c *propCase, g *gnuFile) string {
 	os.WriteFile(filepath.Join(dir, "gnu-patch.txt"), []byte(log), 0o644)
 	os.WriteFile(filepath.Join(dir, "README"), []byte(fmt.Sprintf("source %s, drift: %s\nreproduce: patch -p1 --dry-run --batch --forward -d tree -i patch.diff\n", c.source, c.drift)), 0o644)
 	return dir
+}
+
+// compareReversed checks a file patchctl finds reversed (its first hunk
+// is) against GNU patch -R on the same file: each hunk is reported
+// reversed exactly where GNU patch -R lands it (same offset and fuzz),
+// and not found where GNU patch -R fails it.
+func compareReversed(ours []Hunk, gr *gnuFile) string {
+	if gr == nil {
+		return "GNU patch -R said nothing about the file"
+	}
+	var diffs []string
+	for i, h := range ours {
+		gh, said := gr.hunks[i+1]
+		if !said {
+			gh = gnuHunkResult{ok: true}
+		}
+		found := h.Reversed && h.located
+		if found != gh.ok {
+			diffs = append(diffs, fmt.Sprintf("hunk %d: patchctl reversed=%v landed %d fuzz %d, GNU patch -R %+v", i+1, h.Reversed, h.Landed, h.Fuzz, gh))
+			continue
+		}
+		if !found {
+			continue
+		}
+		if h.Offset != int64(gh.offset) || h.Fuzz != gh.fuzz {
+			diffs = append(diffs, fmt.Sprintf("hunk %d: patchctl reversed at %d offset %d fuzz %d, GNU patch -R offset %d fuzz %d", i+1, h.Landed, h.Offset, h.Fuzz, gh.offset, gh.fuzz))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return strings.Join(diffs, "; ") + "\n" + gr.log
 }
