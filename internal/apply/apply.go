@@ -86,6 +86,9 @@ type Result struct {
 	Match       bool             `json:"match"`
 	Hunks       []Hunk           `json:"hunks"`
 	Upstream    *UpstreamMatch   `json:"upstream,omitempty"`
+	// Strip is the -pN a plain diff's names were read with (nil: a git
+	// diff, -p1).
+	Strip *int `json:"strip,omitempty"`
 	Patch       *mailpatch.Patch `json:"-"`
 	// Regenerated is the patch for this kernel (patches that apply).
 	Regenerated *mailpatch.Patch `json:"-"`
@@ -162,9 +165,20 @@ func Series(tree Tree, entries []series.Entry, patches []*mailpatch.Patch) (*Ser
 	o := &overlay{tree: tree, files: map[string][]byte{}, original: map[string][]byte{}, present: map[string]bool{}, modes: map[string]os.FileMode{}}
 	res := &SeriesResult{}
 	for i, e := range entries {
+		strip := NoStrip
+		if e.Strip != nil {
+			strip = *e.Strip
+		}
+		used, err := resolveNames(o, patches[i], strip)
+		if err != nil {
+			return nil, fmt.Errorf("applying %s: %w", e.Source, err)
+		}
 		r, err := applyPatch(o, patches[i])
 		if err != nil {
 			return nil, fmt.Errorf("applying %s: %w", e.Source, err)
+		}
+		if used >= 0 {
+			r.Strip = &used
 		}
 		r.Entry, r.Source, r.Expected, r.Reason = e, e.Source, e.Expect, e.Reason
 		r.Match = r.Disposition == e.Expect
