@@ -77,19 +77,19 @@ type Hunk struct {
 
 // Result is what happened to one patch.
 type Result struct {
-	Entry       series.Entry     `json:"-"`
-	Source      string           `json:"source"`
-	Subject     string           `json:"subject"`
-	Disposition string           `json:"disposition"`
-	Expected    string           `json:"expected"`
-	Reason      string           `json:"reason,omitempty"`
-	Match       bool             `json:"match"`
-	Hunks       []Hunk           `json:"hunks"`
-	Upstream    *UpstreamMatch   `json:"upstream,omitempty"`
+	Entry       series.Entry   `json:"-"`
+	Source      string         `json:"source"`
+	Subject     string         `json:"subject"`
+	Disposition string         `json:"disposition"`
+	Expected    string         `json:"expected"`
+	Reason      string         `json:"reason,omitempty"`
+	Match       bool           `json:"match"`
+	Hunks       []Hunk         `json:"hunks"`
+	Upstream    *UpstreamMatch `json:"upstream,omitempty"`
 	// Strip is the -pN a plain diff's names were read with (nil: a git
 	// diff, -p1).
-	Strip *int `json:"strip,omitempty"`
-	Patch       *mailpatch.Patch `json:"-"`
+	Strip *int             `json:"strip,omitempty"`
+	Patch *mailpatch.Patch `json:"-"`
 	// Regenerated is the patch for this kernel (patches that apply).
 	Regenerated *mailpatch.Patch `json:"-"`
 }
