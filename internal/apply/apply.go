@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,15 @@ func (d DirTree) ReadFile(p string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(p)))
 }
 
+// Mode is a file's permission bits.
+func (d DirTree) Mode(p string) (os.FileMode, error) {
+	st, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(p)))
+	if err != nil {
+		return 0, err
+	}
+	return st.Mode().Perm(), nil
+}
+
 func (d DirTree) ReadDir(dir string) ([]string, error) {
 	ents, err := os.ReadDir(filepath.Join(string(d), filepath.FromSlash(dir)))
 	if err != nil {
@@ -64,10 +74,13 @@ type Hunk struct {
 	// detected!"); Landed and Fuzz then say where and how.
 	Reversed bool `json:"reversed"`
 	// For a hunk that did not apply: the closest place in the file.
-	Nearest      int    `json:"nearest,omitempty"`
-	NearMatched  int    `json:"near_matched,omitempty"`
-	NearTotal    int    `json:"near_total,omitempty"`
-	MissingFile  bool   `json:"missing_file,omitempty"`
+	Nearest     int  `json:"nearest,omitempty"`
+	NearMatched int  `json:"near_matched,omitempty"`
+	NearTotal   int  `json:"near_total,omitempty"`
+	MissingFile bool `json:"missing_file,omitempty"`
+	// Why says, in words, why a hunk (or a file) did not apply when no
+	// line can be named (a rename onto an existing file).
+	Why          string `json:"why,omitempty"`
 	Text         string `json:"text,omitempty"`
 	placement    placement
 	located      bool // found (forward, or reversed when Reversed)
@@ -138,6 +151,26 @@ func (o *overlay) read(p string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
+// mode is the permission bits of p now: as a patch set them, else the
+// tree's (when the tree knows modes), else 0644.
+func (o *overlay) mode(p string) (os.FileMode, error) {
+	if m, ok := o.modes[p]; ok {
+		return m, nil
+	}
+	if mt, ok := o.tree.(interface {
+		Mode(string) (os.FileMode, error)
+	}); ok {
+		m, err := mt.Mode(p)
+		if err == nil {
+			return m, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+	}
+	return 0o644, nil
+}
+
 func (o *overlay) write(p string, content []byte, exists bool, mode os.FileMode) error {
 	if _, ok := o.original[p]; !ok {
 		b, present, err := o.read(p)
@@ -206,6 +239,9 @@ type fileOutcome struct {
 	// the patch already).
 	reversed bool
 	before   []byte // content before this patch
+	// renamedFrom is the old name of a file the patch renames: removed
+	// when the patch applies.
+	renamedFrom string
 }
 
 func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
@@ -229,13 +265,31 @@ func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
 			return nil, err
 		}
 		r.Regenerated = regen
+		modes := make([]os.FileMode, len(fwd))
 		for i, fo := range fwd {
+			// The mode git apply gives: the patch's new mode, else the
+			// mode of the file it comes from before the patch (a
+			// rename or copy keeps its source's), else a new file's
+			// 0644.
 			mode := os.FileMode(0)
 			if f := p.Files[i]; f.NewMode != 0 {
 				mode = f.NewMode.Perm()
+			} else if fo.exists {
+				if mode, err = o.mode(firstNonEmpty(f.OldName, fo.path)); err != nil {
+					return nil, err
+				}
 			}
-			if err := o.write(fo.path, fo.content, fo.exists, mode); err != nil {
+			modes[i] = mode
+		}
+		for i, fo := range fwd {
+			if err := o.write(fo.path, fo.content, fo.exists, modes[i]); err != nil {
 				return nil, err
+			}
+			if fo.renamedFrom != "" {
+				// git apply: the old name is gone.
+				if err := o.write(fo.renamedFrom, nil, false, 0); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return r, nil
@@ -312,9 +366,34 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			src, dst, isNew, isDel = f.NewName, f.OldName, f.IsDelete, f.IsNew
 		}
 		fo := fileOutcome{path: firstNonEmpty(dst, src)}
+		renamedAlready, samePlain := false, false
 		content, exists, err := o.read(firstNonEmpty(src, dst))
 		if err != nil {
 			return nil, err
+		}
+		if (f.IsRename || f.IsCopy) && src != "" && dst != "" && src != dst {
+			if f.IsRename {
+				fo.renamedFrom = src
+			}
+			dstContent, there, err := o.read(dst)
+			if err != nil {
+				return nil, err
+			}
+			if there && exists && f.IsRename {
+				// git apply: "already exists in working directory".
+				fo.hunks = append(fo.hunks, Hunk{File: dst, Index: 1, Why: fmt.Sprintf("%s to %s, which already exists", map[bool]string{true: "renamed", false: "copied"}[f.IsRename], dst)})
+				out = append(out, fo)
+				continue
+			}
+			if there && (!exists || f.IsCopy) {
+				// Renamed or copied already (the new name is there, for
+				// a rename the old one gone): its hunks are looked for,
+				// reversed, there; with none, a copy is there when it
+				// is the same bytes as its source (or that is gone, or
+				// the patch changes it too).
+				samePlain = f.IsRename || !exists || bytes.Equal(content, dstContent) || changesFile(files, src)
+				content, exists, renamedAlready = dstContent, true, true
+			}
 		}
 		fo.before = content
 		frags := f.TextFragments
@@ -433,6 +512,23 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 				}
 			}
 		}
+		if renamedAlready {
+			// Previously applied when every hunk is (or there is none);
+			// else half there: the new name without the change.
+			fo.reversed = fo.reversed || len(frags) == 0 && samePlain
+			fo.ok = false
+		}
+		if len(frags) == 0 && !reverse && !renamedAlready && f.NewMode != 0 && f.OldMode != 0 && f.NewMode != f.OldMode {
+			// A mode change alone: previously applied when the file
+			// has the new mode (git apply -R takes it then).
+			m, err := o.mode(firstNonEmpty(src, dst))
+			if err != nil {
+				return nil, err
+			}
+			if m&0o100 == f.NewMode&0o100 {
+				fo.reversed, fo.ok = true, false
+			}
+		}
 		if !fo.ok {
 			out = append(out, fo)
 			continue
@@ -548,4 +644,14 @@ func (s *SeriesResult) Touched() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// changesFile says whether files change the content of name (a hunk).
+func changesFile(files []*gitdiff.File, name string) bool {
+	for _, f := range files {
+		if f.OldName == name && len(f.TextFragments) > 0 {
+			return true
+		}
+	}
+	return false
 }
