@@ -366,7 +366,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			src, dst, isNew, isDel = f.NewName, f.OldName, f.IsDelete, f.IsNew
 		}
 		fo := fileOutcome{path: firstNonEmpty(dst, src)}
-		renamedAlready, samePlain := false, false
+		renamedAlready, samePlain, startReversed := false, false, false
 		content, exists, err := o.read(firstNonEmpty(src, dst))
 		if err != nil {
 			return nil, err
@@ -405,11 +405,18 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		}
 		name := firstNonEmpty(dst, src)
 		switch {
-		case isNew && exists, !isNew && !exists:
-			// A file created that is there, or changed that is not: the
-			// reverse is the check (the file holds exactly what the
-			// patch creates; a deleted file is gone).
-			prev := isNew && exists && reversedWhole(content, frags) || isDel && !exists
+		case isNew && exists && len(content) == 0:
+			// GNU patch creates onto an empty file.
+		case isNew && exists:
+			// A file created that is there: GNU patch ("which already
+			// exists! Assuming -R") looks for what the patch creates,
+			// reversed, anywhere in it: found, previously applied (the
+			// file may have grown since); else a conflict.
+			startReversed = true
+		case !isNew && !exists:
+			// A file changed or deleted that is not there: a deleted
+			// file is gone (previously applied), a changed one missing.
+			prev := isDel
 			for i, fr := range frags {
 				fo.hunks = append(fo.hunks, Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Reversed: prev, Text: fr.String()})
 			}
@@ -420,7 +427,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		lines := splitLines(content)
 		fo.ok = true
 		inOffset, lastFrozen := 0, 0
-		fileReversed := false
+		fileReversed := startReversed
 		var placed []placedHunk
 		var newShift int64
 		for i, fr := range frags {
@@ -547,19 +554,6 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		out = append(out, fo)
 	}
 	return out, nil
-}
-
-// reversedWhole reports whether content is exactly what frags create.
-func reversedWhole(content []byte, frags []*gitdiff.TextFragment) bool {
-	var want []string
-	for _, fr := range frags {
-		for _, l := range fr.Lines {
-			if l.New() {
-				want = append(want, l.Line)
-			}
-		}
-	}
-	return strings.Join(want, "") == string(content)
 }
 
 // placedHunk is a located hunk without the context fuzz dropped: its
