@@ -78,6 +78,14 @@ type Hunk struct {
 	NearMatched int  `json:"near_matched,omitempty"`
 	NearTotal   int  `json:"near_total,omitempty"`
 	MissingFile bool `json:"missing_file,omitempty"`
+	// For a hunk that did not apply: the fuzz tried up to, the first
+	// line of the nearest place that differs (as the hunk has it and as
+	// the file has it), and where its reverse matches exactly, if
+	// anywhere (part of the patch is already there).
+	FuzzTried  int    `json:"fuzz_tried,omitempty"`
+	NearWant   string `json:"near_want,omitempty"`
+	NearHave   string `json:"near_have,omitempty"`
+	ReversedAt int    `json:"reversed_at,omitempty"`
 	// Why says, in words, why a hunk (or a file) did not apply when no
 	// line can be named (a rename onto an existing file).
 	Why          string `json:"why,omitempty"`
@@ -480,6 +488,16 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 					}
 				} else {
 					h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, fwd.first-1+inOffset)
+					h.FuzzTried = fwd.maxFuzzFor(maxFuzz)
+					h.NearWant, h.NearHave = nearDiffer(lines, fr, h.Nearest)
+					if !fileReversed && !reverse {
+						// GNU patch -R -F0 anywhere: part of it already there?
+						if rp := patternOf(reversed(fr)); len(rp.pat) > 0 {
+							if at, ok := locate(lines, rp, 0, 0, 0); ok {
+								h.ReversedAt = int(at.landed())
+							}
+						}
+					}
 				}
 				h.Text = fr.String()
 				fo.hunks = append(fo.hunks, h)
