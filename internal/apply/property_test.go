@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
 )
 
@@ -166,13 +167,33 @@ func checkProperty(t *testing.T, seed int64, all []*propCase) {
 				results[b] = v
 				return
 			}
+			regen := map[*propCase]string{}
 			for _, c := range part {
 				kind, why := compareCase(c, gnu[c.path], rev[c.path])
 				v.kinds[kind]++
 				if why != "" {
 					v.disagree = append(v.disagree, fmt.Sprintf("case %d (%s, %s): %s\n  reproduce: %s", c.n, c.source, c.drift, why, writeRepro(seed, c, gnu[c.path])))
 				}
+				if strings.HasPrefix(kind, "applies") {
+					d, err := regenDiff(c)
+					if err != nil {
+						v.disagree = append(v.disagree, fmt.Sprintf("case %d: regenerating: %v", c.n, err))
+					}
+					regen[c] = d
+				}
 			}
+			// refresh's property: every regenerated patch passes git
+			// apply --check on the file it was made for.
+			bad, err := runGitCheck(regen)
+			if err != nil {
+				v.disagree = append(v.disagree, err.Error())
+			}
+			for _, c := range bad {
+				dir := writeRepro(seed, c, gnu[c.path])
+				os.WriteFile(filepath.Join(dir, "regenerated.patch"), []byte(regen[c]), 0o644)
+				v.disagree = append(v.disagree, fmt.Sprintf("case %d (%s, %s): git apply --check refuses the regenerated patch (reproduce: cd %s/tree && git apply --check ../regenerated.patch):\n%s", c.n, c.source, c.drift, dir, regen[c]))
+			}
+			v.kinds["regenerated, git apply --check ok"] += len(regen) - len(bad)
 			results[b] = v
 		}(b)
 	}
@@ -700,4 +721,77 @@ func compareReversed(ours []Hunk, gr *gnuFile) string {
 		return ""
 	}
 	return strings.Join(diffs, "; ") + "\n" + gr.log
+}
+
+// regenDiff is the patch refresh writes for a case that applies.
+func regenDiff(c *propCase) (string, error) {
+	files, _, err := gitdiff.Parse(strings.NewReader(c.diff))
+	if err != nil {
+		return "", err
+	}
+	o := &overlay{tree: memTree{c.path: strings.Join(c.target, "")}, files: map[string][]byte{}, original: map[string][]byte{}, present: map[string]bool{}, modes: map[string]os.FileMode{}}
+	fos, err := tryPatch(o, files, false, MaxFuzz)
+	if err != nil {
+		return "", err
+	}
+	q, err := regenerate(&mailpatch.Patch{Files: files}, fos)
+	if err != nil {
+		return "", err
+	}
+	return q.Diff, nil
+}
+
+var gitApplyFailed = regexp.MustCompile(`(?m)^error: (?:patch failed: )?(\S+?)(?::\d+)?(?:: patch does not apply)?$`)
+
+// runGitCheck runs git apply --check on each regenerated patch against
+// its case's target and returns the cases it refuses.
+func runGitCheck(regen map[*propCase]string) ([]*propCase, error) {
+	if len(regen) == 0 {
+		return nil, nil
+	}
+	dir, err := os.MkdirTemp("", "patchctl-regen-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var all strings.Builder
+	byPath := map[string]*propCase{}
+	for c, d := range regen {
+		p := filepath.Join(dir, c.path)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(strings.Join(c.target, "")), 0o644); err != nil {
+			return nil, err
+		}
+		all.WriteString(d)
+		byPath[c.path] = c
+	}
+	pf := filepath.Join(dir, "regen.patch")
+	os.WriteFile(pf, []byte(all.String()), 0o644)
+	cmd := exec.Command("git", "apply", "--check", "--unidiff-zero=false", pf)
+	cmd.Args = []string{"git", "apply", "--check", pf}
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil, nil
+	}
+	seen := map[*propCase]bool{}
+	var bad []*propCase
+	for _, m := range gitApplyFailed.FindAllStringSubmatch(string(out), -1) {
+		if c := byPath[m[1]]; c != nil && !seen[c] {
+			seen[c] = true
+			bad = append(bad, c)
+		}
+	}
+	if len(bad) == 0 {
+		return nil, fmt.Errorf("git apply --check failed and named no case: %s", clipOut(out))
+	}
+	return bad, nil
+}
+
+func clipOut(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "..."
+	}
+	return string(b)
 }
