@@ -122,6 +122,8 @@ func printApply(w io.Writer, rep applyReport, manifest, root string) {
 			fmt.Fprintln(tw, "  \tFILE\tHUNK\tSTATED\tLANDED\tOFFSET\tFUZZ\t\t")
 			for _, h := range r.Hunks {
 				switch {
+				case h.Applied && h.ReversedAt > 0:
+					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t  its reverse matches at %d: check it is not applied twice\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz, h.ReversedAt)
 				case h.Applied:
 					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz)
 				case h.Reversed && h.Landed > 0:

@@ -453,14 +453,31 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 				if fileReversed || reverse {
 					continue
 				}
+				if i > 0 {
+					continue // GNU patch tries only a file's first hunk reversed
+				}
 				if rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz); ok {
+					// GNU patch: the file is reversed from here on.
 					hunkReversed = true
-					if i == 0 {
-						// GNU patch: the file is reversed from here on.
-						fileReversed, fwd, rev = true, rev, fwd
-						pl, found = rpl, true
-					} else {
-						pl = rpl
+					fileReversed, fwd, rev = true, rev, fwd
+					pl, found = rpl, true
+					break
+				}
+			}
+			if i > 0 && !fileReversed && !reverse {
+				// A later hunk: GNU patch lands it forward wherever it
+				// can (even with fuzz where its reverse matches: the
+				// report says so), else fails it; the report says
+				// whether its reverse is there (previously applied).
+				for fuzz := 0; fuzz <= rev.maxFuzzFor(maxFuzz); fuzz++ {
+					rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz)
+					if !ok {
+						continue
+					}
+					if !found {
+						hunkReversed, pl = true, rpl
+					} else if fuzz == 0 && pl.fuzz > 0 {
+						h.ReversedAt = int(rpl.landed())
 					}
 					break
 				}

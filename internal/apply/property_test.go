@@ -594,14 +594,14 @@ func compareCase(c *propCase, g, gr *gnuFile) (kind, why string) {
 	fo := fos[0]
 	frags := files[0].TextFragments
 	ours := fo.hunks
-	// The one deliberate difference: a later hunk (not the file's first)
-	// that applies reversed is reported previously applied; GNU patch
-	// does not look and lands it with fuzz, or fails it.
+	// A later hunk (not the file's first) that does not apply forward
+	// and applies reversed is reported previously applied; GNU patch
+	// fails it (it does not look). One that GNU patch lands is landed.
 	laterReversed := false
 	for i, h := range ours {
 		if i > 0 && h.Reversed && !ours[0].Reversed {
 			if gh, said := g.hunks[i+1]; !said || gh.ok {
-				return "later-hunk-reversed, GNU patch lands it (deliberate)", ""
+				return "later-hunk-reversed-mismatch", fmt.Sprintf("hunk %d: patchctl fails it (reversed at %d), GNU patch lands it\n%s", i+1, h.Landed, g.log)
 			}
 			laterReversed = true
 		}
