@@ -129,6 +129,11 @@ func TestApplyPropertyGNUSynthetic(t *testing.T) {
 		for j := range lines {
 			lines[j] = alphabet[r.Intn(k)]
 		}
+		if r.Intn(4) == 0 {
+			// A file whose last line has no newline: EOF hunks carry
+			// "\ No newline at end of file".
+			lines[n-1] = strings.TrimSuffix(lines[n-1], "\n") + "/* end */"
+		}
 		all = append(all, genCase(r, i, fmt.Sprintf("synthetic%d.c", i), lines))
 	}
 	checkProperty(t, seed, all)
@@ -171,6 +176,9 @@ func checkProperty(t *testing.T, seed int64, all []*propCase) {
 			for _, c := range part {
 				kind, why := compareCase(c, gnu[c.path], rev[c.path])
 				v.kinds[kind]++
+				if strings.Contains(c.diff, "\n\\ No newline at end of file") {
+					v.kinds["(of which hunks at an end of file without newline)"]++
+				}
 				if why != "" {
 					v.disagree = append(v.disagree, fmt.Sprintf("case %d (%s, %s): %s\n  reproduce: %s", c.n, c.source, c.drift, why, writeRepro(seed, c, gnu[c.path])))
 				}
@@ -250,6 +258,7 @@ func propFiles(t *testing.T, root string) []string {
 func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 	c := &propCase{n: n, source: src, orig: lines, path: fmt.Sprintf("case%05d/%s", n, filepath.Base(src))}
 	L := len(lines)
+	noEOL := L > 0 && !strings.HasSuffix(lines[L-1], "\n")
 	// Where the edits go: anywhere, or at the start or end of the file.
 	var edits []propEdit
 	nEdits := 1 + r.Intn(3)
@@ -275,19 +284,27 @@ func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 		if e.del == 0 || r.Intn(3) > 0 {
 			for j := 1 + r.Intn(3); j > 0; j-- {
 				if r.Intn(3) == 0 && L > 0 {
-					e.ins = append(e.ins, lines[r.Intn(L)]) // a real line: ambiguity
+					e.ins = append(e.ins, strings.TrimSuffix(lines[r.Intn(L)], "\n")+"\n") // a real line: ambiguity
 				} else {
 					e.ins = append(e.ins, fmt.Sprintf("\tpatchctl_prop(%d, %d);\n", n, j))
 				}
 			}
 		}
-		if place == 1 && k == nEdits-1 && r.Intn(2) == 0 {
+		if place == 1 && k == nEdits-1 && r.Intn(2) == 0 && !noEOL {
 			e.at, e.del = L, 0 // append at the very end
 			if len(e.ins) == 0 {
 				e.ins = []string{"/* appended */\n"}
 			}
 		}
 		e.del = min(e.del, L-min(e.at, L))
+		if noEOL && e.at+e.del >= L-1 {
+			// The last line (no newline) stays: edits end before it, so
+			// hunks carry it as context with "\ No newline at end of file".
+			e.at, e.del = max(min(e.at, L-2), 0), 0
+			if len(e.ins) == 0 {
+				e.ins = []string{"/* before the end */\n"}
+			}
+		}
 		edits = append(edits, e)
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
@@ -444,12 +461,12 @@ func unifiedDiff(path string, old, new []string, edits []propEdit) string {
 		i := lo
 		for _, e := range g.edits {
 			for ; i < e.at; i++ {
-				body.WriteString(" " + old[i])
+				body.WriteString(diffLine(" ", old[i]))
 				oldN++
 				newN++
 			}
 			for k := 0; k < e.del; k++ {
-				body.WriteString("-" + old[i])
+				body.WriteString(diffLine("-", old[i]))
 				i++
 				oldN++
 			}
@@ -459,7 +476,7 @@ func unifiedDiff(path string, old, new []string, edits []propEdit) string {
 			}
 		}
 		for ; i < hi; i++ {
-			body.WriteString(" " + old[i])
+			body.WriteString(diffLine(" ", old[i]))
 			oldN++
 			newN++
 		}
@@ -478,6 +495,15 @@ func unifiedDiff(path string, old, new []string, edits []propEdit) string {
 	}
 	_ = new
 	return b.String()
+}
+
+// diffLine writes one diff line; a line without its newline (the end of
+// a file that lacks one) gets diff's marker.
+func diffLine(op, l string) string {
+	if strings.HasSuffix(l, "\n") {
+		return op + l
+	}
+	return op + l + "\n\\ No newline at end of file\n"
 }
 
 func rangeOf(start, n int) string {
