@@ -61,6 +61,8 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzKernelName$$' -fuzztime 20s ./internal/tree
 	PATCHCTL_GEN_SEED=random PATCHCTL_GEN_CASES=600 $(GO) test -count=1 -v -run '^TestImportDifferentialGit$$|^TestReadThreadGeneratedLikeImport$$' ./internal/mailpatch
 	PATCHCTL_PROP_SEED=random PATCHCTL_PROP_CASES=20000 $(GO) test -count=1 -run '^TestApplyPropertyGNU' ./internal/apply
+	PATCHCTL_PROP_SEED=random PATCHCTL_PROP_CASES=3000 $(GO) test -count=1 -run '^TestPlainDiffsGNU$$|^TestNewFileExistsGNU$$' ./internal/apply
+	PATCHCTL_PROP_SEED=random PATCHCTL_PROP_CASES=500 $(GO) test -count=1 -run '^TestRenameCopyModeGitApply$$' ./internal/apply
 
 # Figures (Go benchmarks): apply+refresh, tree prepare warm/cold, whole-tree
 # check, builds no-op/patched-after-baseline, boot per transport, run warm

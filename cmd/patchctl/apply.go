@@ -122,6 +122,8 @@ func printApply(w io.Writer, rep applyReport, manifest, root string) {
 			fmt.Fprintln(tw, "  \tFILE\tHUNK\tSTATED\tLANDED\tOFFSET\tFUZZ\t\t")
 			for _, h := range r.Hunks {
 				switch {
+				case h.Applied && h.ReversedAt > 0:
+					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t  its reverse matches at %d: check it is not applied twice\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz, h.ReversedAt)
 				case h.Applied:
 					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t%d\t%+d\t%d\t\t\n", h.File, h.Index, h.Stated, h.Landed, h.Offset, h.Fuzz)
 				case h.Reversed && h.Landed > 0:
@@ -133,17 +135,16 @@ func printApply(w io.Writer, rep applyReport, manifest, root string) {
 					if h.MissingFile {
 						near = "file missing"
 					}
+					if h.Why != "" {
+						near = h.Why
+					}
 					fmt.Fprintf(tw, "  \t%s\t%d\t%d\t-\t-\t-\t\t  FAILED, %s\n", h.File, h.Index, h.Stated, near)
 				}
 			}
 			tw.Flush()
 		}
-		if u := r.Upstream; u != nil && r.Disposition == series.AlreadyUpstream {
-			var where []string
-			for _, f := range u.Files {
-				where = append(where, fmt.Sprintf("%s: %d (from line %d)", f.Path, f.Lines, f.First))
-			}
-			fmt.Fprintf(w, "  %d of %d added lines are in the tree: %s\n", u.Found, u.Total, strings.Join(where, ", "))
+		for _, l := range r.Explain() {
+			fmt.Fprintf(w, "  %s\n", l)
 		}
 		if u := r.Upstream; u != nil && (r.Disposition == series.AlreadyUpstream || r.Disposition == series.Conflict) {
 			printNames(w, u)

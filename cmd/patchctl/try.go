@@ -46,6 +46,8 @@ type TryOptions struct {
 	NoCcache     bool
 	Fragments    []string
 	KernelFrom   string
+	// Strip is -pN for plain diffs (-1: found from the tree).
+	Strip int
 	// HTTP fetches --lore threads (tests point it at their server).
 	HTTP *http.Client
 }
@@ -116,6 +118,7 @@ harness could not run.`,
 	f.BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	f.StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments to build with instead of the defaults (e.g. base,rdma-loopback,debug: KASAN, lockdep, KFENCE, UBSAN); the debug kernel is an image of its own")
 	f.StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
+	f.IntVarP(&opts.Strip, "strip", "p", -1, "plain diffs (no \"diff --git\" line): strip N leading components of their file names, as patch -pN (default: found from the tree)")
 	return cmd
 }
 
@@ -400,7 +403,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 					b.InlineDataSize = m.Boot.InlineDataSize
 				}
 				o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.patches, Sources: in.sources,
-					Allow: opts.Allow, Dir: dir, Boot: b})
+					Allow: opts.Allow, Dir: dir, Boot: b, Strip: opts.strip()})
 				if err != nil {
 					return nil, err
 				}
@@ -605,7 +608,7 @@ func recordTry(ctx context.Context, opts *TryOptions, root string, lock *tree.Lo
 		}
 		base := len(entries)
 		for i, s := range sources {
-			entries = append(entries, series.Entry{Source: s, Expect: series.Applies, Trailers: trailers[i]})
+			entries = append(entries, series.Entry{Source: s, Expect: series.Applies, Trailers: trailers[i], Strip: opts.strip()})
 			ps = append(ps, patches[i])
 		}
 		sr, err := apply.Series(apply.DirTree(pristine), entries, ps)
@@ -653,4 +656,13 @@ func trailersOf(msg string) []string {
 		out = append([]string{l}, out...)
 	}
 	return out
+}
+
+// strip is --strip as the apply stage takes it (nil: found).
+func (o *TryOptions) strip() *int {
+	if o.Strip < 0 {
+		return nil
+	}
+	n := o.Strip
+	return &n
 }

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,15 @@ func (d DirTree) ReadFile(p string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(p)))
 }
 
+// Mode is a file's permission bits.
+func (d DirTree) Mode(p string) (os.FileMode, error) {
+	st, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(p)))
+	if err != nil {
+		return 0, err
+	}
+	return st.Mode().Perm(), nil
+}
+
 func (d DirTree) ReadDir(dir string) ([]string, error) {
 	ents, err := os.ReadDir(filepath.Join(string(d), filepath.FromSlash(dir)))
 	if err != nil {
@@ -64,28 +74,43 @@ type Hunk struct {
 	// detected!"); Landed and Fuzz then say where and how.
 	Reversed bool `json:"reversed"`
 	// For a hunk that did not apply: the closest place in the file.
-	Nearest      int    `json:"nearest,omitempty"`
-	NearMatched  int    `json:"near_matched,omitempty"`
-	NearTotal    int    `json:"near_total,omitempty"`
-	MissingFile  bool   `json:"missing_file,omitempty"`
+	Nearest     int  `json:"nearest,omitempty"`
+	NearMatched int  `json:"near_matched,omitempty"`
+	NearTotal   int  `json:"near_total,omitempty"`
+	MissingFile bool `json:"missing_file,omitempty"`
+	// For a hunk that did not apply: the fuzz tried up to, the first
+	// line of the nearest place that differs (as the hunk has it and as
+	// the file has it), and where its reverse matches exactly, if
+	// anywhere (part of the patch is already there).
+	FuzzTried  int    `json:"fuzz_tried,omitempty"`
+	NearWant   string `json:"near_want,omitempty"`
+	NearHave   string `json:"near_have,omitempty"`
+	ReversedAt int    `json:"reversed_at,omitempty"`
+	// Why says, in words, why a hunk (or a file) did not apply when no
+	// line can be named (a rename onto an existing file).
+	Why          string `json:"why,omitempty"`
 	Text         string `json:"text,omitempty"`
 	placement    placement
+	located      bool // found (forward, or reversed when Reversed)
 	fragment     *gitdiff.TextFragment
 	newPosOffset int64
 }
 
 // Result is what happened to one patch.
 type Result struct {
-	Entry       series.Entry     `json:"-"`
-	Source      string           `json:"source"`
-	Subject     string           `json:"subject"`
-	Disposition string           `json:"disposition"`
-	Expected    string           `json:"expected"`
-	Reason      string           `json:"reason,omitempty"`
-	Match       bool             `json:"match"`
-	Hunks       []Hunk           `json:"hunks"`
-	Upstream    *UpstreamMatch   `json:"upstream,omitempty"`
-	Patch       *mailpatch.Patch `json:"-"`
+	Entry       series.Entry   `json:"-"`
+	Source      string         `json:"source"`
+	Subject     string         `json:"subject"`
+	Disposition string         `json:"disposition"`
+	Expected    string         `json:"expected"`
+	Reason      string         `json:"reason,omitempty"`
+	Match       bool           `json:"match"`
+	Hunks       []Hunk         `json:"hunks"`
+	Upstream    *UpstreamMatch `json:"upstream,omitempty"`
+	// Strip is the -pN a plain diff's names were read with (nil: a git
+	// diff, -p1).
+	Strip *int             `json:"strip,omitempty"`
+	Patch *mailpatch.Patch `json:"-"`
 	// Regenerated is the patch for this kernel (patches that apply).
 	Regenerated *mailpatch.Patch `json:"-"`
 }
@@ -134,6 +159,26 @@ func (o *overlay) read(p string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
+// mode is the permission bits of p now: as a patch set them, else the
+// tree's (when the tree knows modes), else 0644.
+func (o *overlay) mode(p string) (os.FileMode, error) {
+	if m, ok := o.modes[p]; ok {
+		return m, nil
+	}
+	if mt, ok := o.tree.(interface {
+		Mode(string) (os.FileMode, error)
+	}); ok {
+		m, err := mt.Mode(p)
+		if err == nil {
+			return m, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+	}
+	return 0o644, nil
+}
+
 func (o *overlay) write(p string, content []byte, exists bool, mode os.FileMode) error {
 	if _, ok := o.original[p]; !ok {
 		b, present, err := o.read(p)
@@ -161,9 +206,20 @@ func Series(tree Tree, entries []series.Entry, patches []*mailpatch.Patch) (*Ser
 	o := &overlay{tree: tree, files: map[string][]byte{}, original: map[string][]byte{}, present: map[string]bool{}, modes: map[string]os.FileMode{}}
 	res := &SeriesResult{}
 	for i, e := range entries {
+		strip := NoStrip
+		if e.Strip != nil {
+			strip = *e.Strip
+		}
+		used, err := resolveNames(o, patches[i], strip)
+		if err != nil {
+			return nil, fmt.Errorf("applying %s: %w", e.Source, err)
+		}
 		r, err := applyPatch(o, patches[i])
 		if err != nil {
 			return nil, fmt.Errorf("applying %s: %w", e.Source, err)
+		}
+		if used >= 0 {
+			r.Strip = &used
 		}
 		r.Entry, r.Source, r.Expected, r.Reason = e, e.Source, e.Expect, e.Reason
 		r.Match = r.Disposition == e.Expect
@@ -191,6 +247,9 @@ type fileOutcome struct {
 	// the patch already).
 	reversed bool
 	before   []byte // content before this patch
+	// renamedFrom is the old name of a file the patch renames: removed
+	// when the patch applies.
+	renamedFrom string
 }
 
 func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
@@ -214,13 +273,31 @@ func applyPatch(o *overlay, p *mailpatch.Patch) (*Result, error) {
 			return nil, err
 		}
 		r.Regenerated = regen
+		modes := make([]os.FileMode, len(fwd))
 		for i, fo := range fwd {
+			// The mode git apply gives: the patch's new mode, else the
+			// mode of the file it comes from before the patch (a
+			// rename or copy keeps its source's), else a new file's
+			// 0644.
 			mode := os.FileMode(0)
 			if f := p.Files[i]; f.NewMode != 0 {
 				mode = f.NewMode.Perm()
+			} else if fo.exists {
+				if mode, err = o.mode(firstNonEmpty(f.OldName, fo.path)); err != nil {
+					return nil, err
+				}
 			}
-			if err := o.write(fo.path, fo.content, fo.exists, mode); err != nil {
+			modes[i] = mode
+		}
+		for i, fo := range fwd {
+			if err := o.write(fo.path, fo.content, fo.exists, modes[i]); err != nil {
 				return nil, err
+			}
+			if fo.renamedFrom != "" {
+				// git apply: the old name is gone.
+				if err := o.write(fo.renamedFrom, nil, false, 0); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return r, nil
@@ -297,9 +374,34 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			src, dst, isNew, isDel = f.NewName, f.OldName, f.IsDelete, f.IsNew
 		}
 		fo := fileOutcome{path: firstNonEmpty(dst, src)}
+		renamedAlready, samePlain, startReversed := false, false, false
 		content, exists, err := o.read(firstNonEmpty(src, dst))
 		if err != nil {
 			return nil, err
+		}
+		if (f.IsRename || f.IsCopy) && src != "" && dst != "" && src != dst {
+			if f.IsRename {
+				fo.renamedFrom = src
+			}
+			dstContent, there, err := o.read(dst)
+			if err != nil {
+				return nil, err
+			}
+			if there && exists && f.IsRename {
+				// git apply: "already exists in working directory".
+				fo.hunks = append(fo.hunks, Hunk{File: dst, Index: 1, Why: fmt.Sprintf("%s to %s, which already exists", map[bool]string{true: "renamed", false: "copied"}[f.IsRename], dst)})
+				out = append(out, fo)
+				continue
+			}
+			if there && (!exists || f.IsCopy) {
+				// Renamed or copied already (the new name is there, for
+				// a rename the old one gone): its hunks are looked for,
+				// reversed, there; with none, a copy is there when it
+				// is the same bytes as its source (or that is gone, or
+				// the patch changes it too).
+				samePlain = f.IsRename || !exists || bytes.Equal(content, dstContent) || changesFile(files, src)
+				content, exists, renamedAlready = dstContent, true, true
+			}
 		}
 		fo.before = content
 		frags := f.TextFragments
@@ -311,11 +413,18 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		}
 		name := firstNonEmpty(dst, src)
 		switch {
-		case isNew && exists, !isNew && !exists:
-			// A file created that is there, or changed that is not: the
-			// reverse is the check (the file holds exactly what the
-			// patch creates; a deleted file is gone).
-			prev := isNew && exists && reversedWhole(content, frags) || isDel && !exists
+		case isNew && exists && len(content) == 0:
+			// GNU patch creates onto an empty file.
+		case isNew && exists:
+			// A file created that is there: GNU patch ("which already
+			// exists! Assuming -R") looks for what the patch creates,
+			// reversed, anywhere in it: found, previously applied (the
+			// file may have grown since); else a conflict.
+			startReversed = true
+		case !isNew && !exists:
+			// A file changed or deleted that is not there: a deleted
+			// file is gone (previously applied), a changed one missing.
+			prev := isDel
 			for i, fr := range frags {
 				fo.hunks = append(fo.hunks, Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Reversed: prev, Text: fr.String()})
 			}
@@ -326,7 +435,7 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		lines := splitLines(content)
 		fo.ok = true
 		inOffset, lastFrozen := 0, 0
-		fileReversed := false
+		fileReversed := startReversed
 		var placed []placedHunk
 		var newShift int64
 		for i, fr := range frags {
@@ -344,20 +453,39 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 				if fileReversed || reverse {
 					continue
 				}
+				if i > 0 {
+					continue // GNU patch tries only a file's first hunk reversed
+				}
 				if rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz); ok {
+					// GNU patch: the file is reversed from here on.
 					hunkReversed = true
-					if i == 0 {
-						// GNU patch: the file is reversed from here on.
-						fileReversed, fwd, rev = true, rev, fwd
-						pl, found = rpl, true
-					} else {
-						pl = rpl
+					fileReversed, fwd, rev = true, rev, fwd
+					pl, found = rpl, true
+					break
+				}
+			}
+			if i > 0 && !fileReversed && !reverse {
+				// A later hunk: GNU patch lands it forward wherever it
+				// can (even with fuzz where its reverse matches: the
+				// report says so), else fails it; the report says
+				// whether its reverse is there (previously applied).
+				for fuzz := 0; fuzz <= rev.maxFuzzFor(maxFuzz); fuzz++ {
+					rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz)
+					if !ok {
+						continue
+					}
+					if !found {
+						hunkReversed, pl = true, rpl
+					} else if fuzz == 0 && pl.fuzz > 0 {
+						h.ReversedAt = int(rpl.landed())
 					}
 					break
 				}
 			}
 			if fileReversed {
-				hunkReversed = true
+				// Only a hunk found (reversed) is reversed; one found
+				// nowhere is reported not found, never at line 1.
+				hunkReversed = found
 			}
 			if found && !hunkReversed && misordered(fwd, int(pl.landed()), lastFrozen) {
 				// GNU patch keeps the offset it found and fails the hunk.
@@ -368,16 +496,31 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			if !found || hunkReversed && !fileReversed {
 				fo.ok = false
 				if hunkReversed {
-					h.Landed = pl.landed()
-					h.Fuzz = pl.fuzz
+					// Where the reverse was found: the new side's lines.
+					rp := patternOf(reversed(fr))
+					h.Landed, h.Fuzz, h.located = pl.landed(), pl.fuzz, true
+					h.Offset = h.Landed - int64(rp.first)
+					if len(rp.pat) == 0 {
+						h.Landed--
+					}
 				} else {
 					h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, fwd.first-1+inOffset)
+					h.FuzzTried = fwd.maxFuzzFor(maxFuzz)
+					h.NearWant, h.NearHave = nearDiffer(lines, fr, h.Nearest)
+					if !fileReversed && !reverse {
+						// GNU patch -R -F0 anywhere: part of it already there?
+						if rp := patternOf(reversed(fr)); len(rp.pat) > 0 {
+							if at, ok := locate(lines, rp, 0, 0, 0); ok {
+								h.ReversedAt = int(at.landed())
+							}
+						}
+					}
 				}
 				h.Text = fr.String()
 				fo.hunks = append(fo.hunks, h)
 				continue
 			}
-			h.placement, h.Fuzz = pl, pl.fuzz
+			h.placement, h.Fuzz, h.located = pl, pl.fuzz, true
 			h.Landed = pl.landed()
 			where := int(h.Landed)
 			if len(fwd.pat) == 0 {
@@ -406,9 +549,26 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 			fo.reversed = true
 			fo.ok = false
 			for _, h := range fo.hunks {
-				if !h.Reversed || h.Landed == 0 {
+				if !h.Reversed || !h.located {
 					fo.reversed = false // a hunk that does not apply reversed either
 				}
+			}
+		}
+		if renamedAlready {
+			// Previously applied when every hunk is (or there is none);
+			// else half there: the new name without the change.
+			fo.reversed = fo.reversed || len(frags) == 0 && samePlain
+			fo.ok = false
+		}
+		if len(frags) == 0 && !reverse && !renamedAlready && f.NewMode != 0 && f.OldMode != 0 && f.NewMode != f.OldMode {
+			// A mode change alone: previously applied when the file
+			// has the new mode (git apply -R takes it then).
+			m, err := o.mode(firstNonEmpty(src, dst))
+			if err != nil {
+				return nil, err
+			}
+			if m&0o100 == f.NewMode&0o100 {
+				fo.reversed, fo.ok = true, false
 			}
 		}
 		if !fo.ok {
@@ -429,19 +589,6 @@ func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]f
 		out = append(out, fo)
 	}
 	return out, nil
-}
-
-// reversedWhole reports whether content is exactly what frags create.
-func reversedWhole(content []byte, frags []*gitdiff.TextFragment) bool {
-	var want []string
-	for _, fr := range frags {
-		for _, l := range fr.Lines {
-			if l.New() {
-				want = append(want, l.Line)
-			}
-		}
-	}
-	return strings.Join(want, "") == string(content)
 }
 
 // placedHunk is a located hunk without the context fuzz dropped: its
@@ -526,4 +673,14 @@ func (s *SeriesResult) Touched() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// changesFile says whether files change the content of name (a hunk).
+func changesFile(files []*gitdiff.File, name string) bool {
+	for _, f := range files {
+		if f.OldName == name && len(f.TextFragments) > 0 {
+			return true
+		}
+	}
+	return false
 }

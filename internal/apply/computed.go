@@ -28,6 +28,8 @@ type Given struct {
 	// point there); the caller writes them (Out.Refreshed.Write(Dir)).
 	Dir  string
 	Boot series.Boot
+	// Strip is -pN for plain diffs (nil: found from the tree).
+	Strip *int
 }
 
 // CheckAllow refuses a --allow value that is not a disposition.
@@ -64,7 +66,7 @@ func RunGiven(ctx context.Context, g Given) (*Out, error) {
 	}
 	entries := make([]series.Entry, len(g.Patches))
 	for i := range g.Patches {
-		entries[i] = series.Entry{Source: g.Sources[i], Expect: series.Applies}
+		entries[i] = series.Entry{Source: g.Sources[i], Expect: series.Applies, Strip: g.Strip}
 	}
 	m := series.New(g.Dir, g.Kernel.Name, g.Boot, entries)
 	plan := &Plan{Kernel: g.Kernel.Name, Manifest: m, Entries: entries, Patches: g.Patches}

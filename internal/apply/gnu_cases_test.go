@@ -54,19 +54,25 @@ func TestReversedBeatsFuzz(t *testing.T) {
 }
 
 // TestReversedLaterHunk: the second hunk of a file is already there
-// (the first is not): never "applies"; the report marks hunk 2 reversed.
+// (the first is not), and lands forward with fuzz 2 lower down: GNU patch
+// lands it there (it tries only a file's first hunk reversed), and so
+// does patchctl, saying where its reverse matches exactly.
 func TestReversedLaterHunk(t *testing.T) {
 	two := patchText("drivers/foo/foo.c", "@@ -3,6 +3,7 @@\n \tfoo_call(dev, 3);\n \tfoo_call(dev, 4);\n \tfoo_call(dev, 5);\n+\tfirst();\n \tfoo_call(dev, 6);\n \tfoo_call(dev, 7);\n \tfoo_call(dev, 8);\n"+
 		"@@ -13,6 +14,7 @@\n \tfoo_call(dev, 13);\n \tfoo_call(dev, 14);\n \tfoo_call(dev, 15);\n+\tif (entries < 1 || entries > max_cqe)\n \tfoo_call(dev, 16);\n \tfoo_call(dev, 17);\n \tfoo_call(dev, 18);\n")
 	l := base()
 	applied := append(append(append([]string{}, l[:15]...), "\tif (entries < 1 || entries > max_cqe)"), l[15:]...)
 	applied[25], applied[26] = "\tfoo_call(dev, 15);", "\tfoo_call(dev, 16);"
-	r := one(t, memTree{"drivers/foo/foo.c": join(applied)}, two, series.Conflict)
-	if r.Disposition != series.Conflict {
-		t.Fatalf("disposition %s, want conflict (half applied)", r.Disposition)
+	r := one(t, memTree{"drivers/foo/foo.c": join(applied)}, two, series.AppliesFuzz)
+	if r.Disposition != series.AppliesFuzz {
+		t.Fatalf("disposition %s, want applies-with-fuzz as GNU patch", r.Disposition)
 	}
-	if r.Hunks[0].Reversed || !r.Hunks[1].Reversed {
-		t.Errorf("hunks %+v: want hunk 2 reversed, hunk 1 not", r.Hunks)
+	if h := r.Hunks[1]; h.Reversed || !h.Applied || h.Fuzz != 2 || h.ReversedAt != 13 {
+		t.Errorf("hunk 2 %+v: want applied with fuzz 2, its reverse noted at 13", h)
+	}
+	out := gnuDryRun(t, "drivers/foo/foo.c", join(applied), mustPatch(t, two).Diff)
+	if !strings.Contains(out, "Hunk #2 succeeded at 25 with fuzz 2") {
+		t.Errorf("GNU patch does not agree:\n%s", out)
 	}
 }
 

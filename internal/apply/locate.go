@@ -240,3 +240,27 @@ func reversed(frag *gitdiff.TextFragment) *gitdiff.TextFragment {
 	}
 	return &r
 }
+
+// nearDiffer is the first line of the hunk's old side that the file
+// does not have at the nearest place (1-based line), as each has it.
+func nearDiffer(lines []string, frag *gitdiff.TextFragment, at int) (want, have string) {
+	if at < 1 {
+		return "", ""
+	}
+	pat := oldLines(frag, 0, len(frag.Lines))
+	for i, p := range pat {
+		k := at - 1 + i
+		if k >= len(lines) {
+			return strings.TrimRight(p, "\n"), "(end of file)"
+		}
+		if normalize(lines[k]) != normalize(p) {
+			return strings.TrimRight(p, "\n"), strings.TrimRight(lines[k], "\n")
+		}
+	}
+	for i, p := range pat {
+		if k := at - 1 + i; lines[k] != p {
+			return strings.TrimRight(p, "\n") + " (white space differs)", strings.TrimRight(lines[k], "\n")
+		}
+	}
+	return "", ""
+}

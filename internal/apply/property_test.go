@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
 )
 
@@ -128,6 +129,11 @@ func TestApplyPropertyGNUSynthetic(t *testing.T) {
 		for j := range lines {
 			lines[j] = alphabet[r.Intn(k)]
 		}
+		if r.Intn(4) == 0 {
+			// A file whose last line has no newline: EOF hunks carry
+			// "\ No newline at end of file".
+			lines[n-1] = strings.TrimSuffix(lines[n-1], "\n") + "/* end */"
+		}
 		all = append(all, genCase(r, i, fmt.Sprintf("synthetic%d.c", i), lines))
 	}
 	checkProperty(t, seed, all)
@@ -159,13 +165,43 @@ func checkProperty(t *testing.T, seed int64, all []*propCase) {
 				results[b] = v
 				return
 			}
+			// GNU patch -R: where the reverse of each hunk is found.
+			rev, err := runGNUBatch(part, "-R")
+			if err != nil {
+				v.disagree = append(v.disagree, err.Error())
+				results[b] = v
+				return
+			}
+			regen := map[*propCase]string{}
 			for _, c := range part {
-				kind, why := compareCase(c, gnu[c.path])
+				kind, why := compareCase(c, gnu[c.path], rev[c.path])
 				v.kinds[kind]++
+				if strings.Contains(c.diff, "\n\\ No newline at end of file") {
+					v.kinds["(of which hunks at an end of file without newline)"]++
+				}
 				if why != "" {
 					v.disagree = append(v.disagree, fmt.Sprintf("case %d (%s, %s): %s\n  reproduce: %s", c.n, c.source, c.drift, why, writeRepro(seed, c, gnu[c.path])))
 				}
+				if strings.HasPrefix(kind, "applies") {
+					d, err := regenDiff(c)
+					if err != nil {
+						v.disagree = append(v.disagree, fmt.Sprintf("case %d: regenerating: %v", c.n, err))
+					}
+					regen[c] = d
+				}
 			}
+			// refresh's property: every regenerated patch passes git
+			// apply --check on the file it was made for.
+			bad, err := runGitCheck(regen)
+			if err != nil {
+				v.disagree = append(v.disagree, err.Error())
+			}
+			for _, c := range bad {
+				dir := writeRepro(seed, c, gnu[c.path])
+				os.WriteFile(filepath.Join(dir, "regenerated.patch"), []byte(regen[c]), 0o644)
+				v.disagree = append(v.disagree, fmt.Sprintf("case %d (%s, %s): git apply --check refuses the regenerated patch (reproduce: cd %s/tree && git apply --check ../regenerated.patch):\n%s", c.n, c.source, c.drift, dir, regen[c]))
+			}
+			v.kinds["regenerated, git apply --check ok"] += len(regen) - len(bad)
 			results[b] = v
 		}(b)
 	}
@@ -222,6 +258,7 @@ func propFiles(t *testing.T, root string) []string {
 func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 	c := &propCase{n: n, source: src, orig: lines, path: fmt.Sprintf("case%05d/%s", n, filepath.Base(src))}
 	L := len(lines)
+	noEOL := L > 0 && !strings.HasSuffix(lines[L-1], "\n")
 	// Where the edits go: anywhere, or at the start or end of the file.
 	var edits []propEdit
 	nEdits := 1 + r.Intn(3)
@@ -247,19 +284,27 @@ func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 		if e.del == 0 || r.Intn(3) > 0 {
 			for j := 1 + r.Intn(3); j > 0; j-- {
 				if r.Intn(3) == 0 && L > 0 {
-					e.ins = append(e.ins, lines[r.Intn(L)]) // a real line: ambiguity
+					e.ins = append(e.ins, strings.TrimSuffix(lines[r.Intn(L)], "\n")+"\n") // a real line: ambiguity
 				} else {
 					e.ins = append(e.ins, fmt.Sprintf("\tpatchctl_prop(%d, %d);\n", n, j))
 				}
 			}
 		}
-		if place == 1 && k == nEdits-1 && r.Intn(2) == 0 {
+		if place == 1 && k == nEdits-1 && r.Intn(2) == 0 && !noEOL {
 			e.at, e.del = L, 0 // append at the very end
 			if len(e.ins) == 0 {
 				e.ins = []string{"/* appended */\n"}
 			}
 		}
 		e.del = min(e.del, L-min(e.at, L))
+		if noEOL && e.at+e.del >= L-1 {
+			// The last line (no newline) stays: edits end before it, so
+			// hunks carry it as context with "\ No newline at end of file".
+			e.at, e.del = max(min(e.at, L-2), 0), 0
+			if len(e.ins) == 0 {
+				e.ins = []string{"/* before the end */\n"}
+			}
+		}
 		edits = append(edits, e)
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
@@ -281,7 +326,7 @@ func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 	target := append([]string(nil), lines...)
 	hunkLo, hunkHi := kept[0].at, kept[len(kept)-1].at+kept[len(kept)-1].del
 	var drift []string
-	switch r.Intn(9) {
+	switch r.Intn(12) {
 	case 0:
 		drift = append(drift, "none")
 	case 1, 2: // lines inserted above
@@ -337,6 +382,39 @@ func genCase(r *rand.Rand, n int, src string, lines []string) *propCase {
 		last := kept[len(kept)-1]
 		target = applyEdits(lines, []propEdit{last})
 		drift = append(drift, "last hunk already applied")
+	case 9, 10: // already applied, moved, and a later hunk's lines edited since
+		target = append([]string(nil), edited...)
+		drift = append(drift, "already applied")
+		if k := r.Intn(30); k > 0 {
+			at := r.Intn(kept[0].at + 1)
+			ins := make([]string, k)
+			for i := range ins {
+				ins[i] = fmt.Sprintf("/* moved %d */\n", i)
+			}
+			target = append(append(append([]string(nil), target[:at]...), ins...), target[at:]...)
+			drift = append(drift, fmt.Sprintf("%d lines inserted at %d", k, at+1))
+		}
+		if len(target) > 0 && r.Intn(3) > 0 {
+			// An added line of the last edit changed: its reverse is
+			// found nowhere (or only with fuzz).
+			e := kept[len(kept)-1]
+			shift := len(target) - len(edited)
+			for _, x := range kept[:len(kept)-1] {
+				shift += len(x.ins) - x.del
+			}
+			i := min(max(e.at+shift+r.Intn(len(e.ins)+1), 0), len(target)-1)
+			target[i] = strings.TrimSuffix(target[i], "\n") + " /* edited since */\n"
+			drift = append(drift, fmt.Sprintf("line %d changed", i+1))
+		}
+	case 11: // already applied, every line of the file moved apart
+		target = nil
+		for i, l := range edited {
+			if i%7 == 3 {
+				target = append(target, "\n")
+			}
+			target = append(target, l)
+		}
+		drift = append(drift, "already applied, blank lines spread")
 	}
 	_ = hunkHi
 	c.target = target
@@ -383,12 +461,12 @@ func unifiedDiff(path string, old, new []string, edits []propEdit) string {
 		i := lo
 		for _, e := range g.edits {
 			for ; i < e.at; i++ {
-				body.WriteString(" " + old[i])
+				body.WriteString(diffLine(" ", old[i]))
 				oldN++
 				newN++
 			}
 			for k := 0; k < e.del; k++ {
-				body.WriteString("-" + old[i])
+				body.WriteString(diffLine("-", old[i]))
 				i++
 				oldN++
 			}
@@ -398,7 +476,7 @@ func unifiedDiff(path string, old, new []string, edits []propEdit) string {
 			}
 		}
 		for ; i < hi; i++ {
-			body.WriteString(" " + old[i])
+			body.WriteString(diffLine(" ", old[i]))
 			oldN++
 			newN++
 		}
@@ -417,6 +495,15 @@ func unifiedDiff(path string, old, new []string, edits []propEdit) string {
 	}
 	_ = new
 	return b.String()
+}
+
+// diffLine writes one diff line; a line without its newline (the end of
+// a file that lacks one) gets diff's marker.
+func diffLine(op, l string) string {
+	if strings.HasSuffix(l, "\n") {
+		return op + l
+	}
+	return op + l + "\n\\ No newline at end of file\n"
 }
 
 func rangeOf(start, n int) string {
@@ -450,7 +537,7 @@ var (
 
 // runGNUBatch applies every case's diff with one GNU patch run on a tree
 // of the cases' target files, and reads back each file's result.
-func runGNUBatch(cases []*propCase) (map[string]*gnuFile, error) {
+func runGNUBatch(cases []*propCase, extra ...string) (map[string]*gnuFile, error) {
 	dir, err := os.MkdirTemp("", "patchctl-prop-")
 	if err != nil {
 		return nil, err
@@ -467,7 +554,11 @@ func runGNUBatch(cases []*propCase) (map[string]*gnuFile, error) {
 	}
 	pf := filepath.Join(dir, "all.patch")
 	os.WriteFile(pf, []byte(all.String()), 0o644)
-	cmd := exec.Command("patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-d", dir, "-i", pf)
+	args := []string{"-p1", "--batch", "--no-backup-if-mismatch", "-d", dir, "-i", pf}
+	if len(extra) == 0 {
+		extra = []string{"--forward"}
+	}
+	cmd := exec.Command("patch", append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -516,7 +607,7 @@ func runGNUBatch(cases []*propCase) (map[string]*gnuFile, error) {
 // compareCase runs patchctl's locator on the case and compares with GNU
 // patch. kind names the outcome; why is "" when they agree (or differ
 // only as README documents).
-func compareCase(c *propCase, g *gnuFile) (kind, why string) {
+func compareCase(c *propCase, g, gr *gnuFile) (kind, why string) {
 	files, _, err := gitdiff.Parse(strings.NewReader(c.diff))
 	if err != nil || len(files) != 1 {
 		return "bad-diff", fmt.Sprintf("generated diff does not parse: %v", err)
@@ -529,14 +620,14 @@ func compareCase(c *propCase, g *gnuFile) (kind, why string) {
 	fo := fos[0]
 	frags := files[0].TextFragments
 	ours := fo.hunks
-	// The one deliberate difference: a later hunk (not the file's first)
-	// that applies reversed is reported previously applied; GNU patch
-	// does not look and lands it with fuzz, or fails it.
+	// A later hunk (not the file's first) that does not apply forward
+	// and applies reversed is reported previously applied; GNU patch
+	// fails it (it does not look). One that GNU patch lands is landed.
 	laterReversed := false
 	for i, h := range ours {
 		if i > 0 && h.Reversed && !ours[0].Reversed {
 			if gh, said := g.hunks[i+1]; !said || gh.ok {
-				return "later-hunk-reversed, GNU patch lands it (deliberate)", ""
+				return "later-hunk-reversed-mismatch", fmt.Sprintf("hunk %d: patchctl fails it (reversed at %d), GNU patch lands it\n%s", i+1, h.Landed, g.log)
 			}
 			laterReversed = true
 		}
@@ -545,6 +636,9 @@ func compareCase(c *propCase, g *gnuFile) (kind, why string) {
 		return "reversed-mismatch", fmt.Sprintf("patchctl reversed=%v, GNU patch reversed=%v\n%s", ours[0].Reversed, g.reversed, g.log)
 	}
 	if g.reversed {
+		if why := compareReversed(ours, gr); why != "" {
+			return "reversed-location-mismatch", why
+		}
 		return "reversed", ""
 	}
 	var diffs []string
@@ -621,4 +715,109 @@ func writeRepro(seed int64, c *propCase, g *gnuFile) string {
 	os.WriteFile(filepath.Join(dir, "gnu-patch.txt"), []byte(log), 0o644)
 	os.WriteFile(filepath.Join(dir, "README"), []byte(fmt.Sprintf("source %s, drift: %s\nreproduce: patch -p1 --dry-run --batch --forward -d tree -i patch.diff\n", c.source, c.drift)), 0o644)
 	return dir
+}
+
+// compareReversed checks a file patchctl finds reversed (its first hunk
+// is) against GNU patch -R on the same file: each hunk is reported
+// reversed exactly where GNU patch -R lands it (same offset and fuzz),
+// and not found where GNU patch -R fails it.
+func compareReversed(ours []Hunk, gr *gnuFile) string {
+	if gr == nil {
+		return "GNU patch -R said nothing about the file"
+	}
+	var diffs []string
+	for i, h := range ours {
+		gh, said := gr.hunks[i+1]
+		if !said {
+			gh = gnuHunkResult{ok: true}
+		}
+		found := h.Reversed && h.located
+		if found != gh.ok {
+			diffs = append(diffs, fmt.Sprintf("hunk %d: patchctl reversed=%v landed %d fuzz %d, GNU patch -R %+v", i+1, h.Reversed, h.Landed, h.Fuzz, gh))
+			continue
+		}
+		if !found {
+			continue
+		}
+		if h.Offset != int64(gh.offset) || h.Fuzz != gh.fuzz {
+			diffs = append(diffs, fmt.Sprintf("hunk %d: patchctl reversed at %d offset %d fuzz %d, GNU patch -R offset %d fuzz %d", i+1, h.Landed, h.Offset, h.Fuzz, gh.offset, gh.fuzz))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return strings.Join(diffs, "; ") + "\n" + gr.log
+}
+
+// regenDiff is the patch refresh writes for a case that applies.
+func regenDiff(c *propCase) (string, error) {
+	files, _, err := gitdiff.Parse(strings.NewReader(c.diff))
+	if err != nil {
+		return "", err
+	}
+	o := &overlay{tree: memTree{c.path: strings.Join(c.target, "")}, files: map[string][]byte{}, original: map[string][]byte{}, present: map[string]bool{}, modes: map[string]os.FileMode{}}
+	fos, err := tryPatch(o, files, false, MaxFuzz)
+	if err != nil {
+		return "", err
+	}
+	q, err := regenerate(&mailpatch.Patch{Files: files}, fos)
+	if err != nil {
+		return "", err
+	}
+	return q.Diff, nil
+}
+
+var gitApplyFailed = regexp.MustCompile(`(?m)^error: (?:patch failed: )?(\S+?)(?::\d+)?(?:: patch does not apply)?$`)
+
+// runGitCheck runs git apply --check on each regenerated patch against
+// its case's target and returns the cases it refuses.
+func runGitCheck(regen map[*propCase]string) ([]*propCase, error) {
+	if len(regen) == 0 {
+		return nil, nil
+	}
+	dir, err := os.MkdirTemp("", "patchctl-regen-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var all strings.Builder
+	byPath := map[string]*propCase{}
+	for c, d := range regen {
+		p := filepath.Join(dir, c.path)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(strings.Join(c.target, "")), 0o644); err != nil {
+			return nil, err
+		}
+		all.WriteString(d)
+		byPath[c.path] = c
+	}
+	pf := filepath.Join(dir, "regen.patch")
+	os.WriteFile(pf, []byte(all.String()), 0o644)
+	cmd := exec.Command("git", "apply", "--check", "--unidiff-zero=false", pf)
+	cmd.Args = []string{"git", "apply", "--check", pf}
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil, nil
+	}
+	seen := map[*propCase]bool{}
+	var bad []*propCase
+	for _, m := range gitApplyFailed.FindAllStringSubmatch(string(out), -1) {
+		if c := byPath[m[1]]; c != nil && !seen[c] {
+			seen[c] = true
+			bad = append(bad, c)
+		}
+	}
+	if len(bad) == 0 {
+		return nil, fmt.Errorf("git apply --check failed and named no case: %s", clipOut(out))
+	}
+	return bad, nil
+}
+
+func clipOut(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "..."
+	}
+	return string(b)
 }

@@ -40,6 +40,7 @@ func regenerate(p *mailpatch.Patch, fos []fileOutcome) (*mailpatch.Patch, error)
 		for _, h := range fo.hunks {
 			f.TextFragments = append(f.TextFragments, regenFragment(h, lines))
 		}
+		f.TextFragments = mergeOverlapping(f.TextFragments)
 		f.OldOIDPrefix = blobID(fo.before, !orig.IsNew)
 		f.NewOIDPrefix = blobID(fo.content, fo.exists)
 		if f.OldMode == 0 && f.NewMode == 0 && !f.IsNew && !f.IsDelete {
@@ -79,6 +80,27 @@ func regenFragment(h Hunk, lines []string) *gitdiff.TextFragment {
 		}
 		out.Lines = append(out.Lines, l)
 	}
+	recount(out)
+	if first < 0 {
+		// Nothing old: an insertion after line pos (0: at the top).
+		out.OldPosition = int64(pl.pos)
+	} else {
+		out.OldPosition = first + 1
+	}
+	out.NewPosition = out.OldPosition + h.newPosOffset
+	if out.NewLines == 0 {
+		out.NewPosition--
+	}
+	if out.OldLines == 0 && first < 0 && fr.OldPosition == 0 {
+		out.OldPosition, out.NewPosition = 0, 1
+	}
+	return out
+}
+
+// recount sets a fragment's line counts and context sizes from its lines.
+func recount(out *gitdiff.TextFragment) {
+	out.OldLines, out.NewLines, out.LinesAdded, out.LinesDeleted = 0, 0, 0, 0
+	out.LeadingContext, out.TrailingContext = 0, 0
 	adds, dels := false, false
 	for _, l := range out.Lines {
 		switch l.Op {
@@ -100,18 +122,36 @@ func regenFragment(h Hunk, lines []string) *gitdiff.TextFragment {
 			dels, out.TrailingContext = true, 0
 		}
 	}
-	if first < 0 {
-		// Nothing old: an insertion after line pos (0: at the top).
-		out.OldPosition = int64(pl.pos)
-	} else {
-		out.OldPosition = first + 1
-	}
-	out.NewPosition = out.OldPosition + h.newPosOffset
-	if out.NewLines == 0 {
-		out.NewPosition--
-	}
-	if out.OldLines == 0 && first < 0 && fr.OldPosition == 0 {
-		out.OldPosition, out.NewPosition = 0, 1
+}
+
+// mergeOverlapping joins hunks whose context overlaps (GNU patch lets a
+// hunk's leading context reach back over the trailing context of the
+// hunk before; git apply refuses to match lines an earlier hunk
+// produced): one hunk, as diff would have written it.
+func mergeOverlapping(frags []*gitdiff.TextFragment) []*gitdiff.TextFragment {
+	var out []*gitdiff.TextFragment
+	for _, fr := range frags {
+		if n := len(out); n > 0 {
+			prev := out[n-1]
+			if prev.OldLines > 0 && fr.OldLines > 0 && fr.OldPosition < prev.OldPosition+prev.OldLines {
+				m := &gitdiff.TextFragment{Comment: prev.Comment, OldPosition: prev.OldPosition, NewPosition: prev.NewPosition}
+				k := prev.OldPosition
+				for _, l := range prev.Lines {
+					if l.Old() {
+						if k >= fr.OldPosition {
+							break // trailing context the next hunk has too
+						}
+						k++
+					}
+					m.Lines = append(m.Lines, l)
+				}
+				m.Lines = append(m.Lines, fr.Lines...)
+				recount(m)
+				out[n-1] = m
+				continue
+			}
+		}
+		out = append(out, fr)
 	}
 	return out
 }

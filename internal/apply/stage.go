@@ -83,11 +83,18 @@ func (o *Out) Mismatch() error {
 	}
 	var s []string
 	for _, m := range mm {
+		why := ""
+		if ex := m.Explain(); len(ex) > 0 {
+			if len(ex) > 4 {
+				ex = append(ex[:4], fmt.Sprintf("and %d more", len(ex)-4))
+			}
+			why = " [" + strings.Join(ex, "; ") + "]"
+		}
 		if o.Given {
-			s = append(s, fmt.Sprintf("%s is %s (pass --allow %s to accept it)", m.Source, m.Disposition, m.Disposition))
+			s = append(s, fmt.Sprintf("%s is %s%s (pass --allow %s to accept it)", m.Source, m.Disposition, why, m.Disposition))
 			continue
 		}
-		s = append(s, fmt.Sprintf("%s is %s, the manifest expects %s", m.Source, m.Disposition, m.Expected))
+		s = append(s, fmt.Sprintf("%s is %s, the manifest expects %s%s", m.Source, m.Disposition, m.Expected, why))
 	}
 	if o.Given {
 		return fmt.Errorf("%s: %s: %w", o.Kernel.Name, strings.Join(s, "; "), errs.ErrFindings)

@@ -46,7 +46,40 @@ type UpstreamMatch struct {
 type UpstreamFile struct {
 	Path  string `json:"path"`
 	Lines int    `json:"lines"`
-	First int    `json:"first"` // first line number that matched
+	// First and Last bound where the matched lines stand together: the
+	// stretch of the file holding most of them (a lone match elsewhere,
+	// a prototype or a similar line in another function, is not where
+	// the change is).
+	First   int   `json:"first"`
+	Last    int   `json:"last,omitempty"`
+	matched []int // every matched line
+}
+
+func (f UpstreamFile) String() string {
+	if f.Last > f.First {
+		return fmt.Sprintf("%s:%d-%d (%d lines)", f.Path, f.First, f.Last, f.Lines)
+	}
+	return fmt.Sprintf("%s:%d (%d lines)", f.Path, f.First, f.Lines)
+}
+
+// cluster sets First and Last to the window of span lines holding the
+// most matched lines (the first such window).
+func (f *UpstreamFile) cluster(span int) {
+	ls := append([]int(nil), f.matched...)
+	sort.Ints(ls)
+	best, bi, bj := 0, 0, 0
+	j := 0
+	for i := range ls {
+		for j < len(ls) && ls[j]-ls[i] <= span {
+			j++
+		}
+		if j-i > best {
+			best, bi, bj = j-i, i, j
+		}
+	}
+	if best > 0 {
+		f.First, f.Last = ls[bi], ls[bj-1]
+	}
 }
 
 const (
@@ -233,7 +266,7 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 	}
 	sort.Strings(sorted)
 	var lines []folderLine
-	names := map[string]NameAt{}
+	names := map[string][]NameAt{}
 	byToken := map[string][]int{} // rare-token index into lines
 	for _, d := range sorted {
 		files, err := o.tree.ReadDir(d)
@@ -255,8 +288,8 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 				idx := len(lines)
 				lines = append(lines, folderLine{fp, i + 1, toks})
 				for _, t := range toks {
-					if _, seen := names[t]; !seen && identRe.MatchString(t) {
-						names[t] = NameAt{Name: t, Path: fp, Line: i + 1}
+					if identRe.MatchString(t) && (len(names[t]) == 0 || names[t][len(names[t])-1].Line != i+1) {
+						names[t] = append(names[t], NameAt{Name: t, Path: fp, Line: i + 1})
 					}
 					if distinctive(t) {
 						byToken[t] = append(byToken[t], idx)
@@ -294,11 +327,10 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 			perFile[fl.path] = uf
 		}
 		uf.Lines++
-		if fl.line < uf.First {
-			uf.First = fl.line
-		}
+		uf.matched = append(uf.matched, fl.line)
 	}
 	for _, uf := range perFile {
+		uf.cluster(2*len(want) + 20)
 		u.Files = append(u.Files, *uf)
 	}
 	sort.Slice(u.Files, func(i, j int) bool {
@@ -313,12 +345,39 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 	}
 	u.NamesInPreimage = used
 	for _, n := range introduced {
-		if at, ok := names[n]; ok {
+		if ats, ok := names[n]; ok {
 			u.NamesPresent = append(u.NamesPresent, n)
-			u.NamesFound = append(u.NamesFound, at)
+			u.NamesFound = append(u.NamesFound, nearestName(ats, u.Files))
 		} else {
 			u.NamesMissing = append(u.NamesMissing, n)
 		}
 	}
 	return u, nil
+}
+
+// nearestName picks, of a name's places, the one in the file holding most
+// matched lines closest to where they stand; else the first.
+func nearestName(ats []NameAt, files []UpstreamFile) NameAt {
+	best := ats[0]
+	if len(files) == 0 {
+		return best
+	}
+	f := files[0]
+	dist := func(a NameAt) int {
+		switch {
+		case a.Path != f.Path:
+			return 1 << 30
+		case a.Line < f.First:
+			return f.First - a.Line
+		case a.Line > f.Last && f.Last > 0:
+			return a.Line - f.Last
+		}
+		return 0
+	}
+	for _, a := range ats[1:] {
+		if dist(a) < dist(best) {
+			best = a
+		}
+	}
+	return best
 }

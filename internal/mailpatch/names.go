@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -245,3 +247,131 @@ func removeOwn(dir string, names []string) {
 	}
 	os.Remove(dir) // fails, and keeps it, when anything else is in it
 }
+
+// DiffHeader is one file's header in a diff as written: a git header
+// ("diff --git"), or a plain one ("--- old" / "+++ new", with any "diff
+// -u -p", "diff --" or "Index:" line before it). Plain names keep every
+// component (a/, b/, linux-next-20260601/, quilt's dir.orig/): which to
+// strip is the applier's to find, as GNU patch's -p is.
+type DiffHeader struct {
+	Git bool
+	// Old and New are a plain header's names without their timestamps
+	// ("" for /dev/null); Index is the "Index:" line's name.
+	Old, New, Index string
+}
+
+// DiffHeaders lists the file headers of a diff in order, one for each
+// file go-gitdiff parses from it. Hunk bodies are skipped by their line
+// counts, so a removed line "-- x" never reads as a header.
+func DiffHeaders(diff string) []DiffHeader {
+	lines := strings.Split(diff, "\n")
+	var out []DiffHeader
+	index := ""
+	gitPending := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			out = append(out, DiffHeader{Git: true})
+			gitPending, index = true, ""
+		case strings.HasPrefix(l, "Index: "):
+			index = strings.TrimSpace(strings.TrimPrefix(l, "Index: "))
+		case strings.HasPrefix(l, "--- ") && i+2 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") && strings.HasPrefix(lines[i+2], "@@ -"):
+			if gitPending {
+				gitPending = false
+			} else {
+				out = append(out, DiffHeader{Old: headerName(l[4:]), New: headerName(lines[i+1][4:]), Index: index})
+			}
+			index = ""
+			i++
+		case strings.HasPrefix(l, "@@ -"):
+			gitPending = false
+			oldN, newN, ok := hunkCounts(l)
+			if !ok {
+				continue
+			}
+			for i+1 < len(lines) && (oldN > 0 || newN > 0) {
+				i++
+				switch b := lines[i]; {
+				case strings.HasPrefix(b, "\\"):
+				case strings.HasPrefix(b, "-"):
+					oldN--
+				case strings.HasPrefix(b, "+"):
+					newN--
+				default: // context (a blank line is an empty context line)
+					oldN--
+					newN--
+				}
+			}
+			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "\\") {
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// headerName is the name in a "--- " or "+++ " line: up to a tab (the
+// timestamp), unquoted when quoted; "" for /dev/null. A name followed by
+// a timestamp that is the epoch means the file does not exist on that
+// side (GNU diff -N); go-gitdiff reads that, this only keeps the name.
+func headerName(s string) string {
+	if strings.HasPrefix(s, "\"") {
+		if end := strings.Index(s[1:], "\""); end >= 0 {
+			if u, err := strconv.Unquote(s[:end+2]); err == nil {
+				s = u
+			}
+		}
+	} else if i := strings.IndexByte(s, '\t'); i >= 0 {
+		s = s[:i]
+	} else if m := dateSuffix.FindStringIndex(s); m != nil {
+		s = s[:m[0]] // "--- a/x  2026-06-01 10:00:00" with spaces, not a tab
+	}
+	s = strings.TrimRight(s, " \r")
+	if s == "/dev/null" {
+		return ""
+	}
+	return s
+}
+
+// dateSuffix is a timestamp after a name written with spaces.
+var dateSuffix = regexp.MustCompile(`\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?( [+-]\d{4})?$`)
+
+// hunkCounts reads a unified hunk header's old and new line counts.
+func hunkCounts(l string) (oldN, newN int, ok bool) {
+	m := hunkHeaderRe.FindStringSubmatch(l)
+	if m == nil {
+		return 0, 0, false
+	}
+	oldN, newN = 1, 1
+	if m[1] != "" {
+		oldN, _ = strconv.Atoi(m[1])
+	}
+	if m[2] != "" {
+		newN, _ = strconv.Atoi(m[2])
+	}
+	return oldN, newN, true
+}
+
+var hunkHeaderRe = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
+
+// StripName drops n leading components of a name as GNU patch's -p does
+// (runs of slashes count as one); ok is false when the name has fewer
+// than n+1 components.
+func StripName(name string, n int) (string, bool) {
+	for ; n > 0; n-- {
+		i := strings.IndexByte(name, '/')
+		if i < 0 {
+			return "", false
+		}
+		name = strings.TrimLeft(name[i+1:], "/")
+	}
+	if name == "" {
+		return "", false
+	}
+	return name, true
+}
+
+// CheckPath accepts a relative, clean path that stays inside the tree
+// (the check import makes on every name a diff gives).
+func CheckPath(name string) error { return checkPath(name) }

@@ -271,3 +271,35 @@ func keys(m map[string]string) []string {
 }
 
 var _ = bytes.Equal
+
+// TestDiffHeadersSkipHunkBodies: a hunk that removes "-- a" and adds
+// "++ b" right before the next hunk header reads like a plain file
+// header ("--- a", "+++ b", "@@ -"); hunk bodies are skipped by their
+// counts, so the diff has the headers it has, with their names as
+// written (timestamps, /dev/null and quoting undone).
+func TestDiffHeadersSkipHunkBodies(t *testing.T) {
+	diff := "diff -u -p a/lib/x.c b/lib/x.c\n--- a/lib/x.c\t2026-06-01 10:00:00.000000000 +0000\n+++ b/lib/x.c\t2026-06-02 10:00:00.000000000 +0000\n" +
+		"@@ -1,2 +1,2 @@\n x\n--- a\n+++ b\n@@ -10 +10 @@\n-y\n+z\n" +
+		"diff --git a/lib/g.c b/lib/g.c\n--- a/lib/g.c\n+++ b/lib/g.c\n@@ -1 +1 @@\n-1\n+2\n" +
+		"Index: new.c\n===\n--- /dev/null\n+++ \"linux-6.12/new file.c\"\n@@ -0,0 +1 @@\n+n\n"
+	got := DiffHeaders(diff)
+	want := []DiffHeader{{Old: "a/lib/x.c", New: "b/lib/x.c"}, {Git: true}, {New: "linux-6.12/new file.c", Index: "new.c"}}
+	if len(got) != len(want) {
+		t.Fatalf("headers %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("header %d: %+v, want %+v", i+1, got[i], want[i])
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+		ok   bool
+	}{{"a/drivers/x.c", 1, "drivers/x.c", true}, {"x.c", 1, "", false}, {"a//b/c", 1, "b/c", true}, {"a/b/c", 0, "a/b/c", true}} {
+		if got, ok := StripName(c.in, c.n); got != c.want || ok != c.ok {
+			t.Errorf("StripName(%q, %d) = %q %v, want %q %v", c.in, c.n, got, ok, c.want, c.ok)
+		}
+	}
+}

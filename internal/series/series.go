@@ -73,6 +73,10 @@ type Entry struct {
 	// Trailers are added to the patch's message (review trailers that
 	// replies gave, as patchctl try --record collected them).
 	Trailers []string `yaml:"trailers,omitempty"`
+	// Strip is the -pN for a plain diff (no "diff --git" line): how many
+	// leading components of its file names to drop. Unset: found from
+	// the tree (see package apply).
+	Strip *int `yaml:"strip,omitempty"`
 }
 
 // trailerForm is one trailer line: "Reviewed-by: Name <addr>".

@@ -268,7 +268,9 @@ func (w *WorkTree) pending(changes []Change) []Change {
 				continue
 			}
 		default:
-			if exists && cur.Mode().IsRegular() && cur.Size() == int64(len(c.Content)) {
+			// Same bytes and (when the change sets one) the same mode:
+			// a mode-only change is a change.
+			if exists && cur.Mode().IsRegular() && cur.Size() == int64(len(c.Content)) && (c.Mode == 0 || cur.Mode().Perm() == c.Mode.Perm()) {
 				if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, c.Content) {
 					continue
 				}
@@ -314,6 +316,10 @@ func (w *WorkTree) replace(p string, c Change) error {
 	}
 	tmp := p + ".patchctl-tmp"
 	if err := os.WriteFile(tmp, c.Content, mode); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, mode); err != nil { // the umask may have cut it
 		os.Remove(tmp)
 		return err
 	}

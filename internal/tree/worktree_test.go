@@ -228,3 +228,23 @@ func TestCommitKeepsUnchangedFiles(t *testing.T) {
 		t.Error("a pristine file was replaced")
 	}
 }
+
+// TestCommitModeOnly: a change of mode alone (git's old mode/new mode)
+// reaches the work tree, and never the pristine file it is linked to.
+func TestCommitModeOnly(t *testing.T) {
+	_, _, wt := fixtureWorkTree(t)
+	p := filepath.Join(wt.Dir, "drivers/d0/f0.c")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.Commit([]Change{{Path: "drivers/d0/f0.c", Content: b, Mode: 0o755}}, State{Touched: []string{"drivers/d0/f0.c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o755 {
+		t.Errorf("mode %o after a mode-only change to 0755", st.Mode().Perm())
+	}
+	if st, _ := os.Stat(filepath.Join(wt.Pristine, "drivers/d0/f0.c")); st.Mode().Perm()&0o111 != 0 {
+		t.Errorf("the pristine file's mode changed (%o)", st.Mode().Perm())
+	}
+}
