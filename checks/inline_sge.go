@@ -25,6 +25,16 @@ import (
 // elsewhere of a request that some function sets inline is checked for
 // the SGEs that the posting function itself assigns.
 //
+// Rule noninline-sge-virt (the reverse rule): without IB_SEND_INLINE the
+// HCA reads the payload by DMA from sg_list[i].addr, so an SGE of a
+// request posted on a path where its send_flags are known to be clear of
+// IB_SEND_INLINE must not hold a kernel virtual address (a pointer made an
+// integer): the device would DMA from whatever bus address equals it. It
+// is checked with the same path sensitivity and evidence as
+// inline-sge-addr (where the flags were cleared, where the address came
+// from), for the SGEs num_sge reaches, in the modules the engine reads
+// (those where some function sets IB_SEND_INLINE).
+//
 // Rule inline-on-registration: IB_SEND_INLINE on a REG_MR, REG_MR_INTEGRITY
 // or LOCAL_INV request is a finding wherever it reaches.
 
@@ -75,6 +85,9 @@ func (r *inlineSGE) check(cp checkpoint) {
 			maybe = true // set inline elsewhere
 		}
 		if status == flagOff {
+			if !cp.exit {
+				r.checkVirt(w, st, src, line)
+			}
 			continue
 		}
 		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
@@ -102,6 +115,58 @@ func (r *inlineSGE) check(cp checkpoint) {
 			continue // a registration carries no SGEs to check
 		}
 		r.checkSGEs(w, st, maybe, line, ev)
+	}
+}
+
+// checkVirt is the reverse rule at a post of w whose flags are clear of
+// IB_SEND_INLINE on this path (flags is their value).
+func (r *inlineSGE) checkVirt(w string, st *state, flags *val, line int) {
+	list, ok := st.sgl[w]
+	if !ok {
+		list = w + ".sg_list"
+	}
+	if registrationOps[st.opc[w]] {
+		return
+	}
+	n, bounded := r.numSGE(w, st)
+	if !bounded {
+		n = 1
+		for k := 1; k < 16; k++ {
+			if e, _ := sgePlace(list, k); st.addr[e+".addr"] != nil {
+				n = k + 1
+			}
+		}
+	}
+	for k := 0; k < n; k++ {
+		exact, wild := sgePlace(list, k)
+		v := st.addr[exact+".addr"]
+		if v == nil {
+			v = st.addr[wild+".addr"]
+		}
+		if v == nil && k == 0 {
+			v = st.addr[list+"[0].addr"]
+		}
+		if v == nil {
+			continue
+		}
+		kind, leafv := v.resolve(st.facts)
+		if kind != Virt {
+			continue
+		}
+		file := r.in.f.Rel
+		if leafv.file != "" {
+			file = leafv.file
+		}
+		at := leafv.line
+		if at == 0 {
+			at = line
+		}
+		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " posted here without IB_SEND_INLINE"}}
+		if flags != nil && flags.line > 0 {
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: flags.line, Message: "send_flags without IB_SEND_INLINE on this path (" + flags.why + ")"})
+		}
+		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.why})
+		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.why), ev)
 	}
 }
 
