@@ -56,7 +56,7 @@ func loadCase(t *testing.T, path string) (tree string, wants []want) {
 			t.Fatal(err)
 		}
 		for i, l := range strings.Split(string(b), "\n") {
-			if m := wantRe.FindStringSubmatch(l); m != nil {
+			for _, m := range wantRe.FindAllStringSubmatch(l, -1) {
 				sev := m[2]
 				if sev == "" {
 					sev = SevError
