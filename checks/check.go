@@ -268,6 +268,10 @@ func definesFlag(f *file) bool {
 // traceFn, when set (by a test), hears of every function analysed.
 var traceFn func(f *file, name string, d time.Duration, steps int)
 
+// postSuffix marks the keys of visits that are posts, by the line that
+// set the flag.
+const postSuffix = "#post"
+
 type siteKey struct {
 	file  string
 	start uint
@@ -292,6 +296,10 @@ func analyseFunction(f *file, fn *sitter.Node, facts *Facts, visits map[siteKey]
 			k := siteKey{f.Rel, v.node.StartByte()}
 			visits[k] = append(visits[k], v)
 		},
+		onPost: func(line int, v siteVisit) {
+			k := siteKey{f.Rel + postSuffix, uint(line)}
+			visits[k] = append(visits[k], v)
+		},
 		onGrant: func(g grantRecord) {
 			k := siteKey{f.Rel, g.node.StartByte()}
 			if old, ok := grants[k]; !ok || old.msg == "" {
@@ -306,6 +314,7 @@ func analyseFunction(f *file, fn *sitter.Node, facts *Facts, visits map[siteKey]
 	if grantsOnly {
 		in.onCheck = func(checkpoint) {}
 		in.onSite = nil
+		in.onPost = nil
 	}
 	in.run()
 	out = append(out, rule.findings...)

@@ -57,6 +57,10 @@ type state struct {
 	grant     map[string]int    // attr -> grantOK / grantFailed once the result is decided and overwritten
 }
 
+// nsgeZeroed is the num_sge of a request zeroed by its initializer or
+// memset and not assigned since: 0 while nothing points its sg_list.
+const nsgeZeroed = "=0"
+
 const (
 	grantPending = iota
 	grantOK
@@ -140,6 +144,11 @@ type siteVisit struct {
 	node  *sitter.Node
 	reg   bool           // the request it flags is a registration
 	conds []*sitter.Node // the conditions whose truth the path knows
+	// At a post (onPost): the request's SGE count on the path (-1 when
+	// not bounded) and the lengths of its SGEs ("" when not assigned on
+	// the path).
+	nsge int
+	lens []string
 }
 
 // grantRecord is one path reaching a store of a QP's granted caps.
@@ -160,10 +169,13 @@ type interp struct {
 	onCheck func(checkpoint)
 	onSite  func(siteVisit)
 	onGrant func(grantRecord)
-	capped  bool
-	steps   int
-	budget  int // steps allowed, when below maxSteps
-	g       *cfg
+	// onPost hears of a post of a request flagged inline on a path: the
+	// line that set the flag, its SGE count and lengths.
+	onPost func(flagLine int, v siteVisit)
+	capped bool
+	steps  int
+	budget int // steps allowed, when below maxSteps
+	g      *cfg
 	// relevant are the conditions worth keeping as facts: tested more
 	// than once, or about inline sends, SGEs or booleans.
 	relevant  map[string]bool
@@ -475,6 +487,7 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 		if v.Kind() == "initializer_list" {
 			// = {} and designated initializers zero what they omit.
 			st.flags[name] = flagVal(flagOff, "initializer", f.line(v))
+			st.nsge[name] = nsgeZeroed
 			in.initList(name, v, st)
 			continue
 		}
@@ -647,6 +660,7 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 						}
 					}
 					st.flags[obj] = flagVal(flagOff, "memset", f.line(n))
+					st.nsge[obj] = nsgeZeroed
 				}
 			}
 		case "memcpy":

@@ -114,6 +114,9 @@ func (r *inlineSGE) check(cp checkpoint) {
 			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
 			continue // a registration carries no SGEs to check
 		}
+		if !cp.exit && !maybe && r.in.onPost != nil && st.flagLine[w] > 0 {
+			r.in.onPost(st.flagLine[w], r.postVisit(w, st))
+		}
 		r.checkSGEs(w, st, maybe, line, ev)
 	}
 }
@@ -168,6 +171,33 @@ func (r *inlineSGE) checkVirt(w string, st *state, flags *val, line int) {
 		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.why})
 		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.why), ev)
 	}
+}
+
+// postVisit is what the size rule needs of an inline post: the SGE
+// count and the lengths this path gives the SGEs.
+func (r *inlineSGE) postVisit(w string, st *state) siteVisit {
+	n, bounded := r.numSGE(w, st)
+	if !bounded {
+		return siteVisit{nsge: -1}
+	}
+	list, ok := st.sgl[w]
+	if !ok {
+		list = w + ".sg_list"
+	}
+	v := siteVisit{nsge: n}
+	for k := 0; k < n && k < 16; k++ {
+		exact, _ := sgePlace(list, k)
+		l := st.addr[exact+".length"]
+		if l == nil && k == 0 {
+			l = st.addr[list+"[0].length"]
+		}
+		t := ""
+		if l != nil && l.cond == "" {
+			t = strings.Join(strings.Fields(l.why), "")
+		}
+		v.lens = append(v.lens, t)
+	}
+	return v
 }
 
 // pointsSGEs reports whether this path sets a request's sg_list or one
@@ -269,6 +299,15 @@ func (r *inlineSGE) numSGE(w string, st *state) (int, bool) {
 	e, ok := st.nsge[w]
 	if !ok {
 		return 0, false
+	}
+	if e == nsgeZeroed {
+		// Zeroed and never assigned: no SGE unless sg_list was
+		// pointed somewhere (then the count is set where the engine
+		// does not see).
+		if r.pointsSGEs(w, st) {
+			return 0, false
+		}
+		return 0, true
 	}
 	if n, err := strconv.Atoi(e); err == nil {
 		return n, true

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path"
@@ -49,6 +50,7 @@ type LayoutRow struct {
 }
 
 type sizeCheck struct {
+	posts    []siteVisit // the posts of the site being judged
 	cmpCache map[string][]guardRef
 	opts     Options
 	facts    map[string]*Facts
@@ -67,7 +69,7 @@ func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]site
 			continue
 		}
 		done[k] = true
-		c.guard(s, visits[k])
+		c.guard(s, visits[k], visits[siteKey{s.f.Rel + postSuffix, uint(s.f.line(s.node))}])
 	}
 	for _, f := range files {
 		if withSites[f.Rel] {
@@ -90,10 +92,22 @@ func (c *sizeCheck) add(f *file, n *sitter.Node, fn string, sev, msg string, ev 
 // or helper, or the ternary in the site itself) compares with the size
 // the QP was granted. With no path known to reach it (the analysis was
 // cut short), the enclosing ifs are what guards it.
-func (c *sizeCheck) guard(s inlineSite, visits []siteVisit) {
+func (c *sizeCheck) guard(s inlineSite, visits, posts []siteVisit) {
 	f := s.f
 	facts := c.facts[path.Dir(f.Rel)]
 	name := functionName(f, s.fn)
+	// The posts of the requests this site flags: with no SGE on any of
+	// them there is nothing to copy, so no size to guard.
+	c.posts = posts
+	if len(posts) > 0 {
+		zero := true
+		for _, p := range posts {
+			zero = zero && p.nsge == 0
+		}
+		if zero {
+			return
+		}
+	}
 	own := c.ternaryComparisons(f, s.node, s.fn)
 	if len(visits) == 0 {
 		var cmps []guardRef
@@ -137,9 +151,10 @@ func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Fac
 	}
 	var tried []string
 	for _, g := range cmps {
-		for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
+		sides := []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")}
+		for i, side := range sides {
 			if ok, _ := c.granted(g.f, g.fn, side, facts); ok {
-				return true
+				return c.partial(s, name, g, sides[1-i])
 			}
 		}
 		t := strings.Join(strings.Fields(g.f.text(g.cmp)), " ")
@@ -149,6 +164,35 @@ func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Fac
 	}
 	c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
 	return false
+}
+
+// partial reports a guard that compares with the granted size only one
+// of the lengths of the SGEs posted inline (len <= max with a header SGE
+// besides): the payload copied is their sum. False when it reported.
+func (c *sizeCheck) partial(s inlineSite, name string, g guardRef, other *sitter.Node) bool {
+	o := condKey(g.f, stripCasts(other))
+	for _, p := range c.posts {
+		if p.nsge < 2 {
+			continue
+		}
+		hit, rest := -1, []string{}
+		for i, l := range p.lens {
+			switch {
+			case l == o && hit < 0:
+				hit = i
+			case l != "0":
+				rest = append(rest, cmp.Or(l, "?"))
+			}
+		}
+		if hit < 0 || len(rest) == 0 {
+			continue
+		}
+		c.add(s.f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) covers only SGE %d's length: %d SGEs are posted inline, and the device copies their sum (%s + %s) into the inline space",
+			strings.Join(strings.Fields(g.f.text(g.cmp)), " "), hit, p.nsge, o, strings.Join(rest, " + ")),
+			Evidence{File: g.f.Rel, Line: g.f.line(g.cmp), Message: "the guard"})
+		return false
+	}
+	return true
 }
 
 // guardComparisons are the comparisons a condition is made of, through
