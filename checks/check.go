@@ -152,6 +152,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all)
 	rep.Findings = append(rep.Findings, sizeFindings...)
+	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
 	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
 	if err != nil {
 		<-provCh
