@@ -150,21 +150,20 @@ func Run(opts Options) (*Report, error) {
 			sites = append(sites, fsites...)
 		}
 	}
-	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all)
-	rep.Findings = append(rep.Findings, sizeFindings...)
-	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
-	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
-	if err != nil {
-		<-provCh
-		return nil, err
-	}
-	rep.Findings = append(rep.Findings, bounds...)
-	rep.Layouts = layouts
 	prov := <-provCh
 	if prov.err != nil {
 		return nil, prov.err
 	}
 	rep.Providers = prov.rows
+	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all, prov.rows)
+	rep.Findings = append(rep.Findings, sizeFindings...)
+	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
+	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
+	if err != nil {
+		return nil, err
+	}
+	rep.Findings = append(rep.Findings, bounds...)
+	rep.Layouts = layouts
 	if len(opts.Patches) > 0 {
 		cp, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -50,16 +51,19 @@ type LayoutRow struct {
 }
 
 type sizeCheck struct {
-	posts    []siteVisit // the posts of the site being judged
-	cmpCache map[string][]guardRef
-	opts     Options
-	facts    map[string]*Facts
-	layouts  map[string]*LayoutRow
-	findings []Finding
+	posts     []siteVisit // the posts of the site being judged
+	providers []ProviderRow
+	files     []*file
+	reqMin    map[string]int64 // module -> smallest constant request (-1: none or not all constant)
+	cmpCache  map[string][]guardRef
+	opts      Options
+	facts     map[string]*Facts
+	layouts   map[string]*LayoutRow
+	findings  []Finding
 }
 
-func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file) ([]Finding, []LayoutRow) {
-	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}}
+func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file, providers []ProviderRow) ([]Finding, []LayoutRow) {
+	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}, providers: providers, files: files, reqMin: map[string]int64{}}
 	withSites := map[string]bool{}
 	done := map[siteKey]bool{}
 	for _, s := range sites {
@@ -146,6 +150,13 @@ func (c *sizeCheck) guard(s inlineSite, visits, posts []siteVisit) {
 func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Facts) bool {
 	f := s.f
 	if len(cmps) == 0 {
+		if ok, dev := c.postsWithinRequest(f, s.node); ok {
+			if dev == "" {
+				return true
+			}
+			c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted; the payload is within the size requested, "+dev)
+			return false
+		}
 		c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
 		return false
 	}
@@ -162,8 +173,189 @@ func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Fac
 			tried = append(tried, t)
 		}
 	}
+	dev := ""
+	for _, g := range cmps {
+		sides := []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")}
+		for i, side := range sides {
+			if ok, d := c.withinRequest(g.f, g.fn, side); ok {
+				if d == "" {
+					return c.partial(s, name, g, sides[1-i])
+				}
+				dev = d
+			}
+		}
+	}
+	if dev != "" {
+		c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) compares with the size requested, not the size granted after QP creation; %s", strings.Join(tried, "; "), dev))
+		return false
+	}
 	c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
 	return false
+}
+
+// Grant semantics. The verbs contract (ib_create_qp(), rdma_create_qp():
+// "the actual capabilities ... are returned in the caps"; the IB spec's
+// Create QP: the values returned are at least those requested, or the
+// call fails) makes a size the module requested for its QPs a safe bound
+// once the creation succeeded: a guard against a constant no larger than
+// every constant the module requests, or an unguarded inline post whose
+// SGE lengths are constants summing to no more, is safe. A failed
+// creation is rule inline-size's other half (the recorded size is then
+// 0). Providers deviate: some write back less than was asked and still
+// succeed (mlx4 for kernel QPs and pvrdma write 0). When the tree's
+// provider table shows such a provider, the request is no bound and the
+// guard must compare with the granted size; the finding names them.
+
+// deviating names the providers of the tree that grant less than was
+// requested without failing ("" when none): a grant of a constant 0.
+func (c *sizeCheck) deviating() string {
+	var out []string
+	for _, r := range c.providers {
+		for _, g := range r.Grants {
+			if strings.HasPrefix(g, "0 (") {
+				out = append(out, r.Provider+" ("+strings.TrimSuffix(strings.TrimPrefix(g, "0 ("), ")")+")")
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "but the verbs contract that a successful creation grants at least the request does not hold for every provider of this tree: " + strings.Join(out, ", ") + " grant 0 and succeed"
+}
+
+// requested is the smallest inline size the module of f requests for
+// its QPs, when every request is a constant.
+func (c *sizeCheck) requested(f *file) (int64, bool) {
+	dir := path.Dir(f.Rel)
+	if r, ok := c.reqMin[dir]; ok {
+		return r, r >= 0
+	}
+	min := int64(-1)
+	for _, g := range c.files {
+		if path.Dir(g.Rel) != dir {
+			continue
+		}
+		for _, fn := range functions(g) {
+			walk(fn, func(n *sitter.Node) bool {
+				if min == -2 {
+					return false
+				}
+				if n.Kind() != "assignment_expression" {
+					return true
+				}
+				lt := strings.Join(strings.Fields(g.text(n.ChildByFieldName("left"))), "")
+				if !strings.HasSuffix(lt, "cap.max_inline_data") {
+					return true
+				}
+				attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(lt, "cap.max_inline_data"), "."), "->")
+				if !createdBefore(g, fn, attr, n) && !calledAfter(g, fn, attr, n) {
+					return true // not a request
+				}
+				sz, _, ok := c.constSize(g, n.ChildByFieldName("right"))
+				switch {
+				case !ok:
+					min = -2
+				case min < 0 || sz < min:
+					min = sz
+				}
+				return true
+			})
+		}
+	}
+	if min < 0 {
+		min = -1
+	}
+	c.reqMin[dir] = min
+	return min, min >= 0
+}
+
+// withinRequest reports whether expr is a constant bound (a literal, a
+// #define, a sizeof, or a local only ever assigned those) no larger than
+// what the module requests; with the deviating providers' note.
+func (c *sizeCheck) withinRequest(f *file, fn, expr *sitter.Node) (bool, string) {
+	req, ok := c.requested(f)
+	if !ok {
+		return false, ""
+	}
+	v, ok := c.constBound(f, fn, expr)
+	if !ok || v > req {
+		return false, ""
+	}
+	return true, c.deviating()
+}
+
+func (c *sizeCheck) constBound(f *file, fn, expr *sitter.Node) (int64, bool) {
+	expr = stripCasts(expr)
+	if expr == nil {
+		return 0, false
+	}
+	if v, _, ok := c.constSize(f, expr); ok {
+		return v, true
+	}
+	if expr.Kind() != "identifier" {
+		return 0, false
+	}
+	srcs := localSources(f, fn, f.text(expr))
+	if len(srcs) == 0 {
+		return 0, false
+	}
+	var max int64
+	for _, src := range srcs {
+		v, _, ok := c.constSize(f, stripCasts(src))
+		if !ok {
+			return 0, false
+		}
+		if v > max {
+			max = v
+		}
+	}
+	return max, true
+}
+
+// postsWithinRequest reports whether every post of the site being judged
+// has SGE lengths that are constants summing to no more than the module
+// requests (with the deviating providers' note).
+func (c *sizeCheck) postsWithinRequest(f *file, at *sitter.Node) (bool, string) {
+	req, ok := c.requested(f)
+	if !ok || len(c.posts) == 0 {
+		return false, ""
+	}
+	for _, p := range c.posts {
+		if p.nsge < 0 {
+			return false, ""
+		}
+		var sum int64
+		for _, l := range p.lens {
+			v, ok := c.constText(f, at, l)
+			if !ok {
+				return false, ""
+			}
+			sum += v
+		}
+		if sum > req {
+			return false, ""
+		}
+	}
+	return true, c.deviating()
+}
+
+// constText evaluates a length as the engine wrote it (spaces removed):
+// a number, a #define of the module, sizeof(struct T).
+func (c *sizeCheck) constText(f *file, at *sitter.Node, t string) (int64, bool) {
+	if v, err := strconv.ParseInt(strings.TrimRight(t, "uUlL"), 0, 64); err == nil {
+		return v, true
+	}
+	if v, ok := c.facts[path.Dir(f.Rel)].constants[t]; ok {
+		return v, true
+	}
+	if strings.HasPrefix(t, "sizeof(struct") && strings.HasSuffix(t, ")") {
+		typ := "struct " + strings.TrimSuffix(strings.TrimPrefix(t, "sizeof(struct"), ")")
+		if v, _, ok := c.sizeofType(f, at, typ); ok {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // partial reports a guard that compares with the granted size only one
@@ -551,6 +743,10 @@ func (c *sizeCheck) sizeofType(f *file, at *sitter.Node, typ string) (int64, str
 	if err != nil {
 		return 0, expr, false
 	}
+	if _, ok := db.defs[typ]; !ok && strings.HasSuffix(f.Rel, ".c") && strings.Contains(string(f.Src), name) {
+		// A struct the .c file itself defines.
+		db.add(parse(f.Rel, expandStructGroups(f.Src)))
+	}
 	size, _, err := db.sizeof(typ, 0)
 	if err != nil {
 		return 0, expr, false
@@ -604,7 +800,7 @@ func providerTable(tree string) ([]ProviderRow, error) {
 						}
 					case "assignment_expression":
 						l := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
-						if strings.HasSuffix(l, "cap.max_inline_data") && !strings.Contains(l, "props") {
+						if (strings.HasSuffix(l, "cap.max_inline_data") || strings.HasSuffix(l, "cap->max_inline_data")) && !strings.Contains(l, "props") {
 							row.Grants = append(row.Grants, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(n)))
 						}
 					}

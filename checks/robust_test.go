@@ -94,7 +94,7 @@ func analyseEverything(f *file) (problems []string) {
 			}
 		}
 	}
-	checkInlineSize(Options{}, sites, visits, map[string]*Facts{filepath.Dir(f.Rel): facts}, []*file{f})
+	checkInlineSize(Options{}, sites, visits, map[string]*Facts{filepath.Dir(f.Rel): facts}, []*file{f}, nil)
 	return problems
 }
 
