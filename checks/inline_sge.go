@@ -33,7 +33,11 @@ import (
 // is checked with the same path sensitivity and evidence as
 // inline-sge-addr (where the flags were cleared, where the address came
 // from), for the SGEs num_sge reaches, in the modules the engine reads
-// (those where some function sets IB_SEND_INLINE).
+// (those where some function sets IB_SEND_INLINE). The SGE's key must be
+// the PD's local_dma_lkey on the path, or not assigned in a module that
+// never gives an SGE another key: with a memory region's key the address
+// is an I/O virtual address in that region, which may equal the kernel
+// virtual address (a vmalloc'ed buffer registered by its address).
 //
 // Rule inline-on-registration: IB_SEND_INLINE on a REG_MR, REG_MR_INTEGRITY
 // or LOCAL_INV request is a finding wherever it reaches.
@@ -154,6 +158,18 @@ func (r *inlineSGE) checkVirt(w string, st *state, flags *val, line int) {
 		}
 		kind, leafv := v.resolve(st.facts)
 		if kind != Virt {
+			continue
+		}
+		// The key decides what the address means: the PD's DMA key
+		// (or none assigned, in a module that never uses another)
+		// makes it a bus address; a memory region's key makes it an
+		// I/O virtual address in the region, which may be the kernel
+		// virtual address (smc's vmalloc'ed send buffers).
+		lk := st.addr[exact+".lkey"]
+		if lk == nil {
+			lk = st.addr[wild+".lkey"]
+		}
+		if lk != nil && !strings.Contains(lk.why, "dma_lkey") || lk == nil && r.in.facts.mrLkey != "" {
 			continue
 		}
 		file := r.in.f.Rel
