@@ -182,6 +182,9 @@ type interp struct {
 	condNodes map[string]*sitter.Node
 	nsgeExprs map[string]bool
 	templates map[string]*sitter.Node
+	// ptrArrays are local arrays of pointers initialized with addresses
+	// ({ &a, &b }): what each element points at.
+	ptrArrays map[string][]string
 	sites     map[int][]*sitter.Node // CFG node -> inline sites it evaluates
 	forks     []*state               // states a callee's exit paths split the current one into
 }
@@ -484,6 +487,14 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 		if v == nil {
 			continue
 		}
+		if v.Kind() == "initializer_list" && ptr && in.pointerArray(name, v) {
+			continue
+		}
+		if v.Kind() == "compound_literal_expression" && !ptr {
+			if l := v.ChildByFieldName("value"); l != nil {
+				v = l
+			}
+		}
 		if v.Kind() == "initializer_list" {
 			// = {} and designated initializers zero what they omit.
 			st.flags[name] = flagVal(flagOff, "initializer", f.line(v))
@@ -504,6 +515,65 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 			st.localExpr[name] = localCond(f, v)
 		}
 	}
+}
+
+// pointerArray records an array of pointers initialized with
+// addresses ({ &a, &b }); false when the list is anything else.
+func (in *interp) pointerArray(name string, list *sitter.Node) bool {
+	var targets []string
+	for _, c := range named(list) {
+		c = stripParens(c)
+		if c.Kind() == "comment" {
+			continue
+		}
+		if c.Kind() != "pointer_expression" || in.f.text(c.ChildByFieldName("operator")) != "&" {
+			return false
+		}
+		t := objectPlace(in.f, c.ChildByFieldName("argument"), nil)
+		if t == "" {
+			return false
+		}
+		targets = append(targets, t)
+	}
+	if len(targets) == 0 {
+		return false
+	}
+	if in.ptrArrays == nil {
+		in.ptrArrays = map[string][]string{}
+	}
+	in.ptrArrays[name] = targets
+	return true
+}
+
+// throughPtrArray names the places a place reached through an array of
+// pointers stands for: arr[k].x is element k's target's x, arr[*].x each
+// target's (a loop over the array, or an index the path does not know).
+func (in *interp) throughPtrArray(p string) []string {
+	i := strings.IndexByte(p, '[')
+	if i < 0 || in.ptrArrays == nil {
+		return nil
+	}
+	targets, ok := in.ptrArrays[p[:i]]
+	if !ok {
+		return nil
+	}
+	j := strings.IndexByte(p[i:], ']')
+	if j < 0 {
+		return nil
+	}
+	idx, rest := p[i+1:i+j], p[i+j+1:]
+	if idx == "*" {
+		var out []string
+		for _, t := range targets {
+			out = append(out, t+rest)
+		}
+		return out
+	}
+	k, err := strconv.Atoi(idx)
+	if err != nil || k < 0 || k >= len(targets) {
+		return nil
+	}
+	return []string{targets[k] + rest}
 }
 
 // template is the file-scope static initializer an expression names (a
@@ -551,6 +621,20 @@ func (in *interp) initList(obj string, list *sitter.Node, st *state) {
 		}
 		in.store(obj+"."+member, "=", v, c, st)
 	}
+}
+
+// zero records an object zeroed by an initializer that omits members.
+func (in *interp) zero(obj string, line int, st *state) {
+	for k := range st.flags {
+		if strings.HasPrefix(k, obj+".") {
+			st.flags[k] = flagVal(flagOff, "initializer", line)
+		}
+	}
+	st.flags[obj] = flagVal(flagOff, "initializer", line)
+	delete(st.flagLine, obj)
+	st.nsge[obj] = nsgeZeroed
+	delete(st.sgl, obj)
+	delete(st.opc, obj)
 }
 
 // kill drops what the path knew about a variable or place that changes.
@@ -622,6 +706,12 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 			if t := in.template(rhs); t != nil && !in.ptrs[name] {
 				in.initList(name, t, st)
 			}
+			if lit := stripParens(rhs); op == "=" && !in.ptrs[name] && lit != nil && lit.Kind() == "compound_literal_expression" {
+				if l := lit.ChildByFieldName("value"); l != nil {
+					in.zero(name, f.line(lit), st)
+					in.initList(name, l, st)
+				}
+			}
 			st.locals[name] = plainLocal(name, v)
 			if in.relevant[name] {
 				st.localExpr[name] = localCond(f, rhs)
@@ -638,6 +728,14 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 			if t := in.template(rhs); t != nil {
 				in.initList(p, t, st)
 				return
+			}
+			if lit := stripParens(rhs); op == "=" && lit != nil && lit.Kind() == "compound_literal_expression" {
+				// *wr = (struct ib_send_wr){ ... }: zeroes what it omits.
+				if l := lit.ChildByFieldName("value"); l != nil {
+					in.zero(p, f.line(lit), st)
+					in.initList(p, l, st)
+					return
+				}
 			}
 			in.store(p, op, rhs, n, st)
 			if c := in.createCall(rhs); c != nil {
@@ -984,6 +1082,23 @@ func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node,
 		case 'o':
 			st.opc[p] = e.s
 		case 'a':
+			if x := bases[e.param]; e.rel == "" && !in.ptrs[x] && (in.locals[x] || in.params[x]) && call != nil && in.outArg(call, e.param, x) {
+				// f(&flags) with *flags |= IB_SEND_INLINE in f: the
+				// caller's scalar holds what f stored (or-ed in: what
+				// f sets is kept, what it clears may stay set).
+				if maybeOn(e.v) || e.v.kind != Unknown {
+					nv := e.v
+					if old, ok := st.locals[x]; ok && e.v.kind == Unknown {
+						nv = compound("|=", old, e.v)
+					}
+					in.kill(x, st)
+					st.locals[x] = nv
+					if maybeOn(e.v) {
+						st.flagLine[x] = in.f.line(call)
+					}
+				}
+				continue
+			}
 			st.addr[p] = e.v
 		case 's':
 			var j int
@@ -995,6 +1110,16 @@ func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node,
 			st.nsge[p] = e.s
 		}
 	}
+}
+
+// outArg reports whether argument i of call is &x.
+func (in *interp) outArg(call *sitter.Node, i int, x string) bool {
+	args := named(call.ChildByFieldName("arguments"))
+	if i >= len(args) {
+		return false
+	}
+	a := stripParens(args[i])
+	return a.Kind() == "pointer_expression" && in.f.text(a.ChildByFieldName("operator")) == "&" && strings.TrimSpace(in.f.text(a.ChildByFieldName("argument"))) == x
 }
 
 // chain lists a posted request and those chained after it with next.
@@ -1011,6 +1136,12 @@ func (in *interp) chain(head string, st *state) []string {
 // store records an assignment to a field place.
 func (in *interp) store(p, op string, rhs, at *sitter.Node, st *state) {
 	f := in.f
+	if ts := in.throughPtrArray(p); ts != nil {
+		for _, t := range ts {
+			in.store(t, op, rhs, at, st)
+		}
+		return
+	}
 	wr, member := splitMember(p)
 	switch member {
 	case "send_flags":
