@@ -424,6 +424,11 @@ func (in *interp) prescan() {
 	// Locals that hold an inline size or decision.
 	inlineLocals := map[string]bool{}
 	bools := map[string]bool{}
+	for _, p := range params(f, in.fn) {
+		if strings.TrimSpace(p.typ) == "bool" && !p.pointer {
+			bools[p.name] = true // a guard passed in
+		}
+	}
 	walk(in.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "declaration":
@@ -776,6 +781,12 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 		in.applySummary(name, args, n, st)
 		if wr := in.postedWR(n, st); wr != "" {
 			in.onCheck(checkpoint{node: n, wrs: in.chain(wr, st), state: st})
+			// The callee's other exit paths post too.
+			for _, fork := range in.forks {
+				if w := in.postedWR(n, fork); w != "" {
+					in.onCheck(checkpoint{node: n, wrs: in.chain(w, fork), state: fork})
+				}
+			}
 		}
 	case "update_expression":
 		in.kill(strings.Join(strings.Fields(f.text(n.ChildByFieldName("argument"))), ""), st)
@@ -1035,7 +1046,7 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 				target = orig.clone()
 				in.forks = append(in.forks, target)
 			}
-			in.applyVariant(v, bases, call, target)
+			in.applyVariant(v, s.names, args, bases, call, target)
 		}
 		return
 	}
@@ -1065,8 +1076,27 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 }
 
 // applyVariant applies one exit path of a callee to the caller's state.
-func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node, st *state) {
+func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Node, bases []string, call *sitter.Node, st *state) {
 	for _, e := range v {
+		switch e.kind {
+		case 'r':
+			// The exit path's constant return: what the call's
+			// value is on this path (if (helper(...)) decides).
+			if call != nil {
+				st.facts[condKey(in.f, call)] = e.s != "0"
+			}
+			continue
+		case 'n':
+			if e.param < len(bases) && bases[e.param] != "" {
+				// num_sge in the callee's terms: the caller's.
+				keys := make([]string, len(args))
+				for i, a := range args {
+					keys[i] = condKey(in.f, a)
+				}
+				st.nsge[bases[e.param]+e.rel] = constChoice(substParams(e.s, names, keys))
+			}
+			continue
+		}
 		if e.param >= len(bases) || bases[e.param] == "" {
 			continue
 		}
@@ -1110,6 +1140,23 @@ func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node,
 			st.nsge[p] = e.s
 		}
 	}
+}
+
+// constChoice simplifies c?a:b whose condition is a literal.
+func constChoice(e string) string {
+	q := strings.IndexByte(e, '?')
+	col := strings.LastIndexByte(e, ':')
+	if q < 0 || col < q {
+		return e
+	}
+	c, a, b := e[:q], e[q+1:col], e[col+1:]
+	if n, err := strconv.ParseInt(strings.Trim(c, "()"), 0, 64); err == nil {
+		if n != 0 {
+			return a
+		}
+		return b
+	}
+	return e
 }
 
 // outArg reports whether argument i of call is &x.

@@ -71,6 +71,7 @@ type summary struct {
 	variants [][]varEffect
 	ret      *val
 	params   []string // the names its ret's conditions use
+	names    []string // all its parameters' names
 	effects  []effect
 	guards   []guardRef
 }
@@ -462,6 +463,9 @@ func (fs *Facts) summary(name string) *summary {
 	defer delete(fs.computing, name)
 	s := &summary{}
 	ps := params(d.f, d.fn)
+	for _, p := range ps {
+		s.names = append(s.names, p.name)
+	}
 	type eff struct {
 		flags        *val
 		opcode       string
@@ -485,6 +489,16 @@ func (fs *Facts) summary(name string) *summary {
 		exits++
 		if len(variants) <= maxVariants {
 			v := exitVariant(cp.state, ps, d.f.Rel)
+			if r := stripParens(cp.ret); r != nil {
+				// A constant return (return true;) tells the caller
+				// which exit path it took.
+				switch t := d.f.text(r); {
+				case r.Kind() == "true", t == "1":
+					v = append(v, varEffect{kind: 'r', s: "1"})
+				case r.Kind() == "false", t == "0":
+					v = append(v, varEffect{kind: 'r', s: "0"})
+				}
+			}
 			var kb strings.Builder
 			for _, e := range v {
 				fmt.Fprintf(&kb, "%d%s%c%s%s;", e.param, e.rel, e.kind, e.v.key(), e.s)

@@ -404,6 +404,55 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 	for _, cmp := range comparisons(f, cond, fn) {
 		out = append(out, guardRef{f, fn, cmp})
 	}
+	// A guard passed in as a parameter (bool small): what the callers
+	// pass. Every caller must pass a comparison with the granted size:
+	// when all do, one stands for them; else those that do not.
+	ps := params(f, fn)
+	walk(cond, func(n *sitter.Node) bool {
+		if n.Kind() != "identifier" {
+			return true
+		}
+		for i, p := range ps {
+			if p.name != f.text(n) || p.pointer {
+				continue
+			}
+			var good, bad []guardRef
+			for _, a := range c.callerArgs(f, fn, i) {
+				var cmps []guardRef
+				for _, cmp := range comparisons(a.f, a.arg, a.fn) {
+					cmps = append(cmps, guardRef{a.f, a.fn, cmp})
+				}
+				if len(cmps) == 0 {
+					// A constant or a flag from elsewhere: no
+					// comparison is made for this caller.
+					bad = append(bad, guardRef{a.f, a.fn, a.arg})
+					continue
+				}
+				ok := false
+				for _, g := range cmps {
+					for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
+						if side != nil {
+							if yes, _ := c.granted(g.f, g.fn, side, facts); yes {
+								ok = true
+							}
+						}
+					}
+				}
+				if ok {
+					good = append(good, cmps...)
+				} else {
+					bad = append(bad, cmps...)
+				}
+			}
+			switch {
+			case len(bad) > 0:
+				out = append(out, bad...)
+			case len(good) > 0:
+				out = append(out, good...)
+			}
+		}
+		return true
+	})
 	walk(cond, func(n *sitter.Node) bool {
 		if n.Kind() == "call_expression" {
 			if s := facts.summary(f.text(n.ChildByFieldName("function"))); s != nil {
@@ -412,6 +461,37 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 		}
 		return true
 	})
+	return out
+}
+
+type callerArg struct {
+	f       *file
+	fn, arg *sitter.Node
+}
+
+// callerArgs are the arguments the module's calls of fn pass for its
+// parameter i.
+func (c *sizeCheck) callerArgs(f *file, fn *sitter.Node, i int) []callerArg {
+	name := functionName(f, fn)
+	if name == "" {
+		return nil
+	}
+	var out []callerArg
+	for _, g := range c.files {
+		if path.Dir(g.Rel) != path.Dir(f.Rel) || !strings.Contains(string(g.Src), name+"(") {
+			continue
+		}
+		for _, cfn := range functions(g) {
+			walk(cfn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+				if n.Kind() == "call_expression" && g.text(n.ChildByFieldName("function")) == name {
+					if args := named(n.ChildByFieldName("arguments")); i < len(args) {
+						out = append(out, callerArg{g, cfn, args[i]})
+					}
+				}
+				return true
+			})
+		}
+	}
 	return out
 }
 
