@@ -140,7 +140,7 @@ func TestCases(t *testing.T) {
 		}
 	}
 	// Every class of the issue has cases.
-	for _, class := range []string{"flags", "flow", "helper", "addr", "grant", "opcode", "incapsule", "reverse", "bounds", "length", "memory", "across"} {
+	for _, class := range []string{"flags", "flow", "helper", "addr", "grant", "opcode", "incapsule", "reverse", "bounds", "length", "memory", "across", "macro"} {
 		n := 0
 		for base := range pairs {
 			if strings.HasPrefix(base, class+"_") {

@@ -171,6 +171,7 @@ func Run(opts Options) (*Report, error) {
 		}
 		rep.Findings = append(rep.Findings, cp...)
 	}
+	addMacroEvidence(rep.Findings, append(append([]*file{}, all...), analysed...))
 	rep.Findings = sortFindings(rep.Findings)
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
@@ -186,7 +187,7 @@ func Run(opts Options) (*Report, error) {
 // the others, every header and the .c files that map DMA, post, create or
 // size QPs, or set opcodes are read for facts.
 func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) {
-	files, err := loadFiles(tree, rels, "IB_SEND_INLINE")
+	files, err := loadModuleFiles(tree, rels, "IB_SEND_INLINE")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +205,7 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 			more = append(more, r)
 		}
 	}
-	mod, err := loadFiles(tree, more)
+	mod, err := loadModuleFiles(tree, more)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,11 +233,11 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 			nearC = append(nearC, r)
 		}
 	}
-	headers, err := loadFiles(tree, nearH)
+	headers, err := loadModuleFiles(tree, nearH)
 	if err != nil {
 		return nil, nil, err
 	}
-	neighbours, err := loadFiles(tree, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
+	neighbours, err := loadModuleFiles(tree, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,6 +249,37 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 	}
 	all = append(append(append([]*file{}, work...), headers...), neighbours...)
 	return all, analysed, nil
+}
+
+// addMacroEvidence names, for findings and evidence on a line where a
+// macro of the module was expanded, the macro's definition.
+func addMacroEvidence(fs []Finding, files []*file) {
+	byRel := map[string]*file{}
+	for _, f := range files {
+		if len(f.Macros) > 0 {
+			byRel[f.Rel] = f
+		}
+	}
+	if len(byRel) == 0 {
+		return
+	}
+	for i := range fs {
+		seen := map[int]bool{}
+		add := func(file string, line int) {
+			f := byRel[file]
+			if f == nil || seen[line] {
+				return
+			}
+			if u, ok := f.Macros[line]; ok {
+				seen[line] = true
+				fs[i].Evidence = append(fs[i].Evidence, Evidence{File: u.file, Line: u.line, Message: fmt.Sprintf("line %d expands macro %s, defined here", line, u.name)})
+			}
+		}
+		add(fs[i].File, fs[i].Line)
+		for _, e := range fs[i].Evidence {
+			add(e.File, e.Line)
+		}
+	}
 }
 
 // definesFlag reports whether a file #defines a value that carries

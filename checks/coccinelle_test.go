@@ -59,6 +59,7 @@ var cocciExclusions = map[string]string{
 	"memory_literal_ok/inline_sge_addr":  "correlated conditions: the if that re-points the SGE and the ternary in the compound literal that sets the flag test the same len <= c->max_inline; Coccinelle treats the ternary's arm as reachable on the path where the if was not taken",
 	"across_boolret_ok/inline_sge_addr":  "correlated across a call: tc_try_inline() returns true exactly on the path where it set IB_SEND_INLINE, and the caller re-points the SGE when it does; Coccinelle only knows the helper can set the flag",
 	"across_builder_bug/inline_sge_addr": "across functions: the builder tc_build() sets num_sge = 2 and the DMA address of sge[1] in another function; a script sees one function's paths",
+	"macro_flag_bug/inline_sge_addr":     "macros: IB_SEND_INLINE is set by the module's function-like macro TC_GO_INLINE(); spatch matches the use as an opaque call and never sees the flag set",
 	// The seed's mutants (TestCoccicheckNvmeHost), by mutant name.
 	"num_sge not bounded/inline_sge_addr": "num_sge bound, across functions: without num_sge == 1 the inline request also carries req->sge[1], whose DMA address nvme_rdma_map_sg_inline() set; Coccinelle cannot relate num_sge to an SGE index, and a script sees one function's paths",
 }
