@@ -880,7 +880,9 @@ func providerTable(tree string) ([]ProviderRow, error) {
 						}
 					case "assignment_expression":
 						l := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
-						if (strings.HasSuffix(l, "cap.max_inline_data") || strings.HasSuffix(l, "cap->max_inline_data")) && !strings.Contains(l, "props") {
+						// Through a pointer: the caller's caps written
+						// back (a local attr is a request of its own).
+						if (strings.HasSuffix(l, "cap.max_inline_data") || strings.HasSuffix(l, "cap->max_inline_data")) && strings.Contains(l, "->") && !strings.Contains(l, "props") {
 							row.Grants = append(row.Grants, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(n)))
 						}
 					}
