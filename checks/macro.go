@@ -130,7 +130,12 @@ var headerCache sync.Map
 
 // expandMacros rewrites the uses of the module's macros in src (see
 // above). It returns src itself when nothing is expanded.
-func expandMacros(root, rel string, src []byte) ([]byte, map[int]macroUse) {
+func expandMacros(root, rel string, src []byte) (out []byte, uses map[int]macroUse) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, uses = src, nil // a bug here: the file as written
+		}
+	}()
 	if !bytes.Contains(src, []byte("define")) && !bytes.Contains(src, []byte("#include \"")) {
 		return src, nil
 	}
@@ -151,7 +156,7 @@ func expandMacros(root, rel string, src []byte) ([]byte, map[int]macroUse) {
 			byName[d.name] = d
 		}
 	}
-	uses := map[int]macroUse{}
+	uses = map[int]macroUse{}
 	lines := strings.SplitAfter(string(src), "\n")
 	var b strings.Builder
 	for i := 0; i < len(lines); i++ {
