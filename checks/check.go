@@ -32,9 +32,12 @@ type Report struct {
 	Providers []ProviderRow `json:"providers"`
 	Layouts   []LayoutRow   `json:"layouts,omitempty"`
 	Inline    []string      `json:"inline_users"` // files that set IB_SEND_INLINE
-	Files     int           `json:"files_analysed"`
-	Functions int           `json:"functions_analysed"`
-	Duration  float64       `json:"duration_s"`
+	// Analysis says what the rules read: raw C with the modules' own
+	// macros expanded (no preprocessed translation unit yet).
+	Analysis  string  `json:"analysis"`
+	Files     int     `json:"files_analysed"`
+	Functions int     `json:"functions_analysed"`
+	Duration  float64 `json:"duration_s"`
 	// Baseline says what the findings were judged against (nil: not
 	// judged, every finding counts).
 	Baseline *Comparison `json:"baseline,omitempty"`
@@ -76,6 +79,11 @@ func (r *Report) PreExisting() int {
 	return n
 }
 
+// AnalysisRawC is Report.Analysis for raw C: the kernel's macros and
+// #ifdef arms unexpanded, the module's own macros that touch what the
+// rules read expanded (macro.go).
+const AnalysisRawC = "raw C, the module's own macros expanded (no preprocessor: every #if arm is read)"
+
 // Run runs every rule.
 func Run(opts Options) (*Report, error) {
 	start := time.Now()
@@ -116,7 +124,7 @@ func Run(opts Options) (*Report, error) {
 			byDir[path.Dir(f.Rel)].learn(f)
 		}
 	}
-	rep := &Report{Files: len(all), Inline: []string{}}
+	rep := &Report{Files: len(all), Inline: []string{}, Analysis: AnalysisRawC}
 	seenFile := map[string]bool{}
 	for _, f := range all {
 		seenFile[f.Rel] = true
