@@ -56,7 +56,7 @@ func loadCase(t *testing.T, path string) (tree string, wants []want) {
 			t.Fatal(err)
 		}
 		for i, l := range strings.Split(string(b), "\n") {
-			if m := wantRe.FindStringSubmatch(l); m != nil {
+			for _, m := range wantRe.FindAllStringSubmatch(l, -1) {
 				sev := m[2]
 				if sev == "" {
 					sev = SevError
@@ -140,7 +140,7 @@ func TestCases(t *testing.T) {
 		}
 	}
 	// Every class of the issue has cases.
-	for _, class := range []string{"flags", "flow", "helper", "addr", "grant", "opcode", "incapsule"} {
+	for _, class := range []string{"flags", "flow", "helper", "addr", "grant", "opcode", "incapsule", "reverse", "bounds", "length", "memory", "across", "macro"} {
 		n := 0
 		for base := range pairs {
 			if strings.HasPrefix(base, class+"_") {

@@ -32,9 +32,12 @@ type Report struct {
 	Providers []ProviderRow `json:"providers"`
 	Layouts   []LayoutRow   `json:"layouts,omitempty"`
 	Inline    []string      `json:"inline_users"` // files that set IB_SEND_INLINE
-	Files     int           `json:"files_analysed"`
-	Functions int           `json:"functions_analysed"`
-	Duration  float64       `json:"duration_s"`
+	// Analysis says what the rules read: raw C with the modules' own
+	// macros expanded (no preprocessed translation unit yet).
+	Analysis  string  `json:"analysis"`
+	Files     int     `json:"files_analysed"`
+	Functions int     `json:"functions_analysed"`
+	Duration  float64 `json:"duration_s"`
 	// Baseline says what the findings were judged against (nil: not
 	// judged, every finding counts).
 	Baseline *Comparison `json:"baseline,omitempty"`
@@ -76,6 +79,11 @@ func (r *Report) PreExisting() int {
 	return n
 }
 
+// AnalysisRawC is Report.Analysis for raw C: the kernel's macros and
+// #ifdef arms unexpanded, the module's own macros that touch what the
+// rules read expanded (macro.go).
+const AnalysisRawC = "raw C, the module's own macros expanded (no preprocessor: every #if arm is read)"
+
 // Run runs every rule.
 func Run(opts Options) (*Report, error) {
 	start := time.Now()
@@ -116,7 +124,7 @@ func Run(opts Options) (*Report, error) {
 			byDir[path.Dir(f.Rel)].learn(f)
 		}
 	}
-	rep := &Report{Files: len(all), Inline: []string{}}
+	rep := &Report{Files: len(all), Inline: []string{}, Analysis: AnalysisRawC}
 	seenFile := map[string]bool{}
 	for _, f := range all {
 		seenFile[f.Rel] = true
@@ -150,20 +158,20 @@ func Run(opts Options) (*Report, error) {
 			sites = append(sites, fsites...)
 		}
 	}
-	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all)
-	rep.Findings = append(rep.Findings, sizeFindings...)
-	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
-	if err != nil {
-		<-provCh
-		return nil, err
-	}
-	rep.Findings = append(rep.Findings, bounds...)
-	rep.Layouts = layouts
 	prov := <-provCh
 	if prov.err != nil {
 		return nil, prov.err
 	}
 	rep.Providers = prov.rows
+	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all, prov.rows)
+	rep.Findings = append(rep.Findings, sizeFindings...)
+	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
+	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
+	if err != nil {
+		return nil, err
+	}
+	rep.Findings = append(rep.Findings, bounds...)
+	rep.Layouts = layouts
 	if len(opts.Patches) > 0 {
 		cp, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
 		if err != nil {
@@ -171,6 +179,7 @@ func Run(opts Options) (*Report, error) {
 		}
 		rep.Findings = append(rep.Findings, cp...)
 	}
+	addMacroEvidence(rep.Findings, append(append([]*file{}, all...), analysed...))
 	rep.Findings = sortFindings(rep.Findings)
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
@@ -186,7 +195,7 @@ func Run(opts Options) (*Report, error) {
 // the others, every header and the .c files that map DMA, post, create or
 // size QPs, or set opcodes are read for facts.
 func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) {
-	files, err := loadFiles(tree, rels, "IB_SEND_INLINE")
+	files, err := loadModuleFiles(tree, rels, "IB_SEND_INLINE")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +213,7 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 			more = append(more, r)
 		}
 	}
-	mod, err := loadFiles(tree, more)
+	mod, err := loadModuleFiles(tree, more)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,11 +241,11 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 			nearC = append(nearC, r)
 		}
 	}
-	headers, err := loadFiles(tree, nearH)
+	headers, err := loadModuleFiles(tree, nearH)
 	if err != nil {
 		return nil, nil, err
 	}
-	neighbours, err := loadFiles(tree, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
+	neighbours, err := loadModuleFiles(tree, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,6 +257,37 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 	}
 	all = append(append(append([]*file{}, work...), headers...), neighbours...)
 	return all, analysed, nil
+}
+
+// addMacroEvidence names, for findings and evidence on a line where a
+// macro of the module was expanded, the macro's definition.
+func addMacroEvidence(fs []Finding, files []*file) {
+	byRel := map[string]*file{}
+	for _, f := range files {
+		if len(f.Macros) > 0 {
+			byRel[f.Rel] = f
+		}
+	}
+	if len(byRel) == 0 {
+		return
+	}
+	for i := range fs {
+		seen := map[int]bool{}
+		add := func(file string, line int) {
+			f := byRel[file]
+			if f == nil || seen[line] {
+				return
+			}
+			if u, ok := f.Macros[line]; ok {
+				seen[line] = true
+				fs[i].Evidence = append(fs[i].Evidence, Evidence{File: u.file, Line: u.line, Message: fmt.Sprintf("line %d expands macro %s, defined here", line, u.name)})
+			}
+		}
+		add(fs[i].File, fs[i].Line)
+		for _, e := range fs[i].Evidence {
+			add(e.File, e.Line)
+		}
+	}
 }
 
 // definesFlag reports whether a file #defines a value that carries
@@ -267,6 +307,10 @@ func definesFlag(f *file) bool {
 
 // traceFn, when set (by a test), hears of every function analysed.
 var traceFn func(f *file, name string, d time.Duration, steps int)
+
+// postSuffix marks the keys of visits that are posts, by the line that
+// set the flag.
+const postSuffix = "#post"
 
 type siteKey struct {
 	file  string
@@ -292,6 +336,10 @@ func analyseFunction(f *file, fn *sitter.Node, facts *Facts, visits map[siteKey]
 			k := siteKey{f.Rel, v.node.StartByte()}
 			visits[k] = append(visits[k], v)
 		},
+		onPost: func(line int, v siteVisit) {
+			k := siteKey{f.Rel + postSuffix, uint(line)}
+			visits[k] = append(visits[k], v)
+		},
 		onGrant: func(g grantRecord) {
 			k := siteKey{f.Rel, g.node.StartByte()}
 			if old, ok := grants[k]; !ok || old.msg == "" {
@@ -306,6 +354,7 @@ func analyseFunction(f *file, fn *sitter.Node, facts *Facts, visits map[siteKey]
 	if grantsOnly {
 		in.onCheck = func(checkpoint) {}
 		in.onSite = nil
+		in.onPost = nil
 	}
 	in.run()
 	out = append(out, rule.findings...)

@@ -50,10 +50,16 @@ var cocciRules = []cocciRule{
 // the index of an SGE. Each entry must still disagree (a stale entry
 // fails), so the list cannot grow silently or outlive its reason.
 var cocciExclusions = map[string]string{
-	"flags_local_ok/inline_sge_addr":  "correlated conditions: the same test (desc->len <= conn->max_inline) re-points the address and, later, sets the flag; Coccinelle also follows the infeasible path that sets the flag without re-pointing",
-	"flags_helper_ok/inline_sge_addr": "correlated conditions across a call: tc_send_flags() returns IB_SEND_INLINE exactly when the caller's own test chose the virtual address; the engine summarises the helper by a predicate on its parameters, Coccinelle only knows that it can return the flag",
-	"flow_bounds_ok/inline_sge_addr":  "num_sge bound: likely(d->num_sge <= 1) keeps the DMA address of sge[1] out of the inline request; Coccinelle cannot relate num_sge to an SGE index",
-	"flow_field_ok/inline_sge_addr":   "num_sge bound: iu->num_sge != 1 leaves the inline path with only sge[0], re-pointed; Coccinelle cannot relate num_sge to an SGE index",
+	"flags_local_ok/inline_sge_addr":     "correlated conditions: the same test (desc->len <= conn->max_inline) re-points the address and, later, sets the flag; Coccinelle also follows the infeasible path that sets the flag without re-pointing",
+	"flags_helper_ok/inline_sge_addr":    "correlated conditions across a call: tc_send_flags() returns IB_SEND_INLINE exactly when the caller's own test chose the virtual address; the engine summarises the helper by a predicate on its parameters, Coccinelle only knows that it can return the flag",
+	"flow_bounds_ok/inline_sge_addr":     "num_sge bound: likely(d->num_sge <= 1) keeps the DMA address of sge[1] out of the inline request; Coccinelle cannot relate num_sge to an SGE index",
+	"flow_field_ok/inline_sge_addr":      "num_sge bound: iu->num_sge != 1 leaves the inline path with only sge[0], re-pointed; Coccinelle cannot relate num_sge to an SGE index",
+	"flow_switch_ok/inline_sge_addr":     "correlated conditions through a fall-through: case 1 tests m->len > ic->max_inline and falls into case 2, which tests it again; Coccinelle follows the infeasible path where case 2's test breaks out after case 1 set the flag, leaving the DMA address",
+	"memory_array_ok/inline_sge_addr":    "correlated conditions in a loop: the same test (len <= c->max_inline) re-points sge[i] and flags wrs[i]; Coccinelle also follows the infeasible path that flags without re-pointing",
+	"memory_literal_ok/inline_sge_addr":  "correlated conditions: the if that re-points the SGE and the ternary in the compound literal that sets the flag test the same len <= c->max_inline; Coccinelle treats the ternary's arm as reachable on the path where the if was not taken",
+	"across_boolret_ok/inline_sge_addr":  "correlated across a call: tc_try_inline() returns true exactly on the path where it set IB_SEND_INLINE, and the caller re-points the SGE when it does; Coccinelle only knows the helper can set the flag",
+	"across_builder_bug/inline_sge_addr": "across functions: the builder tc_build() sets num_sge = 2 and the DMA address of sge[1] in another function; a script sees one function's paths",
+	"macro_flag_bug/inline_sge_addr":     "macros: IB_SEND_INLINE is set by the module's function-like macro TC_GO_INLINE(); spatch matches the use as an opaque call and never sees the flag set",
 	// The seed's mutants (TestCoccicheckNvmeHost), by mutant name.
 	"num_sge not bounded/inline_sge_addr": "num_sge bound, across functions: without num_sge == 1 the inline request also carries req->sge[1], whose DMA address nvme_rdma_map_sg_inline() set; Coccinelle cannot relate num_sge to an SGE index, and a script sees one function's paths",
 }

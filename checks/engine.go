@@ -57,6 +57,10 @@ type state struct {
 	grant     map[string]int    // attr -> grantOK / grantFailed once the result is decided and overwritten
 }
 
+// nsgeZeroed is the num_sge of a request zeroed by its initializer or
+// memset and not assigned since: 0 while nothing points its sg_list.
+const nsgeZeroed = "=0"
+
 const (
 	grantPending = iota
 	grantOK
@@ -140,6 +144,11 @@ type siteVisit struct {
 	node  *sitter.Node
 	reg   bool           // the request it flags is a registration
 	conds []*sitter.Node // the conditions whose truth the path knows
+	// At a post (onPost): the request's SGE count on the path (-1 when
+	// not bounded) and the lengths of its SGEs ("" when not assigned on
+	// the path).
+	nsge int
+	lens []string
 }
 
 // grantRecord is one path reaching a store of a QP's granted caps.
@@ -160,16 +169,22 @@ type interp struct {
 	onCheck func(checkpoint)
 	onSite  func(siteVisit)
 	onGrant func(grantRecord)
-	capped  bool
-	steps   int
-	budget  int // steps allowed, when below maxSteps
-	g       *cfg
+	// onPost hears of a post of a request flagged inline on a path: the
+	// line that set the flag, its SGE count and lengths.
+	onPost func(flagLine int, v siteVisit)
+	capped bool
+	steps  int
+	budget int // steps allowed, when below maxSteps
+	g      *cfg
 	// relevant are the conditions worth keeping as facts: tested more
 	// than once, or about inline sends, SGEs or booleans.
 	relevant  map[string]bool
 	condNodes map[string]*sitter.Node
 	nsgeExprs map[string]bool
 	templates map[string]*sitter.Node
+	// ptrArrays are local arrays of pointers initialized with addresses
+	// ({ &a, &b }): what each element points at.
+	ptrArrays map[string][]string
 	sites     map[int][]*sitter.Node // CFG node -> inline sites it evaluates
 	forks     []*state               // states a callee's exit paths split the current one into
 }
@@ -409,6 +424,11 @@ func (in *interp) prescan() {
 	// Locals that hold an inline size or decision.
 	inlineLocals := map[string]bool{}
 	bools := map[string]bool{}
+	for _, p := range params(f, in.fn) {
+		if strings.TrimSpace(p.typ) == "bool" && !p.pointer {
+			bools[p.name] = true // a guard passed in
+		}
+	}
 	walk(in.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "declaration":
@@ -472,9 +492,18 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 		if v == nil {
 			continue
 		}
+		if v.Kind() == "initializer_list" && ptr && in.pointerArray(name, v) {
+			continue
+		}
+		if v.Kind() == "compound_literal_expression" && !ptr {
+			if l := v.ChildByFieldName("value"); l != nil {
+				v = l
+			}
+		}
 		if v.Kind() == "initializer_list" {
 			// = {} and designated initializers zero what they omit.
 			st.flags[name] = flagVal(flagOff, "initializer", f.line(v))
+			st.nsge[name] = nsgeZeroed
 			in.initList(name, v, st)
 			continue
 		}
@@ -491,6 +520,65 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 			st.localExpr[name] = localCond(f, v)
 		}
 	}
+}
+
+// pointerArray records an array of pointers initialized with
+// addresses ({ &a, &b }); false when the list is anything else.
+func (in *interp) pointerArray(name string, list *sitter.Node) bool {
+	var targets []string
+	for _, c := range named(list) {
+		c = stripParens(c)
+		if c.Kind() == "comment" {
+			continue
+		}
+		if c.Kind() != "pointer_expression" || in.f.text(c.ChildByFieldName("operator")) != "&" {
+			return false
+		}
+		t := objectPlace(in.f, c.ChildByFieldName("argument"), nil)
+		if t == "" {
+			return false
+		}
+		targets = append(targets, t)
+	}
+	if len(targets) == 0 {
+		return false
+	}
+	if in.ptrArrays == nil {
+		in.ptrArrays = map[string][]string{}
+	}
+	in.ptrArrays[name] = targets
+	return true
+}
+
+// throughPtrArray names the places a place reached through an array of
+// pointers stands for: arr[k].x is element k's target's x, arr[*].x each
+// target's (a loop over the array, or an index the path does not know).
+func (in *interp) throughPtrArray(p string) []string {
+	i := strings.IndexByte(p, '[')
+	if i < 0 || in.ptrArrays == nil {
+		return nil
+	}
+	targets, ok := in.ptrArrays[p[:i]]
+	if !ok {
+		return nil
+	}
+	j := strings.IndexByte(p[i:], ']')
+	if j < 0 {
+		return nil
+	}
+	idx, rest := p[i+1:i+j], p[i+j+1:]
+	if idx == "*" {
+		var out []string
+		for _, t := range targets {
+			out = append(out, t+rest)
+		}
+		return out
+	}
+	k, err := strconv.Atoi(idx)
+	if err != nil || k < 0 || k >= len(targets) {
+		return nil
+	}
+	return []string{targets[k] + rest}
 }
 
 // template is the file-scope static initializer an expression names (a
@@ -538,6 +626,20 @@ func (in *interp) initList(obj string, list *sitter.Node, st *state) {
 		}
 		in.store(obj+"."+member, "=", v, c, st)
 	}
+}
+
+// zero records an object zeroed by an initializer that omits members.
+func (in *interp) zero(obj string, line int, st *state) {
+	for k := range st.flags {
+		if strings.HasPrefix(k, obj+".") {
+			st.flags[k] = flagVal(flagOff, "initializer", line)
+		}
+	}
+	st.flags[obj] = flagVal(flagOff, "initializer", line)
+	delete(st.flagLine, obj)
+	st.nsge[obj] = nsgeZeroed
+	delete(st.sgl, obj)
+	delete(st.opc, obj)
 }
 
 // kill drops what the path knew about a variable or place that changes.
@@ -609,6 +711,12 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 			if t := in.template(rhs); t != nil && !in.ptrs[name] {
 				in.initList(name, t, st)
 			}
+			if lit := stripParens(rhs); op == "=" && !in.ptrs[name] && lit != nil && lit.Kind() == "compound_literal_expression" {
+				if l := lit.ChildByFieldName("value"); l != nil {
+					in.zero(name, f.line(lit), st)
+					in.initList(name, l, st)
+				}
+			}
 			st.locals[name] = plainLocal(name, v)
 			if in.relevant[name] {
 				st.localExpr[name] = localCond(f, rhs)
@@ -625,6 +733,14 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 			if t := in.template(rhs); t != nil {
 				in.initList(p, t, st)
 				return
+			}
+			if lit := stripParens(rhs); op == "=" && lit != nil && lit.Kind() == "compound_literal_expression" {
+				// *wr = (struct ib_send_wr){ ... }: zeroes what it omits.
+				if l := lit.ChildByFieldName("value"); l != nil {
+					in.zero(p, f.line(lit), st)
+					in.initList(p, l, st)
+					return
+				}
 			}
 			in.store(p, op, rhs, n, st)
 			if c := in.createCall(rhs); c != nil {
@@ -647,6 +763,7 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 						}
 					}
 					st.flags[obj] = flagVal(flagOff, "memset", f.line(n))
+					st.nsge[obj] = nsgeZeroed
 				}
 			}
 		case "memcpy":
@@ -664,6 +781,12 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 		in.applySummary(name, args, n, st)
 		if wr := in.postedWR(n, st); wr != "" {
 			in.onCheck(checkpoint{node: n, wrs: in.chain(wr, st), state: st})
+			// The callee's other exit paths post too.
+			for _, fork := range in.forks {
+				if w := in.postedWR(n, fork); w != "" {
+					in.onCheck(checkpoint{node: n, wrs: in.chain(w, fork), state: fork})
+				}
+			}
 		}
 	case "update_expression":
 		in.kill(strings.Join(strings.Fields(f.text(n.ChildByFieldName("argument"))), ""), st)
@@ -923,7 +1046,7 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 				target = orig.clone()
 				in.forks = append(in.forks, target)
 			}
-			in.applyVariant(v, bases, call, target)
+			in.applyVariant(v, s.names, args, bases, call, target)
 		}
 		return
 	}
@@ -953,8 +1076,27 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 }
 
 // applyVariant applies one exit path of a callee to the caller's state.
-func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node, st *state) {
+func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Node, bases []string, call *sitter.Node, st *state) {
 	for _, e := range v {
+		switch e.kind {
+		case 'r':
+			// The exit path's constant return: what the call's
+			// value is on this path (if (helper(...)) decides).
+			if call != nil {
+				st.facts[condKey(in.f, call)] = e.s != "0"
+			}
+			continue
+		case 'n':
+			if e.param < len(bases) && bases[e.param] != "" {
+				// num_sge in the callee's terms: the caller's.
+				keys := make([]string, len(args))
+				for i, a := range args {
+					keys[i] = condKey(in.f, a)
+				}
+				st.nsge[bases[e.param]+e.rel] = constChoice(substParams(e.s, names, keys))
+			}
+			continue
+		}
 		if e.param >= len(bases) || bases[e.param] == "" {
 			continue
 		}
@@ -970,6 +1112,23 @@ func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node,
 		case 'o':
 			st.opc[p] = e.s
 		case 'a':
+			if x := bases[e.param]; e.rel == "" && !in.ptrs[x] && (in.locals[x] || in.params[x]) && call != nil && in.outArg(call, e.param, x) {
+				// f(&flags) with *flags |= IB_SEND_INLINE in f: the
+				// caller's scalar holds what f stored (or-ed in: what
+				// f sets is kept, what it clears may stay set).
+				if maybeOn(e.v) || e.v.kind != Unknown {
+					nv := e.v
+					if old, ok := st.locals[x]; ok && e.v.kind == Unknown {
+						nv = compound("|=", old, e.v)
+					}
+					in.kill(x, st)
+					st.locals[x] = nv
+					if maybeOn(e.v) {
+						st.flagLine[x] = in.f.line(call)
+					}
+				}
+				continue
+			}
 			st.addr[p] = e.v
 		case 's':
 			var j int
@@ -981,6 +1140,33 @@ func (in *interp) applyVariant(v []varEffect, bases []string, call *sitter.Node,
 			st.nsge[p] = e.s
 		}
 	}
+}
+
+// constChoice simplifies c?a:b whose condition is a literal.
+func constChoice(e string) string {
+	q := strings.IndexByte(e, '?')
+	col := strings.LastIndexByte(e, ':')
+	if q < 0 || col < q {
+		return e
+	}
+	c, a, b := e[:q], e[q+1:col], e[col+1:]
+	if n, err := strconv.ParseInt(strings.Trim(c, "()"), 0, 64); err == nil {
+		if n != 0 {
+			return a
+		}
+		return b
+	}
+	return e
+}
+
+// outArg reports whether argument i of call is &x.
+func (in *interp) outArg(call *sitter.Node, i int, x string) bool {
+	args := named(call.ChildByFieldName("arguments"))
+	if i >= len(args) {
+		return false
+	}
+	a := stripParens(args[i])
+	return a.Kind() == "pointer_expression" && in.f.text(a.ChildByFieldName("operator")) == "&" && strings.TrimSpace(in.f.text(a.ChildByFieldName("argument"))) == x
 }
 
 // chain lists a posted request and those chained after it with next.
@@ -997,6 +1183,12 @@ func (in *interp) chain(head string, st *state) []string {
 // store records an assignment to a field place.
 func (in *interp) store(p, op string, rhs, at *sitter.Node, st *state) {
 	f := in.f
+	if ts := in.throughPtrArray(p); ts != nil {
+		for _, t := range ts {
+			in.store(t, op, rhs, at, st)
+		}
+		return
+	}
 	wr, member := splitMember(p)
 	switch member {
 	case "send_flags":

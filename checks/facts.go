@@ -14,6 +14,9 @@ import (
 // Facts is what the analysed files say about fields, learned from every
 // assignment and declaration, whichever function makes it.
 type Facts struct {
+	// mrLkey is where the module first gives an SGE a memory region's
+	// key (not the PD's local_dma_lkey); "" when it never does.
+	mrLkey string
 	// kinds of the values assigned to a field, by fieldKey.
 	kinds map[string]map[Kind][]string
 	// dmaMembers are struct members declared dma_addr_t.
@@ -68,6 +71,7 @@ type summary struct {
 	variants [][]varEffect
 	ret      *val
 	params   []string // the names its ret's conditions use
+	names    []string // all its parameters' names
 	effects  []effect
 	guards   []guardRef
 }
@@ -195,6 +199,7 @@ func (fs *Facts) learn(f *file) {
 			return false
 		case "initializer_pair":
 			fs.learnOpcode(f, n, "")
+			fs.learnLkey(f, n)
 		case "declaration":
 			// A file-scope static initializer is a template: its
 			// opcodes are learned here, its members applied where it
@@ -219,6 +224,29 @@ func (fs *Facts) learn(f *file) {
 	})
 }
 
+// learnLkey notes an SGE key from a memory region rather than the PD's
+// DMA key: that SGE's address is an I/O virtual address in the region,
+// which may be a kernel virtual address.
+func (fs *Facts) learnLkey(f *file, n *sitter.Node) {
+	if fs.mrLkey != "" {
+		return
+	}
+	var l, r *sitter.Node
+	if n.Kind() == "assignment_expression" {
+		l, r = n.ChildByFieldName("left"), n.ChildByFieldName("right")
+	} else {
+		r = n.ChildByFieldName("value")
+		for _, d := range named(n) {
+			if d.Kind() == "field_designator" {
+				l = d
+			}
+		}
+	}
+	if l != nil && r != nil && strings.HasSuffix(strings.TrimSpace(f.text(l)), "lkey") && !strings.Contains(f.text(r), "dma_lkey") {
+		fs.mrLkey = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+	}
+}
+
 func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 	types := map[string]string{}
 	ps := params(f, fn)
@@ -227,6 +255,9 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 	}
 	alias := map[string]string{}
 	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if k := n.Kind(); k == "assignment_expression" || k == "initializer_pair" {
+			fs.learnLkey(f, n)
+		}
 		if n.Kind() == "declaration" {
 			typ := f.text(n.ChildByFieldName("type"))
 			for _, d := range named(n) {
@@ -432,6 +463,9 @@ func (fs *Facts) summary(name string) *summary {
 	defer delete(fs.computing, name)
 	s := &summary{}
 	ps := params(d.f, d.fn)
+	for _, p := range ps {
+		s.names = append(s.names, p.name)
+	}
 	type eff struct {
 		flags        *val
 		opcode       string
@@ -455,6 +489,16 @@ func (fs *Facts) summary(name string) *summary {
 		exits++
 		if len(variants) <= maxVariants {
 			v := exitVariant(cp.state, ps, d.f.Rel)
+			if r := stripParens(cp.ret); r != nil {
+				// A constant return (return true;) tells the caller
+				// which exit path it took.
+				switch t := d.f.text(r); {
+				case r.Kind() == "true", t == "1":
+					v = append(v, varEffect{kind: 'r', s: "1"})
+				case r.Kind() == "false", t == "0":
+					v = append(v, varEffect{kind: 'r', s: "0"})
+				}
+			}
 			var kb strings.Builder
 			for _, e := range v {
 				fmt.Fprintf(&kb, "%d%s%c%s%s;", e.param, e.rel, e.kind, e.v.key(), e.s)

@@ -164,7 +164,9 @@ func FuzzEngine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, src := range []string{generate(in), string(in)} {
-			file := parse(caseModule+"/x.c", []byte(src))
+			ex, uses := expandMacros(os.TempDir(), caseModule+"/x.c", []byte(src))
+			file := parse(caseModule+"/x.c", ex)
+			file.Macros = uses
 			if p := analyseEverything(file); len(p) > 0 {
 				t.Fatalf("%v\n%s", p, src)
 			}

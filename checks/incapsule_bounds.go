@@ -16,8 +16,15 @@ import (
 // pre-auth kernel-memory read and remote crash). A comparison that adds
 // such a value is a finding unless, before it in the function, the value
 // is checked alone on a path that leaves (if (off) return ...; if (off >
-// size) goto err;) or check_add_overflow() takes it. It applies to the
-// NVMe target and host transports and the RDMA ULPs.
+// size) goto err;), a wrap test on a path that leaves catches the sum
+// (if (off + len < off) or (off + len < len) return ...), or
+// check_add_overflow() takes it. A wrap test is no bound check, and a
+// comparison without the addition (off > size - len) cannot wrap. The
+// end of a range stored into a 32-bit (or narrower) integer (u32 end =
+// off + len) is truncated: a comparison of it is a finding too, unless
+// guarded in the same ways (check_add_overflow() into a u32 checks the
+// u32's range, and is the fix). It applies to the NVMe target and host
+// transports and the RDMA ULPs.
 
 // IncapsuleDirs are where the rule looks.
 var IncapsuleDirs = []string{"drivers/nvme/target", "drivers/nvme/host", "drivers/infiniband/ulp"}
@@ -118,13 +125,48 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 	}
 	var out []Finding
 	name := functionName(f, fn)
+	// trunc are the narrow locals holding a sum with a wire value.
+	type truncVal struct {
+		v, typ, sum string
+		line        int
+	}
+	trunc := map[string]truncVal{}
+	narrowSum := func(name, typ string, rhs *sitter.Node, at *sitter.Node) {
+		delete(trunc, name)
+		if !narrowTypes[typ] || rhs == nil {
+			return
+		}
+		if sum, v := wireSum(f, rhs, isWire); sum != nil {
+			trunc[name] = truncVal{v, typ, strings.Join(strings.Fields(f.text(sum)), " "), f.line(at)}
+		}
+	}
+	types := map[string]string{}
+	for _, p := range params(f, fn) {
+		types[p.name] = strings.TrimSpace(p.typ)
+		if p.pointer {
+			types[p.name] += "*"
+		}
+	}
 	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
+		case "declaration":
+			typ := strings.Join(strings.Fields(f.text(n.ChildByFieldName("type"))), " ")
+			for _, d := range named(n) {
+				if name, ptr := declName(f, d); name != "" && !same(d, n.ChildByFieldName("type")) {
+					types[name] = typ
+					if ptr {
+						types[name] += "*"
+					}
+				}
+			}
 		case "init_declarator":
 			if v := n.ChildByFieldName("value"); v != nil && isWire(v) {
 				if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
 					wire[d] = wireVal{strings.Join(strings.Fields(f.text(v)), " "), f.line(n)}
 				}
+			}
+			if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
+				narrowSum(d, types[d], n.ChildByFieldName("value"), n)
 			}
 		case "assignment_expression":
 			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
@@ -133,11 +175,36 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 				} else if f.text(n.ChildByFieldName("operator")) == "=" {
 					delete(wire, f.text(l))
 				}
+				if f.text(n.ChildByFieldName("operator")) == "=" {
+					narrowSum(f.text(l), types[f.text(l)], n.ChildByFieldName("right"), n)
+				}
 			}
 		case "if_statement", "while_statement":
 			cond := n.ChildByFieldName("condition")
 			for _, cmp := range comparisons(f, cond, nil) {
+				if wrapTest(f, cmp) {
+					continue // the overflow test itself
+				}
 				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
+					var tv truncVal
+					walk(side, func(c *sitter.Node) bool {
+						if c.Kind() == "identifier" && tv.v == "" {
+							if t, ok := trunc[f.text(c)]; ok {
+								tv = t
+								tv.sum = f.text(c) + " = " + t.sum
+							}
+						}
+						return tv.v == "" && c.Kind() != "call_expression"
+					})
+					if tv.v != "" && !guarded(f, fn, tv.v, cmp) {
+						w := wire[tv.v]
+						out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.line(cmp), Function: name,
+							Message: fmt.Sprintf("the bound check %s compares the end of a range truncated to %s (%s, line %d): %s is a 64-bit value from the wire (%s), so the sum's high bits are lost and a huge one passes; use check_add_overflow() into the %s, or check %s alone first",
+								strings.Join(strings.Fields(f.text(cmp)), " "), tv.typ, tv.sum, tv.line, tv.v, w.origin, tv.typ, tv.v),
+							Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: tv.v + " read from the wire: " + w.origin},
+								{File: f.Rel, Line: tv.line, Message: "the sum stored into a " + tv.typ + ": " + tv.sum}}})
+						continue
+					}
 					sum, v := wireSum(f, side, isWire)
 					if sum == nil || guarded(f, fn, v, cmp) {
 						continue
@@ -157,6 +224,30 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 		return true
 	})
 	return out
+}
+
+// narrowTypes are integer types narrower than 64 bits.
+var narrowTypes = map[string]bool{"u32": true, "__u32": true, "u16": true, "u8": true, "int": true, "unsigned int": true,
+	"unsigned": true, "s32": true, "uint32_t": true, "__le32": true, "unsigned short": true, "short": true}
+
+// wrapTest reports whether a comparison is an overflow test of a sum:
+// a + b < a, a + b < b, a > a + b (and <=, >=): one side a sum, the
+// other one of its operands.
+func wrapTest(f *file, cmp *sitter.Node) bool {
+	op := f.text(cmp.ChildByFieldName("operator"))
+	l, r := stripCasts(cmp.ChildByFieldName("left")), stripCasts(cmp.ChildByFieldName("right"))
+	if l == nil || r == nil {
+		return false
+	}
+	sum, other := l, r
+	if op == ">" || op == ">=" {
+		sum, other = r, l
+	}
+	if sum.Kind() != "binary_expression" || f.text(sum.ChildByFieldName("operator")) != "+" {
+		return false
+	}
+	o := condKey(f, stripCasts(other))
+	return o == condKey(f, stripCasts(sum.ChildByFieldName("left"))) || o == condKey(f, stripCasts(sum.ChildByFieldName("right")))
 }
 
 // wireSum finds an addition with a wire value as an operand in a side of
@@ -197,13 +288,33 @@ func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 			}
 		case "if_statement":
 			cond := n.ChildByFieldName("condition")
-			if cond.EndByte() <= cmp.StartByte() && testsAlone(f, cond, v) && exitsPath(f, n.ChildByFieldName("consequence")) {
+			if cond.EndByte() <= cmp.StartByte() && (testsAlone(f, cond, v) || wrapTests(f, cond, v)) && exitsPath(f, n.ChildByFieldName("consequence")) {
 				ok = true
+			}
+			// if (off + len < off || off + len > size) return ...: the
+			// wrap test before it in the same condition.
+			if cond.StartByte() <= cmp.StartByte() && cmp.EndByte() <= cond.EndByte() && exitsPath(f, n.ChildByFieldName("consequence")) {
+				for _, c := range comparisons(f, cond, nil) {
+					if c.EndByte() <= cmp.StartByte() && wrapTest(f, c) && mentionsText(f, c, v) {
+						ok = true
+					}
+				}
 			}
 		}
 		return !ok
 	})
 	return ok
+}
+
+// wrapTests reports whether a condition holds a wrap test of a sum
+// with v.
+func wrapTests(f *file, cond *sitter.Node, v string) bool {
+	for _, c := range comparisons(f, cond, nil) {
+		if wrapTest(f, c) && mentionsText(f, c, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // testsAlone reports whether a condition uses v outside any addition.

@@ -25,6 +25,20 @@ import (
 // elsewhere of a request that some function sets inline is checked for
 // the SGEs that the posting function itself assigns.
 //
+// Rule noninline-sge-virt (the reverse rule): without IB_SEND_INLINE the
+// HCA reads the payload by DMA from sg_list[i].addr, so an SGE of a
+// request posted on a path where its send_flags are known to be clear of
+// IB_SEND_INLINE must not hold a kernel virtual address (a pointer made an
+// integer): the device would DMA from whatever bus address equals it. It
+// is checked with the same path sensitivity and evidence as
+// inline-sge-addr (where the flags were cleared, where the address came
+// from), for the SGEs num_sge reaches, in the modules the engine reads
+// (those where some function sets IB_SEND_INLINE). The SGE's key must be
+// the PD's local_dma_lkey on the path, or not assigned in a module that
+// never gives an SGE another key: with a memory region's key the address
+// is an I/O virtual address in that region, which may equal the kernel
+// virtual address (a vmalloc'ed buffer registered by its address).
+//
 // Rule inline-on-registration: IB_SEND_INLINE on a REG_MR, REG_MR_INTEGRITY
 // or LOCAL_INV request is a finding wherever it reaches.
 
@@ -75,6 +89,9 @@ func (r *inlineSGE) check(cp checkpoint) {
 			maybe = true // set inline elsewhere
 		}
 		if status == flagOff {
+			if !cp.exit {
+				r.checkVirt(w, st, src, line)
+			}
 			continue
 		}
 		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
@@ -101,8 +118,102 @@ func (r *inlineSGE) check(cp checkpoint) {
 			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
 			continue // a registration carries no SGEs to check
 		}
+		if !cp.exit && !maybe && r.in.onPost != nil && st.flagLine[w] > 0 {
+			r.in.onPost(st.flagLine[w], r.postVisit(w, st))
+		}
 		r.checkSGEs(w, st, maybe, line, ev)
 	}
+}
+
+// checkVirt is the reverse rule at a post of w whose flags are clear of
+// IB_SEND_INLINE on this path (flags is their value).
+func (r *inlineSGE) checkVirt(w string, st *state, flags *val, line int) {
+	list, ok := st.sgl[w]
+	if !ok {
+		list = w + ".sg_list"
+	}
+	if registrationOps[st.opc[w]] {
+		return
+	}
+	n, bounded := r.numSGE(w, st)
+	if !bounded {
+		n = 1
+		for k := 1; k < 16; k++ {
+			if e, _ := sgePlace(list, k); st.addr[e+".addr"] != nil {
+				n = k + 1
+			}
+		}
+	}
+	for k := 0; k < n; k++ {
+		exact, wild := sgePlace(list, k)
+		v := st.addr[exact+".addr"]
+		if v == nil {
+			v = st.addr[wild+".addr"]
+		}
+		if v == nil && k == 0 {
+			v = st.addr[list+"[0].addr"]
+		}
+		if v == nil {
+			continue
+		}
+		kind, leafv := v.resolve(st.facts)
+		if kind != Virt {
+			continue
+		}
+		// The key decides what the address means: the PD's DMA key
+		// (or none assigned, in a module that never uses another)
+		// makes it a bus address; a memory region's key makes it an
+		// I/O virtual address in the region, which may be the kernel
+		// virtual address (smc's vmalloc'ed send buffers).
+		lk := st.addr[exact+".lkey"]
+		if lk == nil {
+			lk = st.addr[wild+".lkey"]
+		}
+		if lk != nil && !strings.Contains(lk.why, "dma_lkey") || lk == nil && r.in.facts.mrLkey != "" {
+			continue
+		}
+		file := r.in.f.Rel
+		if leafv.file != "" {
+			file = leafv.file
+		}
+		at := leafv.line
+		if at == 0 {
+			at = line
+		}
+		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " posted here without IB_SEND_INLINE"}}
+		if flags != nil && flags.line > 0 {
+			ev = append(ev, Evidence{File: r.in.f.Rel, Line: flags.line, Message: "send_flags without IB_SEND_INLINE on this path (" + flags.why + ")"})
+		}
+		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.why})
+		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.why), ev)
+	}
+}
+
+// postVisit is what the size rule needs of an inline post: the SGE
+// count and the lengths this path gives the SGEs.
+func (r *inlineSGE) postVisit(w string, st *state) siteVisit {
+	n, bounded := r.numSGE(w, st)
+	if !bounded {
+		return siteVisit{nsge: -1}
+	}
+	list, ok := st.sgl[w]
+	if !ok {
+		list = w + ".sg_list"
+	}
+	v := siteVisit{nsge: n}
+	for k := 0; k < n && k < 16; k++ {
+		exact, _ := sgePlace(list, k)
+		l := st.addr[exact+".length"]
+		if l == nil && k == 0 {
+			l = st.addr[list+"[0].length"]
+		}
+		t := ""
+		if l != nil && l.cond == "" {
+			t = strings.Join(strings.Fields(l.why), "")
+		}
+		v.lens = append(v.lens, t)
+	}
+	return v
 }
 
 // pointsSGEs reports whether this path sets a request's sg_list or one
@@ -134,6 +245,14 @@ func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Ev
 	list, ok := st.sgl[w]
 	if !ok {
 		list = w + ".sg_list"
+	}
+	if p, poster := r.in.facts.posters[r.fnName]; poster && r.in.params[root(w)] && !ok && !r.pointsSGEs(w, st) {
+		if _, n := st.nsge[w]; !n && p.param < len(params(r.in.f, r.in.fn)) && params(r.in.f, r.in.fn)[p.param].name == root(w) {
+			// A request a caller built and passed in to be posted
+			// here: its SGEs are checked at the callers' calls, where
+			// this function's summary sets the flag.
+			return
+		}
 	}
 	n, bounded := r.numSGE(w, st)
 	limit := n
@@ -204,6 +323,15 @@ func (r *inlineSGE) numSGE(w string, st *state) (int, bool) {
 	e, ok := st.nsge[w]
 	if !ok {
 		return 0, false
+	}
+	if e == nsgeZeroed {
+		// Zeroed and never assigned: no SGE unless sg_list was
+		// pointed somewhere (then the count is set where the engine
+		// does not see).
+		if r.pointsSGEs(w, st) {
+			return 0, false
+		}
+		return 0, true
 	}
 	if n, err := strconv.Atoi(e); err == nil {
 		return n, true

@@ -1,11 +1,13 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -49,15 +51,19 @@ type LayoutRow struct {
 }
 
 type sizeCheck struct {
-	cmpCache map[string][]guardRef
-	opts     Options
-	facts    map[string]*Facts
-	layouts  map[string]*LayoutRow
-	findings []Finding
+	posts     []siteVisit // the posts of the site being judged
+	providers []ProviderRow
+	files     []*file
+	reqMin    map[string]int64 // module -> smallest constant request (-1: none or not all constant)
+	cmpCache  map[string][]guardRef
+	opts      Options
+	facts     map[string]*Facts
+	layouts   map[string]*LayoutRow
+	findings  []Finding
 }
 
-func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file) ([]Finding, []LayoutRow) {
-	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}}
+func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file, providers []ProviderRow) ([]Finding, []LayoutRow) {
+	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}, providers: providers, files: files, reqMin: map[string]int64{}}
 	withSites := map[string]bool{}
 	done := map[siteKey]bool{}
 	for _, s := range sites {
@@ -67,7 +73,7 @@ func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]site
 			continue
 		}
 		done[k] = true
-		c.guard(s, visits[k])
+		c.guard(s, visits[k], visits[siteKey{s.f.Rel + postSuffix, uint(s.f.line(s.node))}])
 	}
 	for _, f := range files {
 		if withSites[f.Rel] {
@@ -90,10 +96,22 @@ func (c *sizeCheck) add(f *file, n *sitter.Node, fn string, sev, msg string, ev 
 // or helper, or the ternary in the site itself) compares with the size
 // the QP was granted. With no path known to reach it (the analysis was
 // cut short), the enclosing ifs are what guards it.
-func (c *sizeCheck) guard(s inlineSite, visits []siteVisit) {
+func (c *sizeCheck) guard(s inlineSite, visits, posts []siteVisit) {
 	f := s.f
 	facts := c.facts[path.Dir(f.Rel)]
 	name := functionName(f, s.fn)
+	// The posts of the requests this site flags: with no SGE on any of
+	// them there is nothing to copy, so no size to guard.
+	c.posts = posts
+	if len(posts) > 0 {
+		zero := true
+		for _, p := range posts {
+			zero = zero && p.nsge == 0
+		}
+		if zero {
+			return
+		}
+	}
 	own := c.ternaryComparisons(f, s.node, s.fn)
 	if len(visits) == 0 {
 		var cmps []guardRef
@@ -132,14 +150,22 @@ func (c *sizeCheck) guard(s inlineSite, visits []siteVisit) {
 func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Facts) bool {
 	f := s.f
 	if len(cmps) == 0 {
+		if ok, dev := c.postsWithinRequest(f, s.node); ok {
+			if dev == "" {
+				return true
+			}
+			c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted; the payload is within the size requested, "+dev)
+			return false
+		}
 		c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
 		return false
 	}
 	var tried []string
 	for _, g := range cmps {
-		for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
+		sides := []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")}
+		for i, side := range sides {
 			if ok, _ := c.granted(g.f, g.fn, side, facts); ok {
-				return true
+				return c.partial(s, name, g, sides[1-i])
 			}
 		}
 		t := strings.Join(strings.Fields(g.f.text(g.cmp)), " ")
@@ -147,8 +173,218 @@ func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Fac
 			tried = append(tried, t)
 		}
 	}
+	dev := ""
+	for _, g := range cmps {
+		sides := []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")}
+		for i, side := range sides {
+			if ok, d := c.withinRequest(g.f, g.fn, side); ok {
+				if d == "" {
+					return c.partial(s, name, g, sides[1-i])
+				}
+				dev = d
+			}
+		}
+	}
+	if dev != "" {
+		c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) compares with the size requested, not the size granted after QP creation; %s", strings.Join(tried, "; "), dev))
+		return false
+	}
 	c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
 	return false
+}
+
+// Grant semantics. The verbs contract (ib_create_qp(), rdma_create_qp():
+// "the actual capabilities ... are returned in the caps"; the IB spec's
+// Create QP: the values returned are at least those requested, or the
+// call fails) makes a size the module requested for its QPs a safe bound
+// once the creation succeeded: a guard against a constant no larger than
+// every constant the module requests, or an unguarded inline post whose
+// SGE lengths are constants summing to no more, is safe. A failed
+// creation is rule inline-size's other half (the recorded size is then
+// 0). Providers deviate: some write back less than was asked and still
+// succeed (mlx4 for kernel QPs and pvrdma write 0). When the tree's
+// provider table shows such a provider, the request is no bound and the
+// guard must compare with the granted size; the finding names them.
+
+// deviating names the providers of the tree that grant less than was
+// requested without failing ("" when none): a grant of a constant 0.
+func (c *sizeCheck) deviating() string {
+	var out []string
+	for _, r := range c.providers {
+		for _, g := range r.Grants {
+			if strings.HasPrefix(g, "0 (") {
+				out = append(out, r.Provider+" ("+strings.TrimSuffix(strings.TrimPrefix(g, "0 ("), ")")+")")
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "but the verbs contract that a successful creation grants at least the request does not hold for every provider of this tree: " + strings.Join(out, ", ") + " grant 0 and succeed"
+}
+
+// requested is the smallest inline size the module of f requests for
+// its QPs, when every request is a constant.
+func (c *sizeCheck) requested(f *file) (int64, bool) {
+	dir := path.Dir(f.Rel)
+	if r, ok := c.reqMin[dir]; ok {
+		return r, r >= 0
+	}
+	min := int64(-1)
+	for _, g := range c.files {
+		if path.Dir(g.Rel) != dir {
+			continue
+		}
+		for _, fn := range functions(g) {
+			walk(fn, func(n *sitter.Node) bool {
+				if min == -2 {
+					return false
+				}
+				if n.Kind() != "assignment_expression" {
+					return true
+				}
+				lt := strings.Join(strings.Fields(g.text(n.ChildByFieldName("left"))), "")
+				if !strings.HasSuffix(lt, "cap.max_inline_data") {
+					return true
+				}
+				attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(lt, "cap.max_inline_data"), "."), "->")
+				if !createdBefore(g, fn, attr, n) && !calledAfter(g, fn, attr, n) {
+					return true // not a request
+				}
+				sz, _, ok := c.constSize(g, n.ChildByFieldName("right"))
+				switch {
+				case !ok:
+					min = -2
+				case min < 0 || sz < min:
+					min = sz
+				}
+				return true
+			})
+		}
+	}
+	if min < 0 {
+		min = -1
+	}
+	c.reqMin[dir] = min
+	return min, min >= 0
+}
+
+// withinRequest reports whether expr is a constant bound (a literal, a
+// #define, a sizeof, or a local only ever assigned those) no larger than
+// what the module requests; with the deviating providers' note.
+func (c *sizeCheck) withinRequest(f *file, fn, expr *sitter.Node) (bool, string) {
+	req, ok := c.requested(f)
+	if !ok {
+		return false, ""
+	}
+	v, ok := c.constBound(f, fn, expr)
+	if !ok || v > req {
+		return false, ""
+	}
+	return true, c.deviating()
+}
+
+func (c *sizeCheck) constBound(f *file, fn, expr *sitter.Node) (int64, bool) {
+	expr = stripCasts(expr)
+	if expr == nil {
+		return 0, false
+	}
+	if v, _, ok := c.constSize(f, expr); ok {
+		return v, true
+	}
+	if expr.Kind() != "identifier" {
+		return 0, false
+	}
+	srcs := localSources(f, fn, f.text(expr))
+	if len(srcs) == 0 {
+		return 0, false
+	}
+	var max int64
+	for _, src := range srcs {
+		v, _, ok := c.constSize(f, stripCasts(src))
+		if !ok {
+			return 0, false
+		}
+		if v > max {
+			max = v
+		}
+	}
+	return max, true
+}
+
+// postsWithinRequest reports whether every post of the site being judged
+// has SGE lengths that are constants summing to no more than the module
+// requests (with the deviating providers' note).
+func (c *sizeCheck) postsWithinRequest(f *file, at *sitter.Node) (bool, string) {
+	req, ok := c.requested(f)
+	if !ok || len(c.posts) == 0 {
+		return false, ""
+	}
+	for _, p := range c.posts {
+		if p.nsge < 0 {
+			return false, ""
+		}
+		var sum int64
+		for _, l := range p.lens {
+			v, ok := c.constText(f, at, l)
+			if !ok {
+				return false, ""
+			}
+			sum += v
+		}
+		if sum > req {
+			return false, ""
+		}
+	}
+	return true, c.deviating()
+}
+
+// constText evaluates a length as the engine wrote it (spaces removed):
+// a number, a #define of the module, sizeof(struct T).
+func (c *sizeCheck) constText(f *file, at *sitter.Node, t string) (int64, bool) {
+	if v, err := strconv.ParseInt(strings.TrimRight(t, "uUlL"), 0, 64); err == nil {
+		return v, true
+	}
+	if v, ok := c.facts[path.Dir(f.Rel)].constants[t]; ok {
+		return v, true
+	}
+	if strings.HasPrefix(t, "sizeof(struct") && strings.HasSuffix(t, ")") {
+		typ := "struct " + strings.TrimSuffix(strings.TrimPrefix(t, "sizeof(struct"), ")")
+		if v, _, ok := c.sizeofType(f, at, typ); ok {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// partial reports a guard that compares with the granted size only one
+// of the lengths of the SGEs posted inline (len <= max with a header SGE
+// besides): the payload copied is their sum. False when it reported.
+func (c *sizeCheck) partial(s inlineSite, name string, g guardRef, other *sitter.Node) bool {
+	o := condKey(g.f, stripCasts(other))
+	for _, p := range c.posts {
+		if p.nsge < 2 {
+			continue
+		}
+		hit, rest := -1, []string{}
+		for i, l := range p.lens {
+			switch {
+			case l == o && hit < 0:
+				hit = i
+			case l != "0":
+				rest = append(rest, cmp.Or(l, "?"))
+			}
+		}
+		if hit < 0 || len(rest) == 0 {
+			continue
+		}
+		c.add(s.f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) covers only SGE %d's length: %d SGEs are posted inline, and the device copies their sum (%s + %s) into the inline space",
+			strings.Join(strings.Fields(g.f.text(g.cmp)), " "), hit, p.nsge, o, strings.Join(rest, " + ")),
+			Evidence{File: g.f.Rel, Line: g.f.line(g.cmp), Message: "the guard"})
+		return false
+	}
+	return true
 }
 
 // guardComparisons are the comparisons a condition is made of, through
@@ -168,6 +404,55 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 	for _, cmp := range comparisons(f, cond, fn) {
 		out = append(out, guardRef{f, fn, cmp})
 	}
+	// A guard passed in as a parameter (bool small): what the callers
+	// pass. Every caller must pass a comparison with the granted size:
+	// when all do, one stands for them; else those that do not.
+	ps := params(f, fn)
+	walk(cond, func(n *sitter.Node) bool {
+		if n.Kind() != "identifier" {
+			return true
+		}
+		for i, p := range ps {
+			if p.name != f.text(n) || p.pointer {
+				continue
+			}
+			var good, bad []guardRef
+			for _, a := range c.callerArgs(f, fn, i) {
+				var cmps []guardRef
+				for _, cmp := range comparisons(a.f, a.arg, a.fn) {
+					cmps = append(cmps, guardRef{a.f, a.fn, cmp})
+				}
+				if len(cmps) == 0 {
+					// A constant or a flag from elsewhere: no
+					// comparison is made for this caller.
+					bad = append(bad, guardRef{a.f, a.fn, a.arg})
+					continue
+				}
+				ok := false
+				for _, g := range cmps {
+					for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
+						if side != nil {
+							if yes, _ := c.granted(g.f, g.fn, side, facts); yes {
+								ok = true
+							}
+						}
+					}
+				}
+				if ok {
+					good = append(good, cmps...)
+				} else {
+					bad = append(bad, cmps...)
+				}
+			}
+			switch {
+			case len(bad) > 0:
+				out = append(out, bad...)
+			case len(good) > 0:
+				out = append(out, good...)
+			}
+		}
+		return true
+	})
 	walk(cond, func(n *sitter.Node) bool {
 		if n.Kind() == "call_expression" {
 			if s := facts.summary(f.text(n.ChildByFieldName("function"))); s != nil {
@@ -176,6 +461,37 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 		}
 		return true
 	})
+	return out
+}
+
+type callerArg struct {
+	f       *file
+	fn, arg *sitter.Node
+}
+
+// callerArgs are the arguments the module's calls of fn pass for its
+// parameter i.
+func (c *sizeCheck) callerArgs(f *file, fn *sitter.Node, i int) []callerArg {
+	name := functionName(f, fn)
+	if name == "" {
+		return nil
+	}
+	var out []callerArg
+	for _, g := range c.files {
+		if path.Dir(g.Rel) != path.Dir(f.Rel) || !strings.Contains(string(g.Src), name+"(") {
+			continue
+		}
+		for _, cfn := range functions(g) {
+			walk(cfn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+				if n.Kind() == "call_expression" && g.text(n.ChildByFieldName("function")) == name {
+					if args := named(n.ChildByFieldName("arguments")); i < len(args) {
+						out = append(out, callerArg{g, cfn, args[i]})
+					}
+				}
+				return true
+			})
+		}
+	}
 	return out
 }
 
@@ -507,6 +823,10 @@ func (c *sizeCheck) sizeofType(f *file, at *sitter.Node, typ string) (int64, str
 	if err != nil {
 		return 0, expr, false
 	}
+	if _, ok := db.defs[typ]; !ok && strings.HasSuffix(f.Rel, ".c") && strings.Contains(string(f.Src), name) {
+		// A struct the .c file itself defines.
+		db.add(parse(f.Rel, expandStructGroups(f.Src)))
+	}
 	size, _, err := db.sizeof(typ, 0)
 	if err != nil {
 		return 0, expr, false
@@ -560,7 +880,9 @@ func providerTable(tree string) ([]ProviderRow, error) {
 						}
 					case "assignment_expression":
 						l := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
-						if strings.HasSuffix(l, "cap.max_inline_data") && !strings.Contains(l, "props") {
+						// Through a pointer: the caller's caps written
+						// back (a local attr is a request of its own).
+						if (strings.HasSuffix(l, "cap.max_inline_data") || strings.HasSuffix(l, "cap->max_inline_data")) && strings.Contains(l, "->") && !strings.Contains(l, "props") {
 							row.Grants = append(row.Grants, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(n)))
 						}
 					}

@@ -399,6 +399,11 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 		return flagVal(flagOff, why, line)
 	case "binary_expression":
 		op := f.text(n.ChildByFieldName("operator"))
+		if op == "&" && isTypeName(f, n.ChildByFieldName("left")) {
+			// (u64)&x, parsed without knowing u64 is a type as
+			// (u64) & x: a pointer made an integer.
+			return leaf(Virt, why, line)
+		}
 		switch op {
 		case "+", "-", "|", "&", "^":
 			a, b := s.valueOf(n.ChildByFieldName("left")), s.valueOf(n.ChildByFieldName("right"))
@@ -484,6 +489,24 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 		}
 	}
 	return leaf(Unknown, why, line)
+}
+
+// intTypes are the integer type names a pointer is cast to.
+var intTypes = map[string]bool{"u64": true, "u32": true, "__u64": true, "uintptr_t": true, "unsigned long": true, "long": true,
+	"unsigned long long": true, "dma_addr_t": true, "__le64": true, "__be64": true, "s64": true, "phys_addr_t": true, "size_t": true}
+
+// isTypeName reports whether n is a parenthesized integer type name (the
+// left of (u64)&x, which the parser, not knowing u64 is a type, reads as
+// a bitwise and).
+func isTypeName(f *file, n *sitter.Node) bool {
+	if n == nil || n.Kind() != "parenthesized_expression" {
+		return false
+	}
+	c := named(n)
+	if len(c) != 1 || c[0].Kind() != "identifier" {
+		return false
+	}
+	return intTypes[f.text(c[0])]
 }
 
 // sgeAlias is the other spelling of an SGE place: l[0].addr and l->addr

@@ -207,6 +207,14 @@ func TestNvmeRdmaMutants(t *testing.T) {
 		t.Fatal(err)
 	}
 	files["include/linux/nvme.h"] = h
+	// The tree's providers that grant less inline data than requested
+	// and succeed (mlx4's kernel QPs, pvrdma): with them the requested
+	// size is no bound (the grant semantics, inline_size.go).
+	for _, p := range []string{"drivers/infiniband/hw/mlx4/qp.c", "drivers/infiniband/hw/vmw_pvrdma/pvrdma_qp.c"} {
+		if b, err := os.ReadFile(filepath.Join(pristine, p)); err == nil {
+			files[p] = b
+		}
+	}
 	// The unmutated patched file is clean.
 	tree, _ := mutate(t, files, mutant{file: rdma})
 	rep, err := Run(Options{Tree: tree, Paths: []string{"drivers/nvme/host"}})

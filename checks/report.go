@@ -48,6 +48,8 @@ var Rules = map[string]string{
 	RuleInlineSize: "The inline size a QP requests must cover what is posted inline, the guard before IB_SEND_INLINE must compare with the size granted after QP creation, and a failed creation must record 0.",
 	RuleCheckpatch: "The tree's scripts/checkpatch.pl on a generated patch.",
 	RuleIncapsule:  "An NVMe-oF in-capsule bound check that adds a 64-bit value from the wire (le64_to_cpu) can wrap around: a huge offset with a small length passes it.",
+	RuleVirtSGE:    "An SGE of a work request posted without IB_SEND_INLINE holds a kernel virtual address: the HCA reads it by DMA, so it must hold a DMA address (ib_dma_map_*).",
+	RuleSizeofPtr:  "sizeof of a pointer (8 bytes) used as an SGE length, an inline or capsule size or a DMA mapping's length: the size of what it points at was meant (sizeof(*p)).",
 	RuleIncomplete: "A function had more paths than the analysis follows; what it says about that function is incomplete.",
 }
 
@@ -59,6 +61,8 @@ const (
 	RuleCheckpatch = "checkpatch"
 	RuleIncomplete = "analysis-incomplete"
 	RuleIncapsule  = "incapsule-bounds"
+	RuleVirtSGE    = "noninline-sge-virt"
+	RuleSizeofPtr  = "sizeof-pointer"
 )
 
 // sortFindings orders findings by file, line, rule and drops duplicates.

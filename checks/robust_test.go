@@ -94,7 +94,8 @@ func analyseEverything(f *file) (problems []string) {
 			}
 		}
 	}
-	checkInlineSize(Options{}, sites, visits, map[string]*Facts{filepath.Dir(f.Rel): facts}, []*file{f})
+	checkInlineSize(Options{}, sites, visits, map[string]*Facts{filepath.Dir(f.Rel): facts}, []*file{f}, nil)
+	checkSizeofPointer([]*file{f})
 	return problems
 }
 
@@ -130,7 +131,10 @@ func TestEveryFileOfTheTree(t *testing.T) {
 				if err != nil {
 					continue
 				}
-				p := analyseEverything(parse(rel, b))
+				src, uses := expandMacros(dir, rel, b)
+				f := parse(rel, src)
+				f.Macros = uses
+				p := analyseEverything(f)
 				if len(p) > 0 {
 					mu.Lock()
 					problems = append(problems, p...)

@@ -17,8 +17,10 @@ import (
 // file is one parsed C source.
 type file struct {
 	Rel  string // path relative to the tree
-	Src  []byte
+	Src  []byte // as parsed: the module's macros expanded (macro.go)
 	Tree *sitter.Tree
+	// Macros are the lines where a macro of the module was expanded.
+	Macros map[int]macroUse
 }
 
 func (f *file) text(n *sitter.Node) string {
@@ -43,6 +45,16 @@ func parse(rel string, src []byte) *file {
 // loadFiles reads and parses, in parallel, the files under root (relative
 // paths) whose bytes contain any of the needles.
 func loadFiles(root string, rels []string, needles ...string) ([]*file, error) {
+	return loadFilesOpt(root, rels, false, needles...)
+}
+
+// loadModuleFiles is loadFiles with the module's macros expanded
+// (macro.go): the files the engine interprets.
+func loadModuleFiles(root string, rels []string, needles ...string) ([]*file, error) {
+	return loadFilesOpt(root, rels, true, needles...)
+}
+
+func loadFilesOpt(root string, rels []string, expand bool, needles ...string) ([]*file, error) {
 	type result struct {
 		f   *file
 		err error
@@ -64,7 +76,13 @@ func loadFiles(root string, rels []string, needles ...string) ([]*file, error) {
 			if len(needles) > 0 && !containsAny(b, needles) {
 				return
 			}
-			out[i] = result{f: parse(rel, b)}
+			src, uses := b, map[int]macroUse(nil)
+			if expand {
+				src, uses = expandMacros(root, rel, b)
+			}
+			f := parse(rel, src)
+			f.Macros = uses
+			out[i] = result{f: f}
 		}(i, rel)
 	}
 	wg.Wait()

@@ -48,6 +48,9 @@ static int tc_xmit(struct tc_ic *ic, struct tc_msg *m)
 		wr.send_flags |= IB_SEND_INLINE;
 		fallthrough;
 	case 2:
+		if (m->len > ic->max_inline)
+			break;
+		wr.send_flags |= IB_SEND_INLINE;
 		ic->sge.addr = (uintptr_t)m->hdr;
 		break;
 	case 3:

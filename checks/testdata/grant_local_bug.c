@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* nvme-rdma-style: the granted size is read once into a local. */
+/* nvme-rdma-style: the bound is read once into a local, but it is the
+ * largest message, not the inline size requested or granted. */
 struct tc_qe {
 	void *data;
 	u64 dma;
@@ -12,6 +13,7 @@ struct tc_queue {
 };
 
 #define TC_REQ_INLINE 64
+#define TC_MAX_MSG 128
 
 static int tc_create_qp(struct tc_queue *queue, struct rdma_cm_id *id)
 {
@@ -37,7 +39,7 @@ static int tc_post(struct tc_queue *queue, struct tc_qe *qe, u32 len)
 {
 	struct ib_send_wr wr = {};
 	struct ib_sge sge;
-	u32 max = TC_REQ_INLINE;
+	u32 max = TC_MAX_MSG;
 
 	sge.addr = qe->dma;
 	sge.length = len;

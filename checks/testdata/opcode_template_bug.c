@@ -42,7 +42,9 @@ static int tc_fast_reg(struct tc_conn *conn, struct ib_mr *mr, u32 len)
 	wr.sg_list = &conn->hdr_sge;
 	wr.num_sge = 1;
 	reg.wr.next = &wr;
-	if (len <= conn->max_inline)
-		reg.wr.send_flags |= IB_SEND_INLINE;
-	return ib_post_send(conn->qp, &reg.wr, NULL); /* want: inline-on-registration */
+	if (len > conn->max_inline)
+		return -EMSGSIZE;
+	reg.wr.send_flags |= IB_SEND_INLINE;
+	/* wr, never flagged, then carries a virtual address to the HCA too */
+	return ib_post_send(conn->qp, &reg.wr, NULL); /* want: inline-on-registration want: noninline-sge-virt */
 }

@@ -1,0 +1,222 @@
+package checks
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// Rule sizeof-pointer: sizeof applied to a pointer is the pointer's size
+// (8 bytes), not that of what it points at. Used as a length the device
+// reads or an inline or capsule size, it sends, maps or reserves 8 bytes
+// of a larger object. A finding is such a sizeof (sizeof(p), sizeof p,
+// sizeof(q->p)) where p is declared a pointer (not an array: the
+// innermost declarator decides) as a local, a parameter or, in every
+// struct of the module that has such a member, a member, stored into an
+// SGE's length, a QP's cap.max_inline_data or a field or variable whose
+// name says it is an inline or capsule size, or given as the length of a
+// DMA mapping; alone or as a term of a sum. sizeof(*p) is the fix.
+
+// sizeofSinks are the names a size is stored into that make it a length
+// the device uses.
+func sizeofSink(lhs string) bool {
+	l := strings.ToLower(lhs)
+	if strings.HasSuffix(l, ".length") || strings.HasSuffix(l, "->length") {
+		return strings.Contains(l, "sg")
+	}
+	return strings.HasSuffix(l, "max_inline_data") || strings.Contains(l, "capsule") ||
+		strings.Contains(l, "inline") && (strings.Contains(l, "size") || strings.Contains(l, "len"))
+}
+
+// mapLenArg is the length argument's position of the DMA mapping calls.
+var mapLenArg = map[string]int{"ib_dma_map_single": 2, "dma_map_single": 2, "ib_dma_sync_single_for_device": 2,
+	"ib_dma_sync_single_for_cpu": 2, "dma_sync_single_for_device": 2, "dma_sync_single_for_cpu": 2}
+
+func checkSizeofPointer(files []*file) []Finding {
+	// Members declared pointers in every struct of a module that has
+	// them (false once one declares an array or scalar of that name).
+	members := map[string]map[string]bool{}
+	for _, f := range files {
+		m := members[path.Dir(f.Rel)]
+		if m == nil {
+			m = map[string]bool{}
+			members[path.Dir(f.Rel)] = m
+		}
+		walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+			if n.Kind() == "field_declaration" {
+				for _, d := range named(n) {
+					if same(d, n.ChildByFieldName("type")) {
+						continue
+					}
+					if name, ptr := pointerDecl(f, d); name != "" {
+						if old, ok := m[name]; !ok || old {
+							m[name] = ptr
+						}
+					}
+				}
+			}
+			return n.Kind() != "function_definition"
+		})
+	}
+	var out []Finding
+	for _, f := range files {
+		if !strings.HasSuffix(f.Rel, ".c") {
+			continue
+		}
+		for _, fn := range functions(f) {
+			out = append(out, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
+		}
+	}
+	return out
+}
+
+func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Finding) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = []Finding{{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: functionName(f, fn),
+				Message: fmt.Sprintf("internal error in the sizeof-pointer check of this function (%v): its findings are incomplete", r)}}
+		}
+	}()
+	ptrs := map[string]bool{}
+	for _, p := range params(f, fn) {
+		ptrs[p.name] = p.pointer
+	}
+	// Parameters declared as arrays are pointers too; locals by their
+	// innermost declarator.
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "declaration" {
+			for _, d := range named(n) {
+				if same(d, n.ChildByFieldName("type")) {
+					continue
+				}
+				if name, ptr := pointerDecl(f, d); name != "" {
+					ptrs[name] = ptr
+				}
+			}
+		}
+		return true
+	})
+	name := functionName(f, fn)
+	report := func(sink string, rhs, at *sitter.Node) {
+		for _, s := range sizeofTerms(f, rhs) {
+			obj, ok := sizeofOperand(f, s)
+			if !ok {
+				continue
+			}
+			ptr := false
+			if obj.Kind() == "identifier" {
+				ptr = ptrs[f.text(obj)]
+			} else if obj.Kind() == "field_expression" {
+				ptr = members[f.text(obj.ChildByFieldName("field"))]
+			}
+			if !ptr {
+				continue
+			}
+			o := strings.Join(strings.Fields(f.text(obj)), "")
+			out = append(out, Finding{Rule: RuleSizeofPtr, Severity: SevError, File: f.Rel, Line: f.line(s), Function: name,
+				Message: fmt.Sprintf("%s is the size of the pointer %s (8 bytes), not of what it points at, and it is used as %s: use sizeof(*%s)",
+					strings.Join(strings.Fields(f.text(s)), ""), o, sink, o),
+				Evidence: []Evidence{{File: f.Rel, Line: f.line(at), Message: "used as " + sink}}})
+		}
+	}
+	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		switch n.Kind() {
+		case "assignment_expression":
+			lhs := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
+			if sizeofSink(lhs) {
+				report(lhs, n.ChildByFieldName("right"), n)
+			}
+		case "init_declarator":
+			if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" && sizeofSink(d) && !strings.HasSuffix(strings.ToLower(d), "length") {
+				report(d, n.ChildByFieldName("value"), n)
+			}
+		case "initializer_pair":
+			var member string
+			for _, d := range named(n) {
+				if d.Kind() == "field_designator" {
+					member += f.text(d)
+				}
+			}
+			ctx := n.Parent()
+			if ctx != nil && ctx.Parent() != nil {
+				ctx = ctx.Parent()
+			}
+			if member != "" && (member == ".length" && ctx != nil && strings.Contains(strings.ToLower(f.text(ctx)), "sg") || member != ".length" && sizeofSink(member)) {
+				report(strings.TrimPrefix(member, "."), n.ChildByFieldName("value"), n)
+			}
+		case "call_expression":
+			if i, ok := mapLenArg[f.text(n.ChildByFieldName("function"))]; ok {
+				if args := named(n.ChildByFieldName("arguments")); i < len(args) {
+					report("the length of "+f.text(n.ChildByFieldName("function"))+"()", args[i], n)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// sizeofTerms are the sizeofs an expression is a sum of (through
+// parentheses, casts and + only).
+func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
+	n = stripCasts(n)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind() {
+	case "sizeof_expression":
+		return []*sitter.Node{n}
+	case "binary_expression":
+		if f.text(n.ChildByFieldName("operator")) == "+" {
+			return append(sizeofTerms(f, n.ChildByFieldName("left")), sizeofTerms(f, n.ChildByFieldName("right"))...)
+		}
+	}
+	return nil
+}
+
+// sizeofOperand is the object a sizeof measures when it is a variable or
+// member: sizeof x, sizeof(x), and sizeof(x) parsed as a type name.
+func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
+	if v := s.ChildByFieldName("value"); v != nil {
+		v = stripParens(v)
+		if v != nil && (v.Kind() == "identifier" || v.Kind() == "field_expression") {
+			return v, true
+		}
+		return nil, false
+	}
+	if t := s.ChildByFieldName("type"); t != nil {
+		// sizeof(hdr): read as the type named hdr.
+		if c := named(t); len(c) == 1 && c[0].Kind() == "type_identifier" {
+			return c[0], true
+		}
+	}
+	return nil, false
+}
+
+// pointerDecl names what a declarator declares and whether it is a
+// pointer: the declarator nearest the name decides (*p[4] is an array of
+// pointers, (*p)[4] a pointer).
+func pointerDecl(f *file, d *sitter.Node) (string, bool) {
+	last := ""
+	for d != nil {
+		switch d.Kind() {
+		case "identifier", "field_identifier":
+			return f.text(d), last == "pointer_declarator"
+		case "pointer_declarator", "array_declarator", "function_declarator":
+			last = d.Kind()
+		}
+		next := d.ChildByFieldName("declarator")
+		if next == nil {
+			for _, c := range named(d) {
+				if c.Kind() == "identifier" || c.Kind() == "field_identifier" {
+					return f.text(c), last == "pointer_declarator"
+				}
+			}
+			return "", false
+		}
+		d = next
+	}
+	return "", false
+}
