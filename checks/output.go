@@ -241,6 +241,10 @@ var ruleTexts = map[string]struct{ title, help string }{
 		"Fix what checkpatch.pl reports in the regenerated patch, or note in the manifest why the kernel's style does not apply."},
 	RuleIncapsule: {"In-capsule bound check can wrap around",
 		"Compare the wire offset with the capsule size before adding the length (offset > size || len > size - offset), so a huge 64-bit offset cannot wrap the sum below the bound."},
+	RuleVirtSGE: {"Non-inline SGE carries a kernel virtual address",
+		"Map the buffer (ib_dma_map_single/ib_dma_map_page, or use an MR's IOVA with its lkey) and put the DMA address in the SGE: without IB_SEND_INLINE the HCA reads the buffer by DMA. Soft-RoCE and soft-iWARP accept a virtual address, real HCAs do not."},
+	RuleSizeofPtr: {"sizeof of a pointer used as a length",
+		"Use the size of what the pointer points at (sizeof(*p) or the struct type), not sizeof(p), which is the pointer's own 8 bytes."},
 	RuleIncomplete: {"Analysis incomplete for a function",
 		"Nothing to fix in the code: the function has more paths than the analysis follows, so a problem in it may go unreported. Review it by hand."},
 }

@@ -184,3 +184,19 @@ func TestRulesPageCurrent(t *testing.T) {
 		t.Errorf("%s is not current (%v): PATCHCTL_UPDATE_RULES=1 go test -run TestRulesPageCurrent ./checks", RulesPage, err)
 	}
 }
+
+// TestEveryRuleHasTexts: every rule the engine can report has its own
+// SARIF title and help, never the description repeated (a rule added
+// without them would reach GitHub and docs/rules.md as its description).
+func TestEveryRuleHasTexts(t *testing.T) {
+	for id := range Rules {
+		tx, ok := ruleTexts[id]
+		if !ok || tx.title == "" || tx.help == "" {
+			t.Errorf("rule %s has no title or help in ruleTexts", id)
+			continue
+		}
+		if tx.help == Rules[id] {
+			t.Errorf("rule %s: help repeats the description", id)
+		}
+	}
+}
