@@ -82,17 +82,22 @@ func InboxIndexed(dir, msgid string, opts InboxOptions) (mailpatch.Input, error)
 		return mailpatch.Input{}, err
 	}
 	idx := make([]*epochIndex, len(repos))
-	total := 0
+	total, unreadable := 0, 0
 	for i, st := range sts {
 		if idx[i], err = st.index(ctx, opts); err != nil {
 			return mailpatch.Input{}, err
 		}
 		total += idx[i].m
+		unreadable += st.unreadable
 	}
 	want := "<" + id + ">"
 	thread := inboxThread(idx, want)
 	if len(thread) == 0 {
-		return mailpatch.Input{}, fmt.Errorf("Message-ID <%s> is not in the archive at %s (%d messages in %d repositories): %w", id, dir, total, len(repos), errs.ErrInput)
+		damaged := ""
+		if unreadable > 0 {
+			damaged = fmt.Sprintf("; %d messages could not be read (objects missing from the archive: check it with git fsck or fetch it again), it may be one of them", unreadable)
+		}
+		return mailpatch.Input{}, fmt.Errorf("Message-ID <%s> is not in the archive at %s (%d messages in %d repositories%s): %w", id, dir, total, len(repos), damaged, errs.ErrInput)
 	}
 	var b bytes.Buffer
 	for e, r := range repos {
@@ -105,7 +110,7 @@ func InboxIndexed(dir, msgid string, opts InboxOptions) (mailpatch.Input, error)
 		err := gitRepo{r}.catBlobs(ctx, oids, func(_ int, data []byte) error {
 			writeMboxrd(&b, data)
 			return nil
-		})
+		}, nil)
 		if err != nil {
 			return mailpatch.Input{}, err
 		}
@@ -176,6 +181,9 @@ type epochState struct {
 	dir, path  string
 	tips       []string
 	ready, old *epochIndex
+	// unreadable counts the messages whose blobs the repository lacks
+	// (an index made without them is never kept).
+	unreadable int
 }
 
 // loadCached reads st's cached index.
@@ -249,9 +257,17 @@ func (st *epochState) index(ctx context.Context, opts InboxOptions) (*epochIndex
 	if st.ready != nil {
 		return st.ready, nil
 	}
-	x, err := indexEpoch(ctx, gitRepo{st.dir}, st.tips, st.old, opts.Progress)
+	x, missing, err := indexEpoch(ctx, gitRepo{st.dir}, st.tips, st.old, opts.Progress)
 	if err != nil {
 		return nil, err
+	}
+	if len(missing) > 0 {
+		// A lookup still answers from the rest of the archive, but an index
+		// that lacks messages is not kept: it would claim to cover tips
+		// whose messages it never read, and outlive a repair.
+		st.unreadable = len(missing)
+		opts.Progress.Note("inbox %s: %d messages could not be read, their objects are missing (the first in commit %s); threads may lack them: check it with `git -C %s fsck` or fetch it again", st.dir, len(missing), missing[0], st.dir)
+		return x, nil
 	}
 	if st.path != "" {
 		err := os.MkdirAll(filepath.Dir(st.path), 0o700)
@@ -267,7 +283,9 @@ func (st *epochState) index(ctx context.Context, opts InboxOptions) (*epochIndex
 
 // indexEpoch indexes the messages of g reachable from tips, adding to
 // old (which covers old.tips, all ancestors of tips) when it is given.
-func indexEpoch(ctx context.Context, g gitRepo, tips []string, old *epochIndex, pr *progress.Reporter) (*epochIndex, error) {
+// Messages whose blobs are missing are left out; their commits are
+// returned (missing), so the caller can say so and not keep the index.
+func indexEpoch(ctx context.Context, g gitRepo, tips []string, old *epochIndex, pr *progress.Reporter) (x *epochIndex, missing []string, err error) {
 	var recs []indexRec
 	var oldTips []string
 	if old != nil {
@@ -279,7 +297,7 @@ func indexEpoch(ctx context.Context, g gitRepo, tips []string, old *epochIndex, 
 	}
 	news, commits, err := g.newMessages(ctx, tips, oldTips)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v1 := false
 	var blobs []string
@@ -290,11 +308,11 @@ func indexEpoch(ctx context.Context, g gitRepo, tips []string, old *epochIndex, 
 		v1 = true
 		out, err := g.output(ctx, append([]string{"rev-list", "-n1", "--date-order"}, tips...)...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tip := strings.TrimSpace(string(out))
 		if blobs, err = g.treeBlobs(ctx, tip); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		raw, _ := hex.DecodeString(tip)
 		commitOf = func(int) []byte { return raw }
@@ -317,22 +335,25 @@ func indexEpoch(ctx context.Context, g gitRepo, tips []string, old *epochIndex, 
 			pr.Update("%d of %d new messages", i, len(blobs))
 		}
 		return nil
+	}, func(i int) error {
+		missing = append(missing, hex.EncodeToString(commitOf(i)))
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := encodeIndex(oidLen, v1, tips, recs)
 	if err != nil {
-		return nil, fmt.Errorf("indexing %s: %w", g.dir, err)
+		return nil, nil, fmt.Errorf("indexing %s: %w", g.dir, err)
 	}
-	x, err := decodeIndex(data)
+	x, err = decodeIndex(data)
 	if err != nil {
-		return nil, fmt.Errorf("indexing %s: %w", g.dir, err)
+		return nil, nil, fmt.Errorf("indexing %s: %w", g.dir, err)
 	}
 	if len(blobs) > 0 {
 		pr.Done("%d messages, %d new", x.m, len(blobs))
 	}
-	return x, nil
+	return x, missing, nil
 }
 
 // writeMboxrd appends one message in mboxrd form, as public-inbox writes

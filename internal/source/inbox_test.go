@@ -205,15 +205,13 @@ func TestInboxIndexDamaged(t *testing.T) {
 }
 
 // A damaged inbox repository is an input error (exit 2) that says where
-// and what to do: a missing blob, a missing commit, a cut pack.
+// and what to do: a missing commit, a cut pack, a broken ref. (A missing
+// message blob leaves the rest readable: TestInboxMissingMessage.)
 func TestInboxDamagedRepository(t *testing.T) {
 	for _, c := range []struct {
 		what   string
 		damage func(t *testing.T, repo string)
 	}{
-		{"missing blob", func(t *testing.T, repo string) {
-			removeObject(t, repo, rungit(t, repo, "rev-parse", "master~1:m"))
-		}},
 		{"missing commit", func(t *testing.T, repo string) {
 			removeObject(t, repo, rungit(t, repo, "rev-parse", "master~2"))
 		}},
@@ -279,5 +277,50 @@ func TestInboxV1AndDuplicates(t *testing.T) {
 		if want := []string{"<a@v1>", "<b@v1>", "<b@v1>"}; err != nil || !slices.Equal(got, want) {
 			t.Errorf("v1: %v %v, want %v", got, err, want)
 		}
+	}
+}
+
+// An archive that lacks one message's blob (a partial mirror, a snapshot
+// without its largest objects) still answers for the rest, and says so:
+// the lookup names how many messages could not be read and how to check
+// the archive; looking up the unreadable message itself says it may be
+// one of them; an index made without the message is never kept, so a
+// repaired archive is indexed whole.
+func TestInboxMissingMessage(t *testing.T) {
+	dir := t.TempDir()
+	if err := mkthread.Inbox(dir, series()); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(dir, "git", "0.git")
+	whole, err := lookup(t, dir, mkthread.Cover, source.InboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost string
+	for _, l := range strings.Split(rungit(t, repo, "show", "master~1:m"), "\n") {
+		if strings.HasPrefix(l, "Message-ID: ") {
+			lost = strings.TrimPrefix(l, "Message-ID: ")
+		}
+	}
+	if lost == "" || !slices.Contains(whole, lost) {
+		t.Fatalf("master~1's message %q is not in the cover's thread %v", lost, whole)
+	}
+	removeObject(t, repo, rungit(t, repo, "rev-parse", "master~1:m"))
+	cache := t.TempDir()
+	var log bytes.Buffer
+	opts := source.InboxOptions{CacheDir: cache, Progress: progress.New(&log)}
+	got, err := lookup(t, dir, mkthread.Cover, opts)
+	if want := slices.DeleteFunc(slices.Clone(whole), func(s string) bool { return s == lost }); err != nil || !slices.Equal(got, want) {
+		t.Errorf("thread of the cover: %v %v, want %v", got, err, want)
+	}
+	if l := log.String(); !strings.Contains(l, "1 messages could not be read") || !strings.Contains(l, "fsck") || !strings.Contains(l, repo) {
+		t.Errorf("the missing message is not reported: %q", l)
+	}
+	_, err = source.InboxIndexed(dir, strings.Trim(lost, "<>"), opts)
+	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "could not be read") {
+		t.Errorf("lookup of the unreadable message: %v, want an input error saying messages could not be read", err)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(cache, "inbox", "*")); len(kept) != 0 {
+		t.Errorf("an index without the unreadable message was kept: %v", kept)
 	}
 }

@@ -195,8 +195,9 @@ func (g gitRepo) treeBlobs(ctx context.Context, commit string) ([]string, error)
 
 // catBlobs streams the blobs through one `git cat-file --batch`, calling
 // fn for each in order. data is only valid during the call. A blob that
-// is missing is a damaged repository.
-func (g gitRepo) catBlobs(ctx context.Context, oids []string, fn func(i int, data []byte) error) (err error) {
+// is missing is a damaged repository, unless missing is given: then it is
+// called for that blob instead and its error decides.
+func (g gitRepo) catBlobs(ctx context.Context, oids []string, fn func(i int, data []byte) error, missing func(i int) error) (err error) {
 	if len(oids) == 0 {
 		return nil
 	}
@@ -245,7 +246,13 @@ func (g gitRepo) catBlobs(ctx context.Context, oids []string, fn func(i int, dat
 		}
 		f := strings.Fields(hdr)
 		if len(f) == 2 && f[1] == "missing" {
-			return g.gitErr("cat-file", fmt.Errorf("object %s is missing", o), nil)
+			if missing == nil {
+				return g.gitErr("cat-file", fmt.Errorf("object %s is missing", o), nil)
+			}
+			if err := missing(i); err != nil {
+				return err
+			}
+			continue
 		}
 		if len(f) != 3 || f[1] != "blob" {
 			return g.gitErr("cat-file", fmt.Errorf("object %s: unexpected %q", o, strings.TrimSpace(hdr)), nil)

@@ -111,7 +111,7 @@ func overThread(ctx context.Context, dir string, sts []*epochState, id string, o
 			return fmt.Errorf("the thread of <%s> in %s is over %d bytes (%d messages): give the patches as files instead: %w", id, dir, MaxInput, len(blobs), errs.ErrInput)
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return in, true, err
 	}
