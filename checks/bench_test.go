@@ -9,9 +9,11 @@ import (
 // BenchmarkWholeTree: every RDMA user of pristine 6.12 (target ≤ 2 s).
 func BenchmarkWholeTree(b *testing.B) {
 	_, dir := testenv.Kernel(b, "6.12")
+	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
 		if _, err := Run(Options{Tree: dir}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.Report()
 }

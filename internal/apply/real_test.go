@@ -177,6 +177,8 @@ func gitAmSeries(t *testing.T, pristine, dir string, ref *Refreshed, res *Series
 func BenchmarkApplyRefresh(b *testing.B) {
 	root := testenv.RepoRoot(b)
 	_, pristine := testenv.Kernel(b, "6.12")
+	cpu := testenv.MeasureCPU(b)
+	defer cpu.Report()
 	for b.Loop() {
 		plan, err := LoadPlan(root, "6.12", "")
 		if err != nil {

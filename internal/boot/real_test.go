@@ -110,6 +110,8 @@ func BenchmarkBootSiw(b *testing.B) { benchBoot(b, "siw") }
 
 func benchBoot(b *testing.B, tr string) {
 	md := kbuild.Build(b, "6.12", build.Patched)
+	cpu := testenv.MeasureCPU(b)
+	defer cpu.Report()
 	for b.Loop() {
 		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: "6.12", Variant: md.Variant,
 			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: guestconf.ExpectInline})

@@ -111,20 +111,26 @@ func TestRealImpossibleSymbol(t *testing.T) {
 
 func BenchmarkBuildNoop(b *testing.B) {
 	kbuild.Build(b, "6.12", build.Patched)
+	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
 		kbuild.Build(b, "6.12", build.Patched)
 	}
+	cpu.Report()
 }
 
 // BenchmarkBuildPatchedAfterBaseline: the patched build right after the
 // baseline's, in the same folder (target ≤ 20 s).
 func BenchmarkBuildPatchedAfterBaseline(b *testing.B) {
+	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
 		b.StopTimer()
+		cpu.Stop()
 		kbuild.Build(b, "6.12", build.Baseline) // the work tree back to pristine
+		cpu.Start()
 		b.StartTimer()
 		kbuild.Build(b, "6.12", build.Patched)
 	}
+	cpu.Report()
 }
 
 // BenchmarkBuildCold: 6.12 baseline from an empty build folder, without
@@ -134,12 +140,16 @@ func BenchmarkBuildCold(b *testing.B) {
 		b.Skip("set PATCHCTL_BENCH_COLD=1: a cold build takes about 8 minutes")
 	}
 	k, _ := testenv.Kernel(b, "6.12")
+	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
 		b.StopTimer()
+		cpu.Stop()
 		c := testenv.Cache()
 		dir, _ := build.Locate(testenv.RepoRoot(b), c, k, nil, nil) // no patch changes mlx5 on 6.12: the same selection as with the apply output
 		os.RemoveAll(dir)
+		cpu.Start()
 		b.StartTimer()
 		kbuild.Build(b, "6.12", build.Baseline, func(o *build.Options) { o.NoCcache = true })
 	}
+	cpu.Report()
 }

@@ -164,10 +164,14 @@ func BenchmarkRunWarmAfterEdit(b *testing.B) {
 	src := testenv.RepoRoot(b)
 	c := testenv.Cache()
 	kbuild.Exclusive(b, "6.12")
+	cpu := testenv.MeasureCPU(b)
+	defer cpu.Report()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
+		cpu.Stop()
 		root := b.TempDir()
 		editedRoot(b, src, root, i+1)
+		cpu.Start()
 		b.StartTimer()
 		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
 		if err != nil || res.Verdict != pipeline.Pass {
@@ -192,9 +196,13 @@ func BenchmarkRunCold(b *testing.B) {
 		b.Skip("set PATCHCTL_BENCH_COLD=1: a cold run takes about 10 minutes")
 	}
 	root := testenv.RepoRoot(b)
+	cpu := testenv.MeasureCPU(b)
+	defer cpu.Report()
 	for b.Loop() {
 		b.StopTimer()
+		cpu.Stop()
 		c := &tree.Cache{Dir: b.TempDir()}
+		cpu.Start()
 		b.StartTimer()
 		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
 		if err != nil || res.Verdict != pipeline.Pass {

@@ -15,11 +15,13 @@ import (
 func BenchmarkPrepareWarm(b *testing.B) {
 	k, _ := testenv.Kernel(b, "6.12")
 	c := testenv.Cache()
+	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
 		if _, err := c.Prepare(context.Background(), k); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.Report()
 }
 
 // BenchmarkPrepareCold: verify and extract 6.12 from the cached package
@@ -27,13 +29,17 @@ func BenchmarkPrepareWarm(b *testing.B) {
 func BenchmarkPrepareCold(b *testing.B) {
 	k, _ := testenv.Kernel(b, "6.12")
 	shared := testenv.Cache()
+	cpu := testenv.MeasureCPU(b)
+	defer cpu.Report()
 	for b.Loop() {
 		b.StopTimer()
+		cpu.Stop()
 		c := &tree.Cache{Dir: b.TempDir()}
 		os.MkdirAll(filepath.Join(c.Dir, "debs"), 0o755)
 		if err := os.Link(shared.DebPath(k.Debian), c.DebPath(k.Debian)); err != nil {
 			b.Fatal(err)
 		}
+		cpu.Start()
 		b.StartTimer()
 		if _, err := c.Prepare(context.Background(), k); err != nil {
 			b.Fatal(err)
