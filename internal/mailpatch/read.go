@@ -187,12 +187,7 @@ func convertHg(name string, lines []string) (rawMessage, error) {
 		raw.lineAt = append(raw.lineAt, i+1)
 	}
 body:
-	raw.Lines = append(raw.Lines, "")
-	raw.lineAt = append(raw.lineAt, i+1)
-	for j := i; j < len(lines); j++ {
-		raw.Lines = append(raw.Lines, lines[j])
-		raw.lineAt = append(raw.lineAt, j+1)
-	}
+	raw.appendBody(lines, i)
 	return raw, nil
 }
 
@@ -283,11 +278,17 @@ func convertStgit(name string, lines []string) rawMessage {
 		raw.lineAt = append(raw.lineAt, i+1)
 	}
 body:
+	raw.appendBody(lines, i)
+	return raw
+}
+
+// appendBody ends the headers converted from a foreign patch format and
+// takes lines[i:] as the body, each line keeping its number in the file.
+func (raw *rawMessage) appendBody(lines []string, i int) {
 	raw.Lines = append(raw.Lines, "")
 	raw.lineAt = append(raw.lineAt, i+1)
 	for j := i; j < len(lines); j++ {
 		raw.Lines = append(raw.Lines, lines[j])
 		raw.lineAt = append(raw.lineAt, j+1)
 	}
-	return raw
 }
