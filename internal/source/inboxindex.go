@@ -135,18 +135,22 @@ func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, e
 	for _, r := range recs {
 		le(int(set[r.id]))
 	}
-	off := 0
-	for _, ls := range msgLinks {
+	// table writes rows as an offset per row, the end, then the entries.
+	table := func(rows [][]uint32) {
+		off := 0
+		for _, r := range rows {
+			le(off)
+			off += len(r)
+		}
 		le(off)
-		off += len(ls)
-	}
-	le(off)
-	for _, ls := range msgLinks {
-		for _, id := range ls {
-			le(int(id))
+		for _, r := range rows {
+			for _, v := range r {
+				le(int(v))
+			}
 		}
 	}
-	off = 0
+	table(msgLinks)
+	off := 0
 	for _, s := range ids {
 		le(off)
 		off += len(s)
@@ -165,19 +169,8 @@ func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, e
 			refs[l] = append(refs[l], uint32(i))
 		}
 	}
-	for _, tab := range [][][]uint32{byID, refs} {
-		off = 0
-		for _, ms := range tab {
-			le(off)
-			off += len(ms)
-		}
-		le(off)
-		for _, ms := range tab {
-			for _, m := range ms {
-				le(int(m))
-			}
-		}
-	}
+	table(byID)
+	table(refs)
 	le(int(crc32.Checksum(b.Bytes(), castagnoli)))
 	return b.Bytes(), nil
 }
