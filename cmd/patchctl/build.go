@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/distro"
+	"github.com/patchctl/patchctl/internal/debian/distro"
 	"github.com/spf13/cobra"
 )
 
