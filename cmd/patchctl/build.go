@@ -20,7 +20,7 @@ type BuildOptions struct {
 	Jobs      int
 	JSON      bool
 	NoCcache  bool
-	// KernelFrom: source or distro (internal/distro).
+	// KernelFrom: source or distro (internal/debian/distro).
 	KernelFrom string
 }
 

@@ -86,39 +86,57 @@ func sourceURIs(path string) []string {
 		return nil
 	}
 	defer f.Close()
-	var out []string
-	deb822 := strings.HasSuffix(path, ".sources")
-	isDeb := !deb822
-	var pending []string
-	flush := func() {
-		if isDeb {
-			out = append(out, pending...)
-		}
-		pending, isDeb = nil, !deb822
-	}
 	sc := bufio.NewScanner(f)
+	if strings.HasSuffix(path, ".sources") {
+		return deb822URIs(sc)
+	}
+	return oneLineURIs(sc)
+}
+
+// oneLineURIs reads the URIs of "deb [options] uri suite components"
+// lines.
+func oneLineURIs(sc *bufio.Scanner) []string {
+	var out []string
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(l, "#") {
 			continue
 		}
-		if !deb822 {
-			fs := strings.Fields(l)
-			if len(fs) < 3 || fs[0] != "deb" {
-				continue
-			}
-			fs = fs[1:]
-			if strings.HasPrefix(fs[0], "[") { // [options]
-				for len(fs) > 0 && !strings.HasSuffix(fs[0], "]") {
-					fs = fs[1:]
-				}
-				if len(fs) > 0 {
-					fs = fs[1:]
-				}
+		fs := strings.Fields(l)
+		if len(fs) < 3 || fs[0] != "deb" {
+			continue
+		}
+		fs = fs[1:]
+		if strings.HasPrefix(fs[0], "[") { // [options]
+			for len(fs) > 0 && !strings.HasSuffix(fs[0], "]") {
+				fs = fs[1:]
 			}
 			if len(fs) > 0 {
-				out = append(out, fs[0])
+				fs = fs[1:]
 			}
+		}
+		if len(fs) > 0 {
+			out = append(out, fs[0])
+		}
+	}
+	return out
+}
+
+// deb822URIs reads the URIs: of deb822 stanzas (blank-line separated)
+// whose Types: include deb and that are not Enabled: no.
+func deb822URIs(sc *bufio.Scanner) []string {
+	var out []string
+	isDeb := false
+	var pending []string
+	flush := func() {
+		if isDeb {
+			out = append(out, pending...)
+		}
+		pending, isDeb = nil, false
+	}
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "#") {
 			continue
 		}
 		if l == "" {
@@ -146,9 +164,7 @@ func sourceURIs(path string) []string {
 			}
 		}
 	}
-	if deb822 {
-		flush()
-	}
+	flush()
 	return out
 }
 

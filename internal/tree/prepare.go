@@ -193,7 +193,28 @@ func (c *Cache) prepare(ctx context.Context, k *Kernel, force bool) (_ string, e
 		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
 	defer os.RemoveAll(tmp)
+	top, m, err := c.fetchTree(ctx, k, tmp)
+	if err != nil {
+		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	}
+	if err := c.replaceTree(k, top, tmp, m); err != nil {
+		return "", err
+	}
+	if force {
+		// The work tree links into the old tree's files: make it anew.
+		if err := c.dropWorkTree(ctx, k); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// fetchTree puts k's source into the folder tmp (from its Debian
+// package or its git repository), verified, and records its manifest. It
+// returns the tree's top folder.
+func (c *Cache) fetchTree(ctx context.Context, k *Kernel, tmp string) (string, *manifest, error) {
 	var top string
+	var err error
 	switch {
 	case k.Debian != nil:
 		top, err = c.Debian().ExtractSource(ctx, k.Name, k.Debian, tmp)
@@ -201,41 +222,49 @@ func (c *Cache) prepare(ctx context.Context, k *Kernel, force bool) (_ string, e
 		top, err = c.prepareGit(ctx, k, tmp)
 	}
 	if err != nil {
-		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+		return "", nil, err
 	}
 	c.Progress.Start("manifest " + k.Name)
 	m, err := makeManifest(top, k.Key())
 	if err != nil {
-		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+		return "", nil, err
 	}
 	c.Progress.Done("%d files recorded", len(m.Files))
-	// The new tree is complete: only now does the old one go (aside into
-	// the temporary folder, removed with it).
+	return top, m, nil
+}
+
+// replaceTree makes the complete tree top k's pristine tree, with its
+// manifest m and marker: only now does the old one go (aside into tmp,
+// removed with it).
+func (c *Cache) replaceTree(k *Kernel, top, tmp string, m *manifest) error {
 	os.Remove(c.markerPath(k))
-	if err := os.Rename(dir, filepath.Join(tmp, "old")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("preparing %s: moving the old tree aside: %w", k.Name, err)
+	if err := os.Rename(c.PristineDir(k), filepath.Join(tmp, "old")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("preparing %s: moving the old tree aside: %w", k.Name, err)
 	}
-	if err := os.Rename(top, dir); err != nil {
-		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+	if err := os.Rename(top, c.PristineDir(k)); err != nil {
+		return fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
 	if err := writeManifest(c.manifestPath(k), m); err != nil {
-		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+		return fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
 	if err := fsutil.WriteFile(c.markerPath(k), []byte(k.Key()+"\n"), 0o644); err != nil {
-		return "", fmt.Errorf("preparing %s: %w", k.Name, err)
+		return fmt.Errorf("preparing %s: %w", k.Name, err)
 	}
-	if force {
-		// The work tree links into the old tree's files: make it anew.
-		release, err := c.Lock(ctx, "work-"+k.Name)
-		if err != nil {
-			return "", err
-		}
-		defer release()
-		if err := os.RemoveAll(c.WorkTreeDir(k)); err != nil {
-			return "", fmt.Errorf("preparing %s: removing the work tree: %w", k.Name, err)
-		}
+	return nil
+}
+
+// dropWorkTree removes k's work tree under its work lock (its files link
+// into a pristine tree that was replaced).
+func (c *Cache) dropWorkTree(ctx context.Context, k *Kernel) error {
+	release, err := c.Lock(ctx, "work-"+k.Name)
+	if err != nil {
+		return err
 	}
-	return dir, nil
+	defer release()
+	if err := os.RemoveAll(c.WorkTreeDir(k)); err != nil {
+		return fmt.Errorf("preparing %s: removing the work tree: %w", k.Name, err)
+	}
+	return nil
 }
 
 // removeStale removes the temporary trees and downloads that an

@@ -59,8 +59,24 @@ func RewritePin(path, name string, n *debian.Source) error {
 	if idx+1 < len(items) {
 		to = items[idx+1] - 1
 	}
-	// The binary: block: the lines below its key indented deeper.
-	binFrom, binTo := to, to
+	binFrom, binTo := binaryBlock(lines, from, to)
+	if !rewriteSource(lines, from, to, binFrom, binTo, n) {
+		return fmt.Errorf("%s: kernel %s's entry lacks version, deb_sha256 or tarball_sha256 lines: %w", path, name, errs.ErrInput)
+	}
+	if oldBin != nil {
+		// The block's body: none when there is no block line (a flow
+		// mapping, left to the read-back check).
+		if err := rewriteBinary(lines[min(binFrom+1, binTo):binTo], oldBin, n.Binary); err != nil {
+			return fmt.Errorf("%s: kernel %s: %w", path, name, err)
+		}
+	}
+	return replaceLock(path, name, []byte(strings.Join(lines, "")), n)
+}
+
+// binaryBlock is the binary: block among lines[from:to] (a kernel's
+// entry): its key's line and the lines below it indented deeper; to, to
+// when there is none.
+func binaryBlock(lines []string, from, to int) (binFrom, binTo int) {
 	for i := from; i < to; i++ {
 		m := binaryLine.FindStringSubmatch(strings.TrimRight(lines[i], "\n"))
 		if m == nil {
@@ -75,8 +91,15 @@ func RewritePin(path, name string, n *debian.Source) error {
 			}
 			binTo++
 		}
-		break
+		return binFrom, binTo
 	}
+	return to, to
+}
+
+// rewriteSource sets the first version, deb_sha256 and tarball_sha256
+// lines of lines[from:to] outside the binary: block [binFrom, binTo) to
+// n's; false when one of them is missing.
+func rewriteSource(lines []string, from, to, binFrom, binTo int, n *debian.Source) bool {
 	vals := map[string]string{"version": n.Version, "deb_sha256": n.DebSHA256, "tarball_sha256": n.TarballSHA256}
 	done := map[string]bool{}
 	for i := from; i < to; i++ {
@@ -91,38 +114,43 @@ func RewritePin(path, name string, n *debian.Source) error {
 		done[m[2]] = true
 		lines[i] = rewriteValue(m, yamlValue(vals[m[2]]))
 	}
-	if len(done) != 3 {
-		return fmt.Errorf("%s: kernel %s's entry lacks version, deb_sha256 or tarball_sha256 lines: %w", path, name, errs.ErrInput)
+	return len(done) == 3
+}
+
+// rewriteBinary replaces, in the lines of a binary: block's body, each
+// value of the old binary kernel with its new one: the values are
+// distinct (a version, a release, package names, sums).
+func rewriteBinary(lines []string, old, n *debian.Binary) error {
+	swap := map[string]string{old.Version: n.Version, old.Release: n.Release}
+	op, np := old.Packages(), n.Packages()
+	if old.Debug != nil && n.Debug != nil {
+		op, np = append(op, *old.Debug), append(np, *n.Debug)
 	}
-	if oldBin != nil {
-		// Each old value becomes its new one: the values are distinct
-		// (a version, a release, package names, sums).
-		swap := map[string]string{oldBin.Version: n.Binary.Version, oldBin.Release: n.Binary.Release}
-		op, np := oldBin.Packages(), n.Binary.Packages()
-		if oldBin.Debug != nil && n.Binary.Debug != nil {
-			op, np = append(op, *oldBin.Debug), append(np, *n.Binary.Debug)
+	if len(op) != len(np) {
+		return fmt.Errorf("the new binary kernel has %d packages, the old %d: %w", len(np), len(op), errs.ErrInput)
+	}
+	for i := range op {
+		swap[op[i].Package], swap[op[i].SHA256] = np[i].Package, np[i].SHA256
+	}
+	for i, l := range lines {
+		m := scalarLine.FindStringSubmatch(strings.TrimRight(l, "\n"))
+		if m == nil || m[4] == "" {
+			continue
 		}
-		if len(op) != len(np) {
-			return fmt.Errorf("%s: kernel %s: the new binary kernel has %d packages, the old %d: %w", path, name, len(np), len(op), errs.ErrInput)
+		var v string
+		if yaml.Unmarshal([]byte(m[4]), &v) != nil {
+			continue
 		}
-		for i := range op {
-			swap[op[i].Package], swap[op[i].SHA256] = np[i].Package, np[i].SHA256
-		}
-		for i := binFrom + 1; i < binTo; i++ {
-			m := scalarLine.FindStringSubmatch(strings.TrimRight(lines[i], "\n"))
-			if m == nil || m[4] == "" {
-				continue
-			}
-			var v string
-			if yaml.Unmarshal([]byte(m[4]), &v) != nil {
-				continue
-			}
-			if nv, ok := swap[v]; ok {
-				lines[i] = rewriteValue(m, yamlValue(nv))
-			}
+		if nv, ok := swap[v]; ok {
+			lines[i] = rewriteValue(m, yamlValue(nv))
 		}
 	}
-	out := []byte(strings.Join(lines, ""))
+	return nil
+}
+
+// replaceLock writes out beside the lock file at path, reads it back and
+// checks that kernel name pins n, and only then renames it over path.
+func replaceLock(path, name string, out []byte, n *debian.Source) error {
 	tmp := path + ".pin-tmp"
 	if err := fsutil.WriteFile(tmp, out, 0o644); err != nil {
 		return err
