@@ -1,4 +1,4 @@
-package tree_test
+package debian_test
 
 import (
 	"context"
