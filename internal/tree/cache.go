@@ -112,4 +112,3 @@ func OpenCache(dir string) error {
 	}
 	return nil
 }
-
