@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/distro"
+	"github.com/patchctl/patchctl/internal/debian/distro"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +20,7 @@ type BuildOptions struct {
 	Jobs      int
 	JSON      bool
 	NoCcache  bool
-	// KernelFrom: source or distro (internal/distro).
+	// KernelFrom: source or distro (internal/debian/distro).
 	KernelFrom string
 }
 

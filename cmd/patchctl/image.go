@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/distro"
+	"github.com/patchctl/patchctl/internal/debian/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 )
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
@@ -161,20 +162,20 @@ func runTreePin(ctx context.Context, opts *PinOptions) error {
 		return err
 	}
 	updated := map[string]bool{}
-	var out []*tree.PinStatus
+	var out []*debian.PinStatus
 	stale := 0
 	for _, k := range ks {
 		if k.Debian != nil && k.Debian.Suite != "" && !updated[k.Debian.Suite] {
-			if err := cache.UpdateSuite(ctx, k.Debian.Suite); err != nil {
+			if err := cache.Debian().UpdateSuite(ctx, k.Debian.Suite); err != nil {
 				return err
 			}
 			updated[k.Debian.Suite] = true
 		}
-		var st *tree.PinStatus
+		var st *debian.PinStatus
 		if opts.Check {
-			st, err = cache.CheckPin(ctx, k)
+			st, err = cache.Debian().CheckPin(ctx, k.Name, k.Debian)
 		} else {
-			st, err = cache.Repin(ctx, k)
+			st, err = cache.Debian().Repin(ctx, k.Name, k.Debian)
 		}
 		if err != nil {
 			return err

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/debian/aptfake"
 	"github.com/patchctl/patchctl/internal/tree"
-	"github.com/patchctl/patchctl/internal/tree/aptfake"
 )
 
 // etcAptHash digests /etc/apt (paths, modes, contents): patchctl must

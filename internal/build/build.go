@@ -190,7 +190,7 @@ type Metadata struct {
 	State string `json:"source_state"`
 	// KernelFrom says where the kernel came from: "source" (built from
 	// the pinned tree) or "distro" (Debian's binary kernel, with the
-	// touched modules rebuilt; see internal/distro).
+	// touched modules rebuilt; see internal/debian/distro).
 	KernelFrom string `json:"kernel_from,omitempty"`
 	// Modules are the module files the boot loads, in load order
 	// (distro: the test's modules and their dependencies).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
@@ -178,7 +179,7 @@ func TestRepinChangesBuildKey(t *testing.T) {
 		os.WriteFile(filepath.Join(root, "kconfig", n+".config"), []byte("CONFIG_A=y\n"), 0o644)
 	}
 	pin := func(v, sum string) *tree.Kernel {
-		return &tree.Kernel{Name: "9.9", Debian: &tree.DebianSource{Package: "linux-source-9.9", Suite: "experimental", Version: v,
+		return &tree.Kernel{Name: "9.9", Debian: &debian.Source{Package: "linux-source-9.9", Suite: "experimental", Version: v,
 			DebSHA256: strings.Repeat(sum, 64), Tarball: "usr/src/linux-source-9.9.tar.xz", TarballSHA256: strings.Repeat(sum, 64)}}
 	}
 	key := func(k *tree.Kernel, variant string) string {

@@ -14,8 +14,8 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/debian/distro"
 	"github.com/patchctl/patchctl/internal/defects"
-	"github.com/patchctl/patchctl/internal/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
@@ -413,7 +413,7 @@ func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
 }
 
 // distroBuild is the build stage on the distro path: Debian's kernel, and
-// for patched the touched modules rebuilt (internal/distro).
+// for patched the touched modules rebuilt (internal/debian/distro).
 func (r *kernelRun) distroBuild(ctx context.Context, out *apply.Out, variant string) {
 	r.stage("build-"+variant, func(s *Stage) error {
 		do := distro.Options{Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant, Jobs: r.jobs, Progress: r.o.Progress}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/debian"
+
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -16,7 +18,7 @@ import (
 func debianPins() []*tree.Kernel {
 	var ks []*tree.Kernel
 	for _, p := range [][2]string{{"5.10", "5.10.223-1"}, {"6.1", "6.1.192-3"}, {"6.12", "6.12.117-1~deb12u1"}, {"7.2", "7.2.13-1"}, {"7.3", "7.3~rc7-1~exp1"}} {
-		ks = append(ks, &tree.Kernel{Name: p[0], Debian: &tree.DebianSource{Version: p[1]}})
+		ks = append(ks, &tree.Kernel{Name: p[0], Debian: &debian.Source{Version: p[1]}})
 	}
 	return ks
 }

@@ -36,7 +36,7 @@ func BenchmarkPrepareCold(b *testing.B) {
 		cpu.Stop()
 		c := &tree.Cache{Dir: b.TempDir()}
 		os.MkdirAll(filepath.Join(c.Dir, "debs"), 0o755)
-		if err := os.Link(shared.DebPath(k.Debian), c.DebPath(k.Debian)); err != nil {
+		if err := os.Link(shared.Debian().DebPath(k.Debian), c.Debian().DebPath(k.Debian)); err != nil {
 			b.Fatal(err)
 		}
 		cpu.Start()

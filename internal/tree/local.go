@@ -228,10 +228,45 @@ type statKey struct {
 	Mode        uint32
 }
 
+type statEntry struct {
+	Key statKey
+	Sum string
+}
+
+// hashItem is one file of a folder being hashed: its sum is known from
+// the stat file when its statKey is the recorded one.
+type hashItem struct {
+	rel  string
+	path string
+	key  statKey
+	sum  string
+}
+
 // contentHash hashes every file under dir (path, executable bit, content;
 // symlinks by target), in path order. With statFile, a file whose stat is
 // the one recorded there is not read again; the file is rewritten.
 func contentHash(dir, statFile string) (string, error) {
+	items, err := listFiles(dir, readStats(statFile))
+	if err != nil {
+		return "", err
+	}
+	if err := hashUnknown(items); err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	now := map[string]statEntry{}
+	for _, it := range items {
+		fmt.Fprintf(h, "%s\x00%s\x00", it.rel, it.sum)
+		now[it.rel] = statEntry{Key: it.key, Sum: it.sum}
+	}
+	if statFile != "" {
+		writeStats(statFile, now)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readStats reads the stat file ("" or unreadable: nothing known).
+func readStats(statFile string) map[string]statEntry {
 	old := map[string]statEntry{}
 	if statFile != "" {
 		if f, err := os.Open(statFile); err == nil {
@@ -239,13 +274,32 @@ func contentHash(dir, statFile string) (string, error) {
 			f.Close()
 		}
 	}
-	type item struct {
-		rel  string
-		path string
-		key  statKey
-		sum  string
+	return old
+}
+
+// writeStats replaces the stat file with now, or leaves it when it
+// cannot (the next look reads the files again).
+func writeStats(statFile string, now map[string]statEntry) {
+	if err := os.MkdirAll(filepath.Dir(statFile), 0o755); err != nil {
+		return
 	}
-	var items []*item
+	tmp := statFile + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return
+	}
+	err = gob.NewEncoder(f).Encode(now)
+	if cerr := f.Close(); err == nil && cerr == nil {
+		os.Rename(tmp, statFile)
+	} else {
+		os.Remove(tmp)
+	}
+}
+
+// listFiles lists the files under dir (not the work tree's metaDir) in
+// path order, with the sums old knows for the unchanged ones.
+func listFiles(dir string, old map[string]statEntry) ([]*hashItem, error) {
+	var items []*hashItem
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -261,7 +315,7 @@ func contentHash(dir, statFile string) (string, error) {
 		if err != nil {
 			return err
 		}
-		it := &item{rel: filepath.ToSlash(rel), path: p, key: statKey{Size: info.Size(), MTime: info.ModTime().UnixNano(), Mode: uint32(info.Mode())}}
+		it := &hashItem{rel: filepath.ToSlash(rel), path: p, key: statKey{Size: info.Size(), MTime: info.ModTime().UnixNano(), Mode: uint32(info.Mode())}}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			it.key.Ino = st.Ino
 		}
@@ -271,11 +325,12 @@ func contentHash(dir, statFile string) (string, error) {
 		items = append(items, it)
 		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	// Hash what is not known, on every core.
-	work := make(chan *item)
+	return items, err
+}
+
+// hashUnknown hashes the items whose sum is not known, on every core.
+func hashUnknown(items []*hashItem) error {
+	work := make(chan *hashItem)
 	errc := make(chan error, runtime.NumCPU())
 	var wg sync.WaitGroup
 	for range runtime.NumCPU() {
@@ -304,34 +359,10 @@ func contentHash(dir, statFile string) (string, error) {
 	wg.Wait()
 	select {
 	case err := <-errc:
-		return "", err
+		return err
 	default:
 	}
-	h := sha256.New()
-	now := map[string]statEntry{}
-	for _, it := range items {
-		fmt.Fprintf(h, "%s\x00%s\x00", it.rel, it.sum)
-		now[it.rel] = statEntry{Key: it.key, Sum: it.sum}
-	}
-	if statFile != "" {
-		if err := os.MkdirAll(filepath.Dir(statFile), 0o755); err == nil {
-			tmp := statFile + ".tmp"
-			if f, err := os.Create(tmp); err == nil {
-				err = gob.NewEncoder(f).Encode(now)
-				if cerr := f.Close(); err == nil && cerr == nil {
-					os.Rename(tmp, statFile)
-				} else {
-					os.Remove(tmp)
-				}
-			}
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-type statEntry struct {
-	Key statKey
-	Sum string
+	return nil
 }
 
 // errCrossDevice says a hardlink cannot be made across file systems.

@@ -170,23 +170,50 @@ func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
 	if err != nil {
 		return err
 	}
-	dir := c.PristineDir(k)
-	var bad []string
-	in := func(p string) bool {
-		if len(scopes) == 0 {
+	bad := m.damage(c.PristineDir(k), scopes, hash)
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	more := ""
+	if len(bad) > 8 {
+		more = fmt.Sprintf(" and %d more", len(bad)-8)
+		bad = bad[:8]
+	}
+	return fmt.Errorf("the pristine %s tree is damaged (%s%s): run 'patchctl tree prepare --kernel %s --force' to extract it again: %w",
+		k.Name, strings.Join(bad, ", "), more, k.Name, errs.ErrEnv)
+}
+
+// damage lists what of the tree at dir differs from the manifest: under
+// scopes (every file when none), files missing, resized or added; of the
+// files in hash, those whose content changed.
+func (m *manifest) damage(dir string, scopes, hash []string) []string {
+	bad, seen := m.sizes(dir, scopes)
+	bad = append(bad, added(dir, scopes, seen)...)
+	return append(bad, m.changed(dir, hash)...)
+}
+
+// inScopes reports whether the slash path p is under one of scopes
+// (every path when there are none).
+func inScopes(p string, scopes []string) bool {
+	if len(scopes) == 0 {
+		return true
+	}
+	for _, s := range scopes {
+		s = strings.TrimSuffix(s, "/")
+		if s == "." || p == s || strings.HasPrefix(p, s+"/") {
 			return true
 		}
-		for _, s := range scopes {
-			s = strings.TrimSuffix(s, "/")
-			if s == "." || p == s || strings.HasPrefix(p, s+"/") {
-				return true
-			}
-		}
-		return false
 	}
-	seen := map[string]bool{}
+	return false
+}
+
+// sizes lists the manifest's files under scopes that are missing from dir
+// or have another size (links: present), and the files it looked at.
+func (m *manifest) sizes(dir string, scopes []string) (bad []string, seen map[string]bool) {
+	seen = map[string]bool{}
 	for p, e := range m.Files {
-		if !in(p) {
+		if !inScopes(p, scopes) {
 			continue
 		}
 		seen[p] = true
@@ -198,6 +225,13 @@ func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
 			bad = append(bad, fmt.Sprintf("%s has %d bytes, not %d", p, st.Size(), e.Size))
 		}
 	}
+	return bad, seen
+}
+
+// added lists the files under scopes in dir that the manifest does not
+// have (seen: the ones it has there).
+func added(dir string, scopes []string, seen map[string]bool) []string {
+	var bad []string
 	for _, s := range scopes {
 		root := filepath.Join(dir, filepath.FromSlash(s))
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -211,27 +245,24 @@ func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
 			return nil
 		})
 	}
+	return bad
+}
+
+// changed lists the files of hash whose content is not the manifest's (a
+// file the manifest lacks, created by a patch, or a link is skipped).
+func (m *manifest) changed(dir string, hash []string) []string {
+	var bad []string
 	for _, p := range hash {
 		e, ok := m.Files[p]
 		if !ok || e.Link != "" {
-			continue // a file the patch creates, or a link
+			continue
 		}
 		h, err := fsutil.HashFile(filepath.Join(dir, filepath.FromSlash(p)))
 		if err == nil && h != e.SHA256 {
 			bad = append(bad, p+" changed")
 		}
 	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
-	more := ""
-	if len(bad) > 8 {
-		more = fmt.Sprintf(" and %d more", len(bad)-8)
-		bad = bad[:8]
-	}
-	return fmt.Errorf("the pristine %s tree is damaged (%s%s): run 'patchctl tree prepare --kernel %s --force' to extract it again: %w",
-		k.Name, strings.Join(bad, ", "), more, k.Name, errs.ErrEnv)
+	return bad
 }
 
 // VerifyAll checks every file of k's pristine tree, content included.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/progress"
 )
@@ -95,7 +96,7 @@ esac
 exit 1
 `, f.logFile, deb)
 	os.WriteFile(f.aptGet, []byte(script), 0o755)
-	f.kernel = Kernel{Name: "9.9", Debian: &DebianSource{Package: "linux-source-9.9", Version: "9.9.1-1",
+	f.kernel = Kernel{Name: "9.9", Debian: &debian.Source{Package: "linux-source-9.9", Version: "9.9.1-1",
 		DebSHA256: f.debSum, Tarball: "usr/src/linux-source-9.9.tar.xz", TarballSHA256: f.tarSum}}
 	return f
 }
@@ -388,7 +389,7 @@ func TestFailedPrepareKeepsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(c.markerPath(&f.kernel))
-	os.Remove(c.DebPath(f.kernel.Debian))
+	os.Remove(c.Debian().DebPath(f.kernel.Debian))
 	broken := filepath.Join(t.TempDir(), "apt-get")
 	os.WriteFile(broken, []byte("#!/bin/sh\necho 'E: Failed to fetch: Temporary failure resolving' >&2\nexit 100\n"), 0o755)
 	c.AptGet = broken

@@ -189,30 +189,7 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 	}
 	changes = w.pending(changes)
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	backup := w.meta("backup")
-	os.RemoveAll(backup)
-	if err := os.MkdirAll(backup, 0o755); err != nil {
-		return err
-	}
-	var j journal
-	for i, c := range changes {
-		e := journalEntry{Path: c.Path}
-		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
-		if _, err := os.Lstat(p); err == nil {
-			e.Backup = fmt.Sprintf("%d", i)
-			if err := os.Link(p, filepath.Join(backup, e.Backup)); err != nil {
-				return fmt.Errorf("backing up %s: %w", c.Path, err)
-			}
-		}
-		j.Entries = append(j.Entries, e)
-	}
-	if _, err := os.Stat(w.meta("state.json")); err == nil {
-		j.State = "state.json"
-		if err := os.Link(w.meta("state.json"), filepath.Join(backup, j.State)); err != nil {
-			return fmt.Errorf("backing up the work tree state: %w", err)
-		}
-	}
-	if err := fsutil.WriteJSON(w.meta("journal.json"), j); err != nil {
+	if err := w.writeJournal(changes); err != nil {
 		return err
 	}
 	defer func() {
@@ -246,7 +223,38 @@ func (w *WorkTree) Commit(changes []Change, st State) (err error) {
 	if err := os.Remove(w.meta("journal.json")); err != nil {
 		return err
 	}
-	return os.RemoveAll(backup)
+	return os.RemoveAll(w.meta("backup"))
+}
+
+// writeJournal hardlinks every file that changes will replace, and
+// state.json, into a fresh backup folder and writes the journal that
+// says how to put them back: from here on a failure or a kill is rolled
+// back.
+func (w *WorkTree) writeJournal(changes []Change) error {
+	backup := w.meta("backup")
+	os.RemoveAll(backup)
+	if err := os.MkdirAll(backup, 0o755); err != nil {
+		return err
+	}
+	var j journal
+	for i, c := range changes {
+		e := journalEntry{Path: c.Path}
+		p := filepath.Join(w.Dir, filepath.FromSlash(c.Path))
+		if _, err := os.Lstat(p); err == nil {
+			e.Backup = fmt.Sprintf("%d", i)
+			if err := os.Link(p, filepath.Join(backup, e.Backup)); err != nil {
+				return fmt.Errorf("backing up %s: %w", c.Path, err)
+			}
+		}
+		j.Entries = append(j.Entries, e)
+	}
+	if _, err := os.Stat(w.meta("state.json")); err == nil {
+		j.State = "state.json"
+		if err := os.Link(w.meta("state.json"), filepath.Join(backup, j.State)); err != nil {
+			return fmt.Errorf("backing up the work tree state: %w", err)
+		}
+	}
+	return fsutil.WriteJSON(w.meta("journal.json"), j)
 }
 
 // pending drops the changes that are already in place, so files keep

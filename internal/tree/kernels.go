@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/yamlx"
@@ -26,66 +27,10 @@ type Lock struct {
 // and Git; a local tree (--tree, see Local) has Local, never read from
 // kernels.yaml.
 type Kernel struct {
-	Name   string        `yaml:"name"`
-	Debian *DebianSource `yaml:"debian,omitempty"`
-	Git    *GitSource    `yaml:"git,omitempty"`
-	Local  *LocalSource  `yaml:"-"`
-}
-
-// DebianSource is a linux-source package at an exact version. Suite,
-// when set, is the Debian suite that serves it (bullseye, bookworm-security,
-// sid, experimental, ...): patchctl then fetches it through its own apt
-// state for that suite, and `patchctl tree pin` follows what the suite
-// serves. Without a suite the system's apt sources are used.
-type DebianSource struct {
-	Package       string `yaml:"package"`
-	Suite         string `yaml:"suite,omitempty"`
-	Version       string `yaml:"version"`
-	DebSHA256     string `yaml:"deb_sha256"`
-	Tarball       string `yaml:"tarball"` // path inside the package
-	TarballSHA256 string `yaml:"tarball_sha256"`
-	// Binary pins Debian's binary kernel built from this source, for
-	// --kernel-from distro (optional).
-	Binary *DebianBinary `yaml:"binary,omitempty"`
-}
-
-// DebianBinary is Debian's binary kernel of a linux-source version: the
-// image with its modules, and the headers modules are built against.
-type DebianBinary struct {
-	// Version is the Debian version of the binary packages: it must be
-	// the source's (the modules are rebuilt from that source).
-	Version string `yaml:"version"`
-	// Release is the kernel release (uname -r, vermagic's first word).
-	Release string          `yaml:"release"`
-	Image   *DebianPackage  `yaml:"image"`           // linux-image-*-unsigned: vmlinuz, modules, config
-	Headers []DebianPackage `yaml:"headers"`         // linux-headers-*, -common, linux-kbuild-*
-	Debug   *DebianPackage  `yaml:"debug,omitempty"` // linux-image-*-dbg, when DWARF of vmlinux is wanted
-}
-
-// DebianPackage is one binary package at the binary kernel's version.
-type DebianPackage struct {
-	Package string `yaml:"package"`
-	Arch    string `yaml:"arch"` // amd64 or all
-	SHA256  string `yaml:"sha256"`
-}
-
-// Packages lists the binary packages: the image, then the headers.
-func (b *DebianBinary) Packages() []DebianPackage {
-	var out []DebianPackage
-	if b.Image != nil {
-		out = append(out, *b.Image)
-	}
-	return append(out, b.Headers...)
-}
-
-// Key identifies the binary kernel exactly.
-func (b *DebianBinary) Key() string {
-	var s strings.Builder
-	fmt.Fprintf(&s, "debian-binary %s %s", b.Version, b.Release)
-	for _, p := range b.Packages() {
-		fmt.Fprintf(&s, " %s:%s:%s", p.Package, p.Arch, p.SHA256)
-	}
-	return s.String()
+	Name   string         `yaml:"name"`
+	Debian *debian.Source `yaml:"debian,omitempty"`
+	Git    *GitSource     `yaml:"git,omitempty"`
+	Local  *LocalSource   `yaml:"-"`
 }
 
 // GitSource is a repository at a tag or commit. When both are given the
@@ -133,16 +78,16 @@ func LoadLock(path string) (*Lock, error) {
 			return nil, bad(fsutil.ValidName(k.Name).Error() + ": a kernel name becomes a folder name in the cache")
 		case k.Debian != nil && k.Debian.Tarball != "" && fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")) != nil:
 			return nil, bad("tarball: " + fsutil.ValidRel(strings.TrimPrefix(k.Debian.Tarball, "./")).Error())
-		case k.Debian != nil && k.Debian.Suite != "" && ValidSuite(k.Debian.Suite) != nil:
-			return nil, bad(ValidSuite(k.Debian.Suite).Error())
+		case k.Debian != nil && k.Debian.Suite != "" && debian.ValidSuite(k.Debian.Suite) != nil:
+			return nil, bad(debian.ValidSuite(k.Debian.Suite).Error())
 		case seen[k.Name]:
 			return nil, bad("named twice")
 		case (k.Debian == nil) == (k.Git == nil):
 			return nil, bad("needs exactly one source, debian or git")
 		case k.Debian != nil && (k.Debian.Package == "" || k.Debian.Version == "" || len(k.Debian.DebSHA256) != 64 || len(k.Debian.TarballSHA256) != 64 || k.Debian.Tarball == ""):
 			return nil, bad("a debian source pins package, version, tarball, and the sha256 of the .deb and of the tarball")
-		case k.Debian != nil && k.Debian.Binary != nil && badBinary(k.Debian.Binary) != "":
-			return nil, bad("binary: " + badBinary(k.Debian.Binary))
+		case k.Debian != nil && k.Debian.Binary != nil && k.Debian.Binary.Missing() != "":
+			return nil, bad("binary: " + k.Debian.Binary.Missing())
 		case k.Git != nil && (k.Git.URL == "" || k.Git.Tag == "" && k.Git.Commit == ""):
 			return nil, bad("a git source needs a url and a tag or commit")
 		}
@@ -165,19 +110,6 @@ func (l *Lock) CheckpatchKernel(k *Kernel) (*Kernel, error) {
 		return nil, nil
 	}
 	return l.Find(l.Checkpatch)
-}
-
-// badBinary says what a binary kernel pin lacks ("" when complete).
-func badBinary(b *DebianBinary) string {
-	if b.Version == "" || b.Release == "" || b.Image == nil || len(b.Headers) == 0 {
-		return "a binary kernel pins version, release, the image and the headers packages"
-	}
-	for _, p := range b.Packages() {
-		if p.Package == "" || fsutil.ValidName(p.Package) != nil || (p.Arch != "amd64" && p.Arch != "all") || len(p.SHA256) != 64 {
-			return fmt.Sprintf("package %q: each pins a package name, arch (amd64 or all) and the .deb's sha256", p.Package)
-		}
-	}
-	return ""
 }
 
 // Names lists the pinned kernels in lock order.

@@ -1,4 +1,10 @@
-package tree
+// Package cachelock is the cache folder's named exclusive locks
+// (locks/<name> under the cache: "work-6.12" for a kernel's work tree and
+// build folders, "tree-6.12" for its pristine tree's preparation,
+// "apt-<suite>" for a suite's apt state, ...). A lock is an advisory
+// flock on its file, which says who holds it for whoever waits; the
+// kernel releases it when the holder dies.
+package cachelock
 
 import (
 	"context"
@@ -9,19 +15,20 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/patchctl/patchctl/internal/progress"
 )
 
-// LockPath is where the lock named name lives in the cache.
-func (c *Cache) LockPath(name string) string { return filepath.Join(c.Dir, "locks", name) }
+// Path is where the lock named name of the cache folder cacheDir lives.
+func Path(cacheDir, name string) string { return filepath.Join(cacheDir, "locks", name) }
 
-// Lock takes the cache's exclusive lock called name (e.g. "work-6.12":
-// the kernel's work tree and build folder). While another process holds
-// it, the wait is said on the progress line: who holds it and since when.
-// The wait ends with ctx. The lock is released by the returned function,
-// or by the kernel when the process dies.
-func (c *Cache) Lock(ctx context.Context, name string) (func(), error) {
-	return lockFile(ctx, c.LockPath(name), func(holder string) {
-		c.Progress.Note("%s", waitMessage(name, holder, os.Getpid()))
+// Take takes the cache's exclusive lock called name. While another
+// process holds it, the wait is said on p's progress line: who holds it
+// and since when. The wait ends with ctx. The lock is released by the
+// returned function, or by the kernel when the process dies.
+func Take(ctx context.Context, cacheDir, name string, p *progress.Reporter) (func(), error) {
+	return lockFile(ctx, Path(cacheDir, name), func(holder string) {
+		p.Note("%s", waitMessage(name, holder, os.Getpid()))
 	})
 }
 

@@ -126,85 +126,116 @@ func (e *RefusedError) Unwrap() error { return errs.ErrInput }
 // changed Makefiles or Kconfig (the binary kernel's configuration is fixed).
 // Files that are not sources (documentation) do not matter.
 func Plan(src string, touched []string, cfg Config) ([]Module, error) {
-	mods := map[string]*Module{}
-	add := func(dir, obj, sym, file string) {
-		key := dir + "/" + obj
-		m := mods[key]
-		if m == nil {
-			m = &Module{Dir: dir, Name: strings.TrimSuffix(obj, ".o"), Symbol: sym}
-			mods[key] = m
-		}
-		m.Files = append(m.Files, file)
-	}
-	var refused []error
+	pl := &planner{src: src, cfg: cfg, mods: map[string]*Module{}}
 	for _, f := range touched {
-		base := path.Base(f)
-		dir := path.Dir(f)
-		switch {
-		case base == "Makefile" || base == "Kbuild" || strings.HasPrefix(base, "Kconfig"):
-			refused = append(refused, &RefusedError{f, "changes the build's configuration, which Debian's binary kernel fixes"})
-			continue
-		case strings.HasSuffix(f, ".c"):
-		case strings.HasSuffix(f, ".h"):
-			if strings.HasPrefix(f, "include/") || strings.HasPrefix(f, "arch/") {
-				refused = append(refused, &RefusedError{f, "a shared header: the built-in kernel may include it, and modules build against Debian's copy"})
-				continue
-			}
-		default:
-			continue
-		}
-		mk, err := readMakefile(src, dir)
-		if err != nil {
-			refused = append(refused, &RefusedError{f, err.Error()})
-			continue
-		}
-		if strings.HasSuffix(f, ".h") {
-			// A local header: every module of its directory may include it.
-			n, builtin := 0, false
-			for _, obj := range sortedKeys(mk.Objects) {
-				sym := mk.Objects[obj]
-				switch v := symValue(cfg, sym); v {
-				case "m":
-					add(dir, obj, sym, f)
-					n++
-				case "y":
-					refused = append(refused, &RefusedError{f, fmt.Sprintf("a header of %s, whose %s is built in (%s)", dir, obj, describe(sym))})
-					builtin = true
-				}
-			}
-			if n == 0 && !builtin {
-				refused = append(refused, &RefusedError{f, "no module of " + dir + " is built in this configuration"})
-			}
-			continue
-		}
-		obj := strings.TrimSuffix(base, ".c") + ".o"
-		top, sym, partSym, ok := owner(mk, obj)
-		if !ok {
-			refused = append(refused, &RefusedError{f, fmt.Sprintf("%s/Makefile builds no %s", dir, obj)})
-			continue
-		}
-		switch v := symValue(cfg, sym); {
-		case v == "y":
-			refused = append(refused, &RefusedError{f, fmt.Sprintf("built into the distro kernel (%s), not a module", describe(sym))})
-			continue
-		case v != "m":
-			refused = append(refused, &RefusedError{f, fmt.Sprintf("not built in the distro configuration (%s is not set)", describe(sym))})
-			continue
-		}
-		if partSym != "" && cfg.Value(partSym) != "y" && cfg.Value(partSym) != "m" {
-			refused = append(refused, &RefusedError{f, fmt.Sprintf("part of %s only with CONFIG_%s, which the distro configuration does not set", top, partSym)})
-			continue
-		}
-		add(dir, top, sym, f)
+		pl.file(f)
 	}
-	if len(refused) > 0 {
-		return nil, refusals(refused)
+	if len(pl.refused) > 0 {
+		return nil, refusals(pl.refused)
 	}
 	var out []Module
-	for _, k := range sortedKeys(mods) {
-		out = append(out, *mods[k])
+	for _, k := range sortedKeys(pl.mods) {
+		out = append(out, *pl.mods[k])
 	}
 	return out, nil
+}
+
+// planner gathers Plan's modules (by directory and object) and the
+// touched files it refuses.
+type planner struct {
+	src     string
+	cfg     Config
+	mods    map[string]*Module
+	refused []error
+}
+
+func (pl *planner) add(dir, obj, sym, file string) {
+	key := dir + "/" + obj
+	m := pl.mods[key]
+	if m == nil {
+		m = &Module{Dir: dir, Name: strings.TrimSuffix(obj, ".o"), Symbol: sym}
+		pl.mods[key] = m
+	}
+	m.Files = append(m.Files, file)
+}
+
+func (pl *planner) refuse(file, reason string) {
+	pl.refused = append(pl.refused, &RefusedError{file, reason})
+}
+
+// file plans the touched file f: a C file or a local header is read
+// against its directory's Makefile; a build file or a shared header is
+// refused; anything else (documentation, scripts) builds nothing.
+func (pl *planner) file(f string) {
+	base := path.Base(f)
+	dir := path.Dir(f)
+	switch {
+	case base == "Makefile" || base == "Kbuild" || strings.HasPrefix(base, "Kconfig"):
+		pl.refuse(f, "changes the build's configuration, which Debian's binary kernel fixes")
+		return
+	case strings.HasSuffix(f, ".c"):
+	case strings.HasSuffix(f, ".h"):
+		if strings.HasPrefix(f, "include/") || strings.HasPrefix(f, "arch/") {
+			pl.refuse(f, "a shared header: the built-in kernel may include it, and modules build against Debian's copy")
+			return
+		}
+	default:
+		return
+	}
+	mk, err := readMakefile(pl.src, dir)
+	if err != nil {
+		pl.refuse(f, err.Error())
+		return
+	}
+	if strings.HasSuffix(f, ".h") {
+		pl.header(f, dir, mk)
+		return
+	}
+	pl.source(f, dir, strings.TrimSuffix(base, ".c")+".o", mk)
+}
+
+// header plans a local header f: every module of its directory may
+// include it, so each is rebuilt; one built in refuses it.
+func (pl *planner) header(f, dir string, mk *Makefile) {
+	n, builtin := 0, false
+	for _, obj := range sortedKeys(mk.Objects) {
+		sym := mk.Objects[obj]
+		switch v := symValue(pl.cfg, sym); v {
+		case "m":
+			pl.add(dir, obj, sym, f)
+			n++
+		case "y":
+			pl.refuse(f, fmt.Sprintf("a header of %s, whose %s is built in (%s)", dir, obj, describe(sym)))
+			builtin = true
+		}
+	}
+	if n == 0 && !builtin {
+		pl.refuse(f, "no module of "+dir+" is built in this configuration")
+	}
+}
+
+// source plans the C file f (object obj): the module that links it must
+// be built as a module by the distro configuration, and so must the part
+// it belongs to when the Makefile makes it conditional.
+func (pl *planner) source(f, dir, obj string, mk *Makefile) {
+	top, sym, partSym, ok := owner(mk, obj)
+	if !ok {
+		pl.refuse(f, fmt.Sprintf("%s/Makefile builds no %s", dir, obj))
+		return
+	}
+	switch v := symValue(pl.cfg, sym); {
+	case v == "y":
+		pl.refuse(f, fmt.Sprintf("built into the distro kernel (%s), not a module", describe(sym)))
+		return
+	case v != "m":
+		pl.refuse(f, fmt.Sprintf("not built in the distro configuration (%s is not set)", describe(sym)))
+		return
+	}
+	if partSym != "" && pl.cfg.Value(partSym) != "y" && pl.cfg.Value(partSym) != "m" {
+		pl.refuse(f, fmt.Sprintf("part of %s only with CONFIG_%s, which the distro configuration does not set", top, partSym))
+		return
+	}
+	pl.add(dir, top, sym, f)
 }
 
 func refusals(errList []error) error {

@@ -1,4 +1,4 @@
-package tree_test
+package debian_test
 
 import (
 	"context"
@@ -32,12 +32,12 @@ func TestAptRealSuites(t *testing.T) {
 			continue
 		}
 		if !updated[k.Debian.Suite] {
-			if err := c.UpdateSuite(ctx, k.Debian.Suite); err != nil {
+			if err := c.Debian().UpdateSuite(ctx, k.Debian.Suite); err != nil {
 				testenv.Unavailable(t, err.Error())
 			}
 			updated[k.Debian.Suite] = true
 		}
-		st, err := c.CheckPin(ctx, k)
+		st, err := c.Debian().CheckPin(ctx, k.Name, k.Debian)
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}

@@ -1,4 +1,4 @@
-package tree_test
+package debian_test
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/debian"
+	"github.com/patchctl/patchctl/internal/debian/aptfake"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/tree"
-	"github.com/patchctl/patchctl/internal/tree/aptfake"
 )
 
 const lockText = `# a comment that must survive
@@ -100,10 +101,10 @@ func TestPinFollowsSuite(t *testing.T) {
 	ctx := context.Background()
 	load := func() *tree.Kernel { t.Helper(); return loadKernel(t, lockPath, "9.9") }
 	k := load()
-	if err := c.UpdateSuite(ctx, "experimental"); err != nil {
+	if err := c.Debian().UpdateSuite(ctx, "experimental"); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.CheckPin(ctx, k)
+	st, err := c.Debian().CheckPin(ctx, k.Name, k.Debian)
 	if err != nil || st.Stale != "" {
 		t.Fatalf("current pin: %+v %v", st, err)
 	}
@@ -116,24 +117,24 @@ func TestPinFollowsSuite(t *testing.T) {
 	nw := a.Build("linux-source-9.9", "9.9.2-1")
 	a.Serve("experimental", nw)
 	os.RemoveAll(c.PristineDir(k))
-	os.Remove(c.DebPath(k.Debian))
+	os.Remove(c.Debian().DebPath(k.Debian))
 	os.Remove(filepath.Join(c.Dir, "trees", "9.9.prepared"))
 	// Prepare of the vanished version: an input error naming the command.
 	_, err = c.Prepare(ctx, k)
 	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "patchctl tree pin --kernel 9.9") {
 		t.Fatalf("prepare of a vanished pin: %v", err)
 	}
-	if err := c.UpdateSuite(ctx, "experimental"); err != nil {
+	if err := c.Debian().UpdateSuite(ctx, "experimental"); err != nil {
 		t.Fatal(err)
 	}
-	st, err = c.CheckPin(ctx, k)
+	st, err = c.Debian().CheckPin(ctx, k.Name, k.Debian)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(st.Stale, "pinned 9.9.1-1, experimental serves 9.9.2-1") || !strings.Contains(st.Stale, "gone") {
 		t.Errorf("stale pin: %q", st.Stale)
 	}
-	st, err = c.Repin(ctx, k)
+	st, err = c.Debian().Repin(ctx, k.Name, k.Debian)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestPinFollowsSuite(t *testing.T) {
 	// A second re-pin from the same old pin finds the kept download: no
 	// new download, the same sums, computed again from the file.
 	ncalls := len(a.Calls())
-	st2, err := c.Repin(ctx, k)
+	st2, err := c.Debian().Repin(ctx, k.Name, k.Debian)
 	if err != nil || *st2.New != *n {
 		t.Fatalf("second re-pin: %+v %v", st2, err)
 	}
@@ -179,7 +180,7 @@ func TestPinFollowsSuite(t *testing.T) {
 	if l, _ := tree.LoadLock(lockPath); l.Kernels[0].Debian.Version != "9.8.1-1" || l.Kernels[0].Debian.DebSHA256 != other.DebSHA256 {
 		t.Errorf("the other kernel changed: %+v", l.Kernels[0].Debian)
 	}
-	if st, err := c.CheckPin(ctx, k2); err != nil || st.Stale != "" {
+	if st, err := c.Debian().CheckPin(ctx, k2.Name, k2.Debian); err != nil || st.Stale != "" {
 		t.Errorf("after the re-pin: %+v %v", st, err)
 	}
 	// The re-pin kept the download: prepare verifies it without apt.
@@ -201,11 +202,11 @@ func TestPinFollowsSuite(t *testing.T) {
 			t.Errorf("apt call outside the cache's apt state: %s", l)
 		}
 	}
-	list, _ := os.ReadFile(filepath.Join(c.AptDir("experimental"), "sources.list"))
+	list, _ := os.ReadFile(filepath.Join(c.Debian().AptDir("experimental"), "sources.list"))
 	if string(list) != "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.org/debian experimental main\n" {
 		t.Errorf("sources list %q", list)
 	}
-	list, _ = os.ReadFile(filepath.Join(c.AptDir("bookworm-security"), "sources.list"))
+	list, _ = os.ReadFile(filepath.Join(c.Debian().AptDir("bookworm-security"), "sources.list"))
 	if list != nil && !strings.Contains(string(list), "http://mirror.example.org/debian-security bookworm-security") {
 		t.Errorf("security sources list %q", list)
 	}
@@ -232,8 +233,8 @@ func TestPinChecksumFromDownload(t *testing.T) {
 	}
 	k, _ := l.Find("9.9")
 	c := &tree.Cache{Dir: t.TempDir(), AptGet: a.AptGet, AptCache: a.AptCache, AptEtc: fakeEtc(t)}
-	c.UpdateSuite(context.Background(), "experimental")
-	if _, err := c.Repin(context.Background(), k); err == nil || !strings.Contains(err.Error(), "the suite's index says "+q.DebSHA256) {
+	c.Debian().UpdateSuite(context.Background(), "experimental")
+	if _, err := c.Debian().Repin(context.Background(), k.Name, k.Debian); err == nil || !strings.Contains(err.Error(), "the suite's index says "+q.DebSHA256) {
 		t.Fatalf("re-pin against a lying index: %v", err)
 	}
 	if ents, _ := filepath.Glob(filepath.Join(c.Dir, "debs", "*")); len(ents) != 0 {
@@ -241,31 +242,13 @@ func TestPinChecksumFromDownload(t *testing.T) {
 	}
 }
 
-func TestFindMirrors(t *testing.T) {
-	etc := t.TempDir()
-	os.MkdirAll(filepath.Join(etc, "sources.list.d"), 0o755)
-	os.WriteFile(filepath.Join(etc, "sources.list"), []byte("# deb http://commented.example/debian bookworm main\ndeb-src http://src.example/debian bookworm main\ndeb [arch=amd64 signed-by=/k.gpg] http://one.example/debian/ bookworm main\n"), 0o644)
-	os.WriteFile(filepath.Join(etc, "sources.list.d", "sec.sources"), []byte("Types: deb\nURIs: http://two.example/debian-security\nSuites: bookworm-security\n\nTypes: deb\nURIs: http://off.example/debian\nEnabled: no\n"), 0o644)
-	m := tree.FindMirrors(etc)
-	if m.Debian != "http://one.example/debian" || m.Security != "http://two.example/debian-security" {
-		t.Errorf("mirrors %+v", m)
-	}
-	if m := tree.FindMirrors(t.TempDir()); m.Debian != "http://deb.debian.org/debian" || m.Security != "http://deb.debian.org/debian-security" {
-		t.Errorf("fallback mirrors %+v", m)
-	}
+// checkPin and repin are the kernel's pin checked and re-pinned.
+func checkPin(ctx context.Context, c *tree.Cache, k *tree.Kernel) (*debian.PinStatus, error) {
+	return c.Debian().CheckPin(ctx, k.Name, k.Debian)
 }
 
-func TestSuiteNames(t *testing.T) {
-	for _, s := range []string{"bullseye", "bookworm-security", "sid", "experimental"} {
-		if err := tree.ValidSuite(s); err != nil {
-			t.Errorf("%s: %v", s, err)
-		}
-	}
-	for _, s := range []string{"", "../x", "Sid", "a b", "x/y"} {
-		if tree.ValidSuite(s) == nil {
-			t.Errorf("%q accepted", s)
-		}
-	}
+func repin(ctx context.Context, c *tree.Cache, k *tree.Kernel) (*debian.PinStatus, error) {
+	return c.Debian().Repin(ctx, k.Name, k.Debian)
 }
 
 func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
@@ -332,12 +315,12 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	load := func() *tree.Kernel { t.Helper(); return loadKernel(t, lockPath, "9.9") }
 	update := func() {
 		t.Helper()
-		if err := c.UpdateSuite(ctx, "experimental"); err != nil {
+		if err := c.Debian().UpdateSuite(ctx, "experimental"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	update()
-	if st, err := c.CheckPin(ctx, load()); err != nil || st.Stale != "" {
+	if st, err := checkPin(ctx, c, load()); err != nil || st.Stale != "" {
 		t.Fatalf("current pin with its binary kernel: %+v %v", st, err)
 	}
 
@@ -347,12 +330,12 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	hdr2.DebSHA256 = strings.Repeat("cd", 32)
 	a.Serve("experimental", &hdr2)
 	update()
-	st, err := c.CheckPin(ctx, load())
+	st, err := checkPin(ctx, c, load())
 	if err != nil || !strings.Contains(st.Stale, "binary package linux-headers-9.9.1+deb99-amd64 9.9.1-1") {
 		t.Fatalf("a binary package's sum changed: %+v %v", st, err)
 	}
 	calls := len(a.Calls())
-	st, err = c.Repin(ctx, load())
+	st, err = repin(ctx, c, load())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,11 +354,11 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	serve(nw)
 	update()
 	k := load()
-	st, err = c.CheckPin(ctx, k)
+	st, err = c.Debian().CheckPin(ctx, k.Name, k.Debian)
 	if err != nil || !strings.Contains(st.Stale, "pinned 9.9.1-1, experimental serves 9.9.2-1") {
 		t.Fatalf("stale source: %+v %v", st, err)
 	}
-	st, err = c.Repin(ctx, k)
+	st, err = c.Debian().Repin(ctx, k.Name, k.Debian)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +393,7 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	if len(bl) != len(al) || changed != 11 || !strings.Contains(string(after), "linux-headers-9.9.2+deb99-common   # arch-independent") || !strings.Contains(string(after), "# the binary kernel of this source") {
 		t.Errorf("rewritten lock (%d lines changed):\n%s", changed, after)
 	}
-	if st, err := c.CheckPin(ctx, k2); err != nil || st.Stale != "" {
+	if st, err := c.Debian().CheckPin(ctx, k2.Name, k2.Debian); err != nil || st.Stale != "" {
 		t.Errorf("after the re-pin: %+v %v", st, err)
 	}
 
@@ -420,7 +403,7 @@ func TestPinBinaryFollowsSource(t *testing.T) {
 	a.Serve("experimental", third.img)
 	a.Serve("experimental", third.hdr)
 	update()
-	_, err = c.Repin(ctx, k2)
+	_, err = c.Debian().Repin(ctx, k2.Name, k2.Debian)
 	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "linux-headers-9.9.3+deb99-common=9.9.3-1") || !strings.Contains(err.Error(), "by hand") {
 		t.Errorf("re-pin with a binary package missing: %v", err)
 	}
@@ -456,10 +439,10 @@ func TestPinBinaryABINames(t *testing.T) {
 	text := sprintf(binaryLockText, old.Version, old.DebSHA256, old.TarballSHA256, "9.9.0-7", z, z, z)
 	os.WriteFile(lockPath, []byte(text), 0o644)
 	c := &tree.Cache{Dir: t.TempDir(), AptGet: a.AptGet, AptCache: a.AptCache, AptEtc: fakeEtc(t)}
-	if err := c.UpdateSuite(context.Background(), "experimental"); err != nil {
+	if err := c.Debian().UpdateSuite(context.Background(), "experimental"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Repin(context.Background(), loadKernel(t, lockPath, "9.9"))
+	_, err := repin(context.Background(), c, loadKernel(t, lockPath, "9.9"))
 	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "cannot be derived") || !strings.Contains(err.Error(), "by hand") {
 		t.Errorf("re-pin of ABI-named binary packages: %v", err)
 	}

@@ -151,49 +151,20 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	if err != nil {
 		return finish(md, start, err)
 	}
-	// The kernel's vermagic, from its own module of the same name; a
-	// rebuilt module must carry it or the kernel refuses to load it.
 	ix, err := IndexModules(in.ModulesDir())
 	if err != nil {
 		return finish(md, start, err)
 	}
-	replace := map[string]string{}
-	for _, m := range mods {
-		name := ModuleName(m.Name)
-		p := built[name]
-		mi, err := ReadModinfo(p)
-		if err != nil {
-			return finish(md, start, err)
-		}
-		_, dmi, err := in.Module(ctx, ix, name)
-		if err != nil {
-			return finish(md, start, fmt.Errorf("%w: a rebuilt module must replace one of the distro kernel's", err))
-		}
-		if why := VermagicMismatch(mi.Get("vermagic"), dmi.Get("vermagic")); why != "" {
-			return finish(md, start, fmt.Errorf("rebuilt %s would not load: %s: %w", name, why, errs.ErrEnv))
-		}
-		dst := filepath.Join(vdir, "modules", name+".ko")
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return finish(md, start, err)
-		}
-		if err := fsutil.CopyFile(p, dst); err != nil {
-			return finish(md, start, err)
-		}
-		replace[name] = dst
-		md.Rebuilt = append(md.Rebuilt, name)
+	replace, err := placeRebuilt(ctx, in, ix, mods, built, vdir, md)
+	if err != nil {
+		return finish(md, start, err)
 	}
 	md.Modules, err = BootModules(ctx, in, ix, cfg, replace)
 	if err != nil {
 		return finish(md, start, err)
 	}
-	if err := fsutil.CopyFile(in.ConfigPath(), filepath.Join(src, ".config")); err != nil {
+	if err := recordArtifacts(md, in, src); err != nil {
 		return finish(md, start, err)
-	}
-	md.Artifacts["bzImage"], md.Artifacts["config"] = in.Vmlinuz(), filepath.Join(src, ".config")
-	for n, p := range md.Artifacts {
-		if md.SHA256[n], err = fsutil.HashFile(p); err != nil {
-			return finish(md, start, err)
-		}
 	}
 	md.ConfigHash = md.SHA256["config"]
 	md.Status = "PASS"
@@ -202,6 +173,56 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 		err = build.LinkLatest(filepath.Dir(filepath.Dir(md.VariantDir)), o.Variant, md.VariantDir)
 	}
 	return md, err
+}
+
+// placeRebuilt checks that each rebuilt module of mods (built: name to
+// path) carries the distro kernel's vermagic, read from the kernel's own
+// module of the same name (a module without it is refused at load), and
+// copies it to vdir/modules/; it returns the modules that replace the
+// kernel's (name to path), each also named in md.Rebuilt.
+func placeRebuilt(ctx context.Context, in *Install, ix Index, mods []Module, built map[string]string, vdir string, md *build.Metadata) (map[string]string, error) {
+	replace := map[string]string{}
+	for _, m := range mods {
+		name := ModuleName(m.Name)
+		p := built[name]
+		mi, err := ReadModinfo(p)
+		if err != nil {
+			return nil, err
+		}
+		_, dmi, err := in.Module(ctx, ix, name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: a rebuilt module must replace one of the distro kernel's", err)
+		}
+		if why := VermagicMismatch(mi.Get("vermagic"), dmi.Get("vermagic")); why != "" {
+			return nil, fmt.Errorf("rebuilt %s would not load: %s: %w", name, why, errs.ErrEnv)
+		}
+		dst := filepath.Join(vdir, "modules", name+".ko")
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := fsutil.CopyFile(p, dst); err != nil {
+			return nil, err
+		}
+		replace[name] = dst
+		md.Rebuilt = append(md.Rebuilt, name)
+	}
+	return replace, nil
+}
+
+// recordArtifacts puts the distro kernel's config beside the build (src)
+// and records the kernel image and the config with their sums in md.
+func recordArtifacts(md *build.Metadata, in *Install, src string) error {
+	if err := fsutil.CopyFile(in.ConfigPath(), filepath.Join(src, ".config")); err != nil {
+		return err
+	}
+	md.Artifacts["bzImage"], md.Artifacts["config"] = in.Vmlinuz(), filepath.Join(src, ".config")
+	for n, p := range md.Artifacts {
+		var err error
+		if md.SHA256[n], err = fsutil.HashFile(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func finish(md *build.Metadata, start time.Time, err error) (*build.Metadata, error) {

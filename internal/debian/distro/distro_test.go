@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/tree"
 )
@@ -306,9 +307,9 @@ func TestRelocate(t *testing.T) {
 
 func lockKernel() *tree.Kernel {
 	sum := strings.Repeat("a", 64)
-	return &tree.Kernel{Name: "9.9", Debian: &tree.DebianSource{Package: "linux-source-9.9", Version: "9.9.1-1", DebSHA256: sum,
-		Binary: &tree.DebianBinary{Version: "9.9.1-1", Release: "9.9.1-amd64", Image: &tree.DebianPackage{Package: "linux-image-9.9.1-amd64-unsigned", Arch: "amd64", SHA256: sum},
-			Headers: []tree.DebianPackage{{Package: "linux-headers-9.9.1-amd64", Arch: "amd64", SHA256: sum}}}}}
+	return &tree.Kernel{Name: "9.9", Debian: &debian.Source{Package: "linux-source-9.9", Version: "9.9.1-1", DebSHA256: sum,
+		Binary: &debian.Binary{Version: "9.9.1-1", Release: "9.9.1-amd64", Image: &debian.Package{Package: "linux-image-9.9.1-amd64-unsigned", Arch: "amd64", SHA256: sum},
+			Headers: []debian.Package{{Package: "linux-headers-9.9.1-amd64", Arch: "amd64", SHA256: sum}}}}}
 }
 
 func TestBinaryVersion(t *testing.T) {

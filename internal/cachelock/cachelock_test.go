@@ -1,4 +1,4 @@
-package tree
+package cachelock
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 // process's lock names that process.
 func TestLockWaitNeverNamesItself(t *testing.T) {
 	var log strings.Builder
-	c := &Cache{Dir: t.TempDir(), Progress: progress.New(&log)}
-	release, err := c.Lock(context.Background(), "distro-9.9")
+	dir, p := t.TempDir(), progress.New(&log)
+	release, err := Take(context.Background(), dir, "distro-9.9", p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := c.Lock(ctx, "distro-9.9"); err == nil {
+	if _, err := Take(ctx, dir, "distro-9.9", p); err == nil {
 		t.Fatal("took a held lock")
 	}
 	release()

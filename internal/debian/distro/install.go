@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/kconfig"
@@ -41,7 +42,7 @@ func (in *Install) Headers() string {
 // Binary returns k's pinned binary kernel, refusing a kernel without one
 // and one whose Debian version is not the source's: modules rebuilt from
 // one source do not test another's binary kernel.
-func Binary(k *tree.Kernel) (*tree.DebianBinary, error) {
+func Binary(k *tree.Kernel) (*debian.Binary, error) {
 	if k.Debian == nil || k.Debian.Binary == nil {
 		return nil, fmt.Errorf("kernel %s pins no Debian binary kernel (debian.binary in series/kernels.yaml), which --kernel-from distro needs: %w", k.Name, errs.ErrInput)
 	}
@@ -54,7 +55,7 @@ func Binary(k *tree.Kernel) (*tree.DebianBinary, error) {
 }
 
 // Dir is where k's binary kernel is extracted.
-func Dir(c *tree.Cache, k *tree.Kernel, b *tree.DebianBinary) string {
+func Dir(c *tree.Cache, k *tree.Kernel, b *debian.Binary) string {
 	return filepath.Join(c.Dir, "distro", k.Name, fsutil.Hash([]byte(b.Key()))[:12])
 }
 
@@ -88,7 +89,7 @@ func Prepare(ctx context.Context, c *tree.Cache, k *tree.Kernel) (*Install, erro
 	}
 	defer os.RemoveAll(tmp)
 	for _, p := range b.Packages() {
-		deb, err := c.FetchBinaryDeb(ctx, k, p, b.Version)
+		deb, err := c.Debian().FetchBinary(ctx, k.Name, k.Debian.Suite, p, b.Version)
 		if err != nil {
 			return nil, fmt.Errorf("distro kernel %s: %w", k.Name, err)
 		}

@@ -1,4 +1,4 @@
-package tree
+package debian
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/cachelock"
 	"github.com/patchctl/patchctl/internal/errs"
 )
 
@@ -18,9 +19,9 @@ import (
 // apt-get's -o options. The system's apt configuration is only read (to
 // find the machine's Debian mirror), never written.
 
-// DebianKeyring is the keyring every suite's sources line is signed-by
+// Keyring is the keyring every suite's sources line is signed-by
 // (from the debian-archive-keyring package).
-const DebianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+const Keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 var suiteName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
@@ -85,39 +86,57 @@ func sourceURIs(path string) []string {
 		return nil
 	}
 	defer f.Close()
-	var out []string
-	deb822 := strings.HasSuffix(path, ".sources")
-	isDeb := !deb822
-	var pending []string
-	flush := func() {
-		if isDeb {
-			out = append(out, pending...)
-		}
-		pending, isDeb = nil, !deb822
-	}
 	sc := bufio.NewScanner(f)
+	if strings.HasSuffix(path, ".sources") {
+		return deb822URIs(sc)
+	}
+	return oneLineURIs(sc)
+}
+
+// oneLineURIs reads the URIs of "deb [options] uri suite components"
+// lines.
+func oneLineURIs(sc *bufio.Scanner) []string {
+	var out []string
 	for sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(l, "#") {
 			continue
 		}
-		if !deb822 {
-			fs := strings.Fields(l)
-			if len(fs) < 3 || fs[0] != "deb" {
-				continue
-			}
-			fs = fs[1:]
-			if strings.HasPrefix(fs[0], "[") { // [options]
-				for len(fs) > 0 && !strings.HasSuffix(fs[0], "]") {
-					fs = fs[1:]
-				}
-				if len(fs) > 0 {
-					fs = fs[1:]
-				}
+		fs := strings.Fields(l)
+		if len(fs) < 3 || fs[0] != "deb" {
+			continue
+		}
+		fs = fs[1:]
+		if strings.HasPrefix(fs[0], "[") { // [options]
+			for len(fs) > 0 && !strings.HasSuffix(fs[0], "]") {
+				fs = fs[1:]
 			}
 			if len(fs) > 0 {
-				out = append(out, fs[0])
+				fs = fs[1:]
 			}
+		}
+		if len(fs) > 0 {
+			out = append(out, fs[0])
+		}
+	}
+	return out
+}
+
+// deb822URIs reads the URIs: of deb822 stanzas (blank-line separated)
+// whose Types: include deb and that are not Enabled: no.
+func deb822URIs(sc *bufio.Scanner) []string {
+	var out []string
+	isDeb := false
+	var pending []string
+	flush := func() {
+		if isDeb {
+			out = append(out, pending...)
+		}
+		pending, isDeb = nil, false
+	}
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "#") {
 			continue
 		}
 		if l == "" {
@@ -145,9 +164,7 @@ func sourceURIs(path string) []string {
 			}
 		}
 	}
-	if deb822 {
-		flush()
-	}
+	flush()
 	return out
 }
 
@@ -179,7 +196,7 @@ func (c *Cache) aptOptions(suite string) ([]string, error) {
 	if strings.HasSuffix(suite, "-security") {
 		uri = m.Security
 	}
-	line := fmt.Sprintf("deb [signed-by=%s] %s %s main\n", DebianKeyring, uri, suite)
+	line := fmt.Sprintf("deb [signed-by=%s] %s %s main\n", Keyring, uri, suite)
 	list := filepath.Join(d, "sources.list")
 	if b, err := os.ReadFile(list); err != nil || string(b) != line {
 		if err := os.WriteFile(list, []byte(line), 0o644); err != nil {
@@ -222,13 +239,13 @@ func (c *Cache) UpdateSuite(ctx context.Context, suite string) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := c.Lock(ctx, "apt-"+suite)
+	unlock, err := cachelock.Take(ctx, c.Dir, "apt-"+suite, c.Progress)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if _, err := os.Stat(DebianKeyring); err != nil && c.AptGet == "" {
-		return fmt.Errorf("%s is missing: install debian-archive-keyring (scripts/deps.sh): %w", DebianKeyring, errs.ErrEnv)
+	if _, err := os.Stat(Keyring); err != nil && c.AptGet == "" {
+		return fmt.Errorf("%s is missing: install debian-archive-keyring (scripts/deps.sh): %w", Keyring, errs.ErrEnv)
 	}
 	c.Progress.Start("apt-get update " + suite)
 	out, err := runIn(ctx, c.AptDir(suite), c.aptGet(), append(opts, "update", "-qq")...)

@@ -6,7 +6,7 @@
 //
 // The packages (linux-image-*-unsigned, linux-headers-*, -common,
 // linux-kbuild-*) are pinned by sha256 in series/kernels.yaml next to the
-// source package, fetched with apt-get download (tree.Cache) and extracted
+// source package, fetched with apt-get download (internal/debian) and extracted
 // into the cache, never into the system: the headers' Makefile, which
 // includes an absolute /usr/src/... path, is relocated to the extracted
 // copy. Modules are built with `make -C <headers> M=<dir>` and a Kbuild
