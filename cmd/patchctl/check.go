@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/checks"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/spf13/cobra"
@@ -133,7 +133,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if in.CheckpatchTree, err = checks.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
 			return err
 		}
-		if dir, err := build.Locate(t.Root, t.Cache, t.Kernel, out, nil); err == nil {
+		if dir, err := t.BuildFolder(out); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 				in.BuildDir = dir
 			}

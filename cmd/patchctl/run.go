@@ -8,7 +8,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
-	"github.com/patchctl/patchctl/internal/tree"
+
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +81,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			if err != nil {
 				return nil, err
 			}
-			po.Targets = []*tree.Kernel{k}
+			po.Targets = append(po.Targets, k)
 		}
 		return pipeline.Run(ctx, po)
 	}()

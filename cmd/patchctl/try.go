@@ -10,14 +10,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/apply"
-
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
-	"github.com/patchctl/patchctl/internal/series"
+
 	"github.com/patchctl/patchctl/internal/source"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
@@ -331,7 +329,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := apply.CheckAllow(opts.Allow); err != nil {
+	if err := pipeline.CheckAllow(opts.Allow); err != nil {
 		return err
 	}
 	if opts.Record != "" {
@@ -380,22 +378,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		}
 		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: p.Transports,
 			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments,
-			Apply: func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error) {
-				dir := filepath.Join(out, "series", k.Name)
-				b := series.Boot{ExpectInline: expect}
-				if m, err := series.Load(series.ManifestPath(root, k.SeriesName())); err == nil && k.SeriesName() != "" {
-					b.InlineDataSize = m.Boot.InlineDataSize
-				}
-				o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.patches, Sources: in.sources,
-					Allow: opts.Allow, Dir: dir, Boot: b, Strip: opts.strip()})
-				if err != nil {
-					return nil, err
-				}
-				if err := o.Refreshed.Write(dir); err != nil {
-					return nil, fmt.Errorf("writing the regenerated patches to %s: %w", dir, err)
-				}
-				return o, nil
-			}})
+			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.patches, Sources: in.sources,
+				Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip()})})
 	}()
 	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
 	if err != nil {

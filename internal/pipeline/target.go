@@ -330,3 +330,10 @@ func (t *Target) BenchBoots(ctx context.Context, o *bench.Options, b BenchBootOp
 	}
 	return nil
 }
+
+// BuildFolder is the build folder of the default configuration for the
+// apply stage's output out (build.Locate): where the check stage finds
+// vmlinux for the DWARF layouts.
+func (t *Target) BuildFolder(out *apply.Out) (string, error) {
+	return build.Locate(t.Root, t.Cache, t.Kernel, out, nil)
+}
