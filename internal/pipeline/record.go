@@ -148,14 +148,14 @@ func Record(ctx context.Context, o RecordOptions) ([]string, error) {
 			return nil, err
 		}
 		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name, "manifest.yaml")))
-		o, err := apply.Run(ctx, apply.In{Root: root, Kernel: k, Pristine: pristine})
+		out, err := apply.Run(ctx, apply.In{Root: root, Kernel: k, Pristine: pristine})
 		if err != nil {
 			return nil, err
 		}
-		if err := o.Mismatch(); err != nil {
+		if err := out.Mismatch(); err != nil {
 			return nil, fmt.Errorf("--record: %w", err)
 		}
-		if err := o.Refreshed.Write(o.Plan.Manifest.Dir()); err != nil {
+		if err := out.Refreshed.Write(out.Plan.Manifest.Dir()); err != nil {
 			return nil, fmt.Errorf("writing series/%s: %w", k.Name, err)
 		}
 		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name))+"/")
