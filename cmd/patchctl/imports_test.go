@@ -38,8 +38,6 @@ var cliTODO = map[string][]string{
 	"check.go": {"checks", "internal/fsutil"},
 	// TODO(global): GlobalOptions hand out *tree.Lock and *tree.Cache.
 	"global.go": {"internal/tree"},
-	// TODO(import): import calls mailpatch directly.
-	"import.go": {"internal/mailpatch"},
 	// Not a TODO: main's exit kills every child process group the
 	// stages started (run.KillAll), a CLI need.
 	"root.go": {"internal/run"},
