@@ -4,8 +4,9 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/checks"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestSizeofHeadersAgreeWithDWARF: sizeof(struct nvme_command) from the
@@ -14,7 +15,7 @@ import (
 // without the build tools skips and says why).
 func TestSizeofHeadersAgreeWithDWARF(t *testing.T) {
 	kbuild.Exclusive(t, "6.12")
-	md := kbuild.Build(t, "6.12", build.Patched)
+	md := kbuild.Build(t, "6.12", vocab.Patched)
 	rep, err := checks.Run(checks.Options{Tree: md.SourceDir, Paths: []string{"drivers/nvme/host"}, BuildDir: md.BuildDir})
 	if err != nil {
 		t.Fatal(err)

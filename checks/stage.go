@@ -8,6 +8,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // StageIn is the check stage's input: the apply stage's output (whose
@@ -33,7 +34,7 @@ type StageIn struct {
 // pristine tree's content, the build whose layouts it reads, the paths
 // and patchctl's own code.
 func PristineKey(in StageIn) (string, error) {
-	return stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(apply.Baseline)).
+	return stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
 		Add("build", in.BuildID).Add("paths", in.Paths...).Sum()
 }
 
@@ -46,7 +47,7 @@ func StageKey(in StageIn) (string, error) {
 	if in.Pristine != nil {
 		base = in.Pristine.FindingsHash()
 	}
-	k := stage.NewKey("check").Code().Add("state", in.Apply.State(apply.Patched)).File(in.Apply.Patches...).
+	k := stage.NewKey("check").Code().Add("state", in.Apply.State(vocab.Patched)).File(in.Apply.Patches...).
 		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base)
 	if in.CheckpatchTree != "" {
 		k = k.File(filepath.Join(in.CheckpatchTree, "scripts", "checkpatch.pl"), filepath.Join(in.CheckpatchTree, "scripts", "spelling.txt"))
@@ -93,7 +94,7 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 	if err := in.Cache.Verify(in.Apply.Kernel, scopes, nil); err != nil {
 		return nil, err
 	}
-	if err := apply.Checkout(wt, in.Apply, apply.Patched); err != nil {
+	if err := apply.Checkout(wt, in.Apply, vocab.Patched); err != nil {
 		return nil, err
 	}
 	rep, err := Run(Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree})

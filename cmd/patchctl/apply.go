@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -58,16 +59,16 @@ type applyReport struct {
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
-	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
+	t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, opts.Tree)
 	if err != nil {
 		return err
 	}
-	out, err := t.applied(ctx, opts.Series)
+	out, err := t.Applied(ctx, opts.Series)
 	if err != nil {
 		return err
 	}
 	plan, res := out.Plan, out.Result
-	k, cache, root := t.k, t.cache, t.root
+	k, cache, root := t.Kernel, t.Cache, t.Root
 	rep := applyReport{Kernel: k.Name, Source: describe(k), Patches: res.Results, Changed: res.Touched()}
 	mismatches := res.Mismatches()
 	if len(mismatches) == 0 && !opts.DryRun {
@@ -75,7 +76,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		if err != nil {
 			return err
 		}
-		err = apply.Checkout(wt, out, apply.Patched)
+		err = apply.Checkout(wt, out, vocab.Patched)
 		release()
 		if err != nil {
 			return err

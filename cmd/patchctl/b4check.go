@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -176,11 +177,11 @@ func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]
 		return nil, nil, fmt.Errorf("the message on stdin has %d patches: --per-patch takes one (b4 pipes one message per patch): %w", len(in.patches), errs.ErrInput)
 	}
 	p := in.patches[0]
-	t, err := opts.Global.target(opts.IO, opts.Kernel)
+	t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	pristine, err := t.cache.Prepare(ctx, t.k)
+	pristine, err := t.Cache.Prepare(ctx, t.Kernel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +189,7 @@ func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]
 	if err := os.WriteFile(patchFile, p.Format(), 0o644); err != nil {
 		return nil, nil, fmt.Errorf("writing %s: %v: %w", patchFile, err, errs.ErrEnv)
 	}
-	name := "patchctl " + t.k.Name
+	name := "patchctl " + t.Kernel.Name
 	rulesURL := checks.InformationURI + "/blob/main/" + checks.RulesPage
 	overlay := filepath.Join(tmp, "tree")
 	dirs, err := overlayTree(pristine, overlay, p.Diff)
@@ -201,7 +202,7 @@ func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]
 		if _, lerr := exec.LookPath("patch"); lerr != nil {
 			return nil, nil, fmt.Errorf("GNU patch not installed (Debian: patch): %w", errs.ErrEnv)
 		}
-		return []b4Result{{Tool: name, Status: "fail", Summary: "does not apply to the pristine " + t.k.Name,
+		return []b4Result{{Tool: name, Status: "fail", Summary: "does not apply to the pristine " + t.Kernel.Name,
 			Details: strings.TrimSpace(string(out))}}, nil, nil
 	}
 	var paths, basePaths []string
@@ -212,8 +213,8 @@ func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]
 		}
 	}
 	cpTree := pristine
-	if ck, err := t.lock.CheckpatchKernel(t.k); err == nil && ck != nil && t.cache.Prepared(ck) {
-		cpTree = t.cache.PristineDir(ck)
+	if ck, err := t.Lock.CheckpatchKernel(t.Kernel); err == nil && ck != nil && t.Cache.Prepared(ck) {
+		cpTree = t.Cache.PristineDir(ck)
 	}
 	rep, err := checks.Run(checks.Options{Tree: overlay, Paths: paths, Patches: []string{patchFile}, CheckpatchTree: cpTree})
 	if err != nil {
@@ -222,7 +223,7 @@ func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]
 	base := &checks.Report{}
 	if len(basePaths) > 0 {
 		if base, err = checks.Run(checks.Options{Tree: pristine, Paths: basePaths}); err != nil {
-			return nil, nil, fmt.Errorf("checking the pristine %s: %w", t.k.Name, err)
+			return nil, nil, fmt.Errorf("checking the pristine %s: %w", t.Kernel.Name, err)
 		}
 	}
 	rep.Judge(base)
@@ -263,7 +264,7 @@ func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]
 		static.Status = "warn"
 	}
 	static.Summary = fmt.Sprintf("%s, %s on %s (%s); %d pre-existing", errs.Count(se, "new error"), errs.Count(sw, "new warning"),
-		t.k.Name, strings.Join(paths, ", "), pre)
+		t.Kernel.Name, strings.Join(paths, ", "), pre)
 	static.Details = strings.Join(sd, "\n")
 	if cpn > 0 {
 		cp.Status = "warn"
@@ -364,7 +365,7 @@ func overlayTree(pristine, dst, diff string) ([]string, error) {
 
 // b4PerSeries is the whole try verdict on the series of the message.
 func b4PerSeries(ctx context.Context, opts *B4CheckOptions, file string, msg []byte) ([]b4Result, error) {
-	to := &TryOptions{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: opts.IO.ErrOut}, Global: opts.Global, Transports: "all", Accel: "auto"}
+	to := &TryOptions{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: opts.IO.ErrOut}, Global: opts.Global, SharedOptions: SharedOptions{Transport: vocab.AllTransports, Accel: vocab.AccelAuto}}
 	if opts.Kernel != "" {
 		to.Kernels = []string{opts.Kernel}
 	}
@@ -417,12 +418,12 @@ func seriesResult(res *pipeline.Result, out string, err error) b4Result {
 	for _, k := range res.Kernels {
 		kernels = append(kernels, k.Name+" "+k.Verdict)
 		for _, s := range k.Stages {
-			if s.Status != pipeline.Pass && s.Status != pipeline.Done {
+			if s.Status != vocab.Pass && s.Status != vocab.Done {
 				details = append(details, fmt.Sprintf("%s %s: %s %s", k.Name, s.Name, s.Status, s.Detail))
 			}
 		}
 	}
-	if res.Verdict != pipeline.Pass {
+	if res.Verdict != vocab.Pass {
 		r.Status = "fail"
 	}
 	r.Summary = fmt.Sprintf("verdict %s (%s)", res.Verdict, strings.Join(kernels, ", "))

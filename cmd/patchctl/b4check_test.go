@@ -13,6 +13,7 @@ import (
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 const seed000 = "../../patches/nvme-rdma-inline-capsule/000_97dfe90d7f7f5563.txt"
@@ -244,9 +245,9 @@ func TestB4CheckUsage(t *testing.T) {
 // folder as url.
 func TestB4SeriesResult(t *testing.T) {
 	out := t.TempDir()
-	pass := &pipeline.Result{Verdict: pipeline.Pass, Kernels: []*pipeline.Kernel{{Name: "6.12", Verdict: pipeline.Pass, Stages: []*pipeline.Stage{{Name: "apply", Status: pipeline.Pass}}}}}
-	fail := &pipeline.Result{Verdict: pipeline.Fail, Kernels: []*pipeline.Kernel{{Name: "6.12", Verdict: pipeline.Fail,
-		Stages: []*pipeline.Stage{{Name: "apply", Status: pipeline.Pass}, {Name: "check", Status: pipeline.Fail, Detail: "1 new error"}}}}}
+	pass := &pipeline.Result{Verdict: vocab.Pass, Kernels: []*pipeline.Kernel{{Name: "6.12", Verdict: vocab.Pass, Stages: []*pipeline.Stage{{Name: "apply", Status: vocab.Pass}}}}}
+	fail := &pipeline.Result{Verdict: vocab.Fail, Kernels: []*pipeline.Kernel{{Name: "6.12", Verdict: vocab.Fail,
+		Stages: []*pipeline.Stage{{Name: "apply", Status: vocab.Pass}, {Name: "check", Status: vocab.Fail, Detail: "1 new error"}}}}}
 	for _, c := range []struct {
 		res    *pipeline.Result
 		status string

@@ -2,30 +2,28 @@ package main
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/patchctl/patchctl/internal/bench"
-	"github.com/patchctl/patchctl/internal/boot"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
 // BenchOptions are the inputs of `patchctl bench`.
 type BenchOptions struct {
-	IO        *IOStreams
-	Global    *GlobalOptions
-	Kernel    string
-	Tree      string
-	Transport string
-	Fragments []string
-	Boots     int
-	Out       string
-	JSON      bool
-	Accel     string
+	IO     *IOStreams
+	Global *GlobalOptions
+	SharedOptions
+	Boots int
+	Out   string
+	JSON  bool
 	// Image names the patched image (both, for a run's or try's output
 	// folder); BaselineImage the baseline's.
 	Image, BaselineImage string
@@ -75,14 +73,11 @@ error, 3 the harness could not run or the self-check failed.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBench(c.Context(), opts) },
 	}
-	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
-	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
-	enumFlag(cmd.Flags(), &opts.Transport, "transport", "rxe", "rxe or siw (one provider per bench)")
-	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "the fragments the kernels were built with (default as build)")
+	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, transport: vocab.RXE, accel: true,
+		help: map[string]string{"transport": "rxe or siw (one provider per bench)", "fragment": "the fragments the kernels were built with (default as build)"}})
 	cmd.Flags().IntVar(&opts.Boots, "boots", bench.DefaultBoots, "boots per variant (2 or more for an interval)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for bench.json, bench.svg and the boots' logs (default: out/bench/<kernel>-<transport>)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result (bench.json) on stdout")
-	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
 	cmd.Flags().StringVar(&opts.Image, "image", "", "the patched image: an image id, an image folder, or a run's or try's output folder (then both images) (default: the build of the series of record)")
 	cmd.Flags().StringVar(&opts.BaselineImage, "baseline-image", "", "the baseline image (default: --image's output folder's, else the series of record's)")
 	cmd.Flags().DurationVar(&opts.LatencyTime, "latency-time", time.Duration(w.LatencyMS)*time.Millisecond, "length of one repetition of the QD1 read workload")
@@ -98,7 +93,7 @@ func (opts *BenchOptions) workload() (bench.Options, error) {
 	w.LatencyMS, w.Reps = int(opts.LatencyTime/time.Millisecond), opts.Reps
 	w.SweepMS, w.QueueDepth = int(opts.SweepTime/time.Millisecond), opts.QueueDepth
 	o := bench.Options{Boots: opts.Boots, Workload: w}
-	if opts.Transport != "rxe" && opts.Transport != "siw" {
+	if !vocab.IsTransport(opts.Transport) {
 		return o, fmt.Errorf("bench --transport %q: one provider per bench, rxe or siw: %w", opts.Transport, errs.ErrUsage)
 	}
 	o.Transport = opts.Transport
@@ -113,44 +108,30 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err != nil {
 		return err
 	}
-	accel, err := boot.ParseAccel(opts.Accel)
+	p, err := opts.parse()
 	if err != nil {
 		return err
 	}
-	t, err := opts.Global.targetTree(ctx, opts.IO, imageKernel(opts.Global, opts.IO, opts.Kernel, opts.Tree, opts.Image, build.Patched), opts.Tree)
+	t, err := opts.Global.target(ctx, opts.IO, opts.Global.imageKernel(opts.IO, opts.Kernel, opts.Tree, opts.Image, vocab.Patched), opts.Tree)
 	if err != nil {
 		return err
 	}
-	k, root, cache := t.k, t.root, t.cache
+	k, root := t.Kernel, t.Root
 	out, err := outputDir(opts.Out, filepath.Join(root, "out", "bench", k.Name+"-"+bo.Transport), root)
 	if err != nil {
 		return err
 	}
-	refs := map[string]string{build.Patched: opts.Image, build.Baseline: opts.BaselineImage}
-	if refs[build.Baseline] == "" && opts.Image != "" {
+	refs := map[string]string{vocab.Patched: opts.Image, vocab.Baseline: opts.BaselineImage}
+	if refs[vocab.Baseline] == "" && opts.Image != "" {
 		if _, err := os.Stat(filepath.Join(opts.Image, "result.json")); err == nil {
-			refs[build.Baseline] = opts.Image // a run's or try's output folder: both its images
+			refs[vocab.Baseline] = opts.Image // a run's or try's output folder: both its images
 		}
 	}
-	for _, v := range []struct {
-		name string
-		o    *boot.Options
-	}{{build.Baseline, &bo.Baseline}, {build.Patched, &bo.Patched}} {
-		bop := &BootOptions{Global: opts.Global, Kernel: opts.Kernel, Variant: v.name, Fragments: opts.Fragments}
-		img, err := t.image(ctx, refs[v.name], v.name, build.FromSource, opts.Fragments, buildCommand(bop))
-		if err != nil {
-			return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
-		}
-		build.Describe(opts.IO.ErrOut, img.md)
-		// A private copy of the variant's image, checked against its
-		// build's record: every boot of the bench boots the same image.
-		pinned := filepath.Join(out, "kernels", v.name+"-bzImage")
-		sum, err := bench.PinImage(img.md.VariantDir, pinned)
-		if err != nil {
-			return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
-		}
-		*v.o = boot.Options{Root: root, Kernel: k.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.md.BuildDir,
-			Accel: accel, Progress: cache.Progress, BuildCommand: buildCommand(bop)}
+	buildCmd := func(variant string) string {
+		return buildCommand(&BootOptions{Global: opts.Global, SharedOptions: SharedOptions{Kernel: opts.Kernel, Fragments: opts.Fragments}, Variant: variant})
+	}
+	if err := t.BenchBoots(ctx, &bo, pipeline.BenchBootOptions{Images: refs, Fragments: opts.Fragments, Accel: p.Accel, OutDir: out, Log: opts.IO.ErrOut, BuildCommand: buildCmd}); err != nil {
+		return err
 	}
 	bo.Kernel, bo.OutDir, bo.Log = k.Name, out, opts.IO.ErrOut
 	fmt.Fprintf(opts.IO.ErrOut, "bench: %s over %s, %d boots per variant, about %s (measured here: see README)\n",

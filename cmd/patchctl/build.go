@@ -4,24 +4,20 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/debian/distro"
+	"github.com/patchctl/patchctl/internal/pipeline"
+
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
 // BuildOptions are the inputs of `patchctl build`.
 type BuildOptions struct {
-	IO        *IOStreams
-	Global    *GlobalOptions
-	Kernel    string
-	Tree      string
-	Variant   string
-	Fragments []string
-	Jobs      int
-	JSON      bool
-	NoCcache  bool
-	// KernelFrom: source or distro (internal/debian/distro).
-	KernelFrom string
+	IO     *IOStreams
+	Global *GlobalOptions
+	SharedOptions
+	Variant string
+	Jobs    int
+	JSON    bool
 }
 
 func newBuildCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -39,21 +35,17 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			if c.Flags().Changed("jobs") {
-				if err := build.CheckJobs(opts.Jobs); err != nil {
+				if err := pipeline.CheckJobs(opts.Jobs); err != nil {
 					return err
 				}
 			}
 			return runBuild(c.Context(), opts)
 		},
 	}
-	kernelFlag(cmd.Flags(), &opts.Kernel, "pinned kernel (default: the lock's default)")
-	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
-	enumFlag(cmd.Flags(), &opts.Variant, "variant", build.Patched, "baseline (pristine) or patched (with the series)")
-	cmd.Flags().StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments in order (default base,rdma-loopback,compile-test)")
-	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, fmt.Sprintf("parallel jobs, 1 to %d (default: cores)", build.MaxJobs))
+	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, kernelFrom: true, noCcache: true})
+	enumFlag(cmd.Flags(), &opts.Variant, "variant", vocab.Patched, "baseline (pristine) or patched (with the series)")
+	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, fmt.Sprintf("parallel jobs, 1 to %d (default: cores)", pipeline.MaxJobs))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the build metadata as JSON")
-	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
-	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
 	return cmd
 }
 
@@ -61,31 +53,26 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	from, err := build.ParseKernelFrom(opts.KernelFrom)
+	p, err := opts.parse()
 	if err != nil {
 		return err
 	}
-	t, err := opts.Global.targetTree(ctx, opts.IO, opts.Kernel, opts.Tree)
+	from := p.KernelFrom
+	t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, opts.Tree)
 	if err != nil {
 		return err
 	}
-	k, cache := t.k, t.cache
-	out, err := t.applied(ctx, "")
+	k := t.Kernel
+	out, err := t.Applied(ctx, "")
 	if err != nil {
 		return err
 	}
-	var md *build.Metadata
-	if from == build.FromDistro {
-		md, err = distro.Build(ctx, distro.Options{Cache: cache, Kernel: k, Apply: out, Variant: opts.Variant, Jobs: opts.Jobs, Progress: cache.Progress})
-	} else {
-		md, err = build.Build(ctx, build.Options{Root: t.root, Cache: cache, Kernel: k, Apply: out, Variant: opts.Variant,
-			Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache, Progress: cache.Progress})
-	}
+	md, err := t.Build(ctx, out, pipeline.BuildOptions{Variant: opts.Variant, From: from, Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache})
 	if md != nil && opts.JSON {
 		if jerr := writeJSON(opts.IO.Out, md); jerr != nil {
 			return jerr
 		}
-	} else if md != nil && err == nil && from == build.FromDistro {
+	} else if md != nil && err == nil && from == vocab.FromDistro {
 		fmt.Fprintf(opts.IO.Out, "%s %s: Debian %s in %.1fs (%d modules to load, rebuilt: %v)\n  kernel   %s\n  modules  %s\n",
 			k.Name, md.Variant, md.KernelRelease, md.Duration, len(md.Modules), md.Rebuilt, md.Artifacts["bzImage"], md.VariantDir)
 	} else if md != nil && err == nil {

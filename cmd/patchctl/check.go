@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/checks"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/spf13/cobra"
@@ -96,17 +96,17 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		// they are for (the pristine tree of --kernel, or --tree).
 		dir, cpTree := opts.Tree, ""
 		if dir == "" {
-			t, err := opts.Global.target(opts.IO, opts.Kernel)
+			t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
 			if err != nil {
 				return err
 			}
-			if dir, err = t.cache.Prepare(ctx, t.k); err != nil {
+			if dir, err = t.Cache.Prepare(ctx, t.Kernel); err != nil {
 				return err
 			}
-			if cpTree, err = checks.CheckpatchTree(ctx, t.cache, t.lock, t.k); err != nil {
+			if cpTree, err = checks.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
 				return err
 			}
-			so.Repo, so.Kernel = t.root, t.k.Name
+			so.Repo, so.Kernel = t.Root, t.Kernel.Name
 		}
 		if err := checkPaths(dir, paths); err != nil {
 			return err
@@ -118,22 +118,22 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		rep.JudgeKnown()
 		so.Tree, so.Patches = dir, patches
 	} else if opts.Tree == "" {
-		t, err := opts.Global.target(opts.IO, opts.Kernel)
+		t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
 		if err != nil {
 			return err
 		}
-		out, err := t.applied(ctx, "")
+		out, err := t.Applied(ctx, "")
 		if err != nil {
 			return err
 		}
-		if err := checkPaths(t.cache.PristineDir(t.k), opts.Paths); err != nil {
+		if err := checkPaths(t.Cache.PristineDir(t.Kernel), opts.Paths); err != nil {
 			return err
 		}
-		in := checks.StageIn{Cache: t.cache, Apply: out, Paths: opts.Paths}
-		if in.CheckpatchTree, err = checks.CheckpatchTree(ctx, t.cache, t.lock, t.k); err != nil {
+		in := checks.StageIn{Cache: t.Cache, Apply: out, Paths: opts.Paths}
+		if in.CheckpatchTree, err = checks.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
 			return err
 		}
-		if dir, err := build.Locate(t.root, t.cache, t.k, out, nil); err == nil {
+		if dir, err := t.BuildFolder(out); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
 				in.BuildDir = dir
 			}
@@ -144,8 +144,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if rep, err = checks.RunStage(ctx, in); err != nil {
 			return err
 		}
-		so.Repo, so.Kernel = t.root, t.k.Name
-		so.Tree, so.Patches = t.cache.WorkTreeDir(t.k), out.Patches
+		so.Repo, so.Kernel = t.Root, t.Kernel.Name
+		so.Tree, so.Patches = t.Cache.WorkTreeDir(t.Kernel), out.Patches
 	} else {
 		if st, err := os.Stat(opts.Tree); err != nil || !st.IsDir() {
 			return fmt.Errorf("--tree %s is not a folder: %w", opts.Tree, errs.ErrInput)

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -16,10 +16,10 @@ import (
 // place they are validated (when the command line is parsed, before any
 // work) and completed.
 var enums = map[string][]string{
-	"variant":   {build.Baseline, build.Patched},
-	"transport": {"rxe", "siw", "all"},
+	"variant":   vocab.Variants(),
+	"transport": append(vocab.DefaultTransports(), vocab.AllTransports),
 	"format":    {"text", "json", "sarif"},
-	"accel":     {"auto", "kvm", "tcg"},
+	"accel":     vocab.Accels(),
 }
 
 // enumValue is a string flag that refuses a word outside its set.

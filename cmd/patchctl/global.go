@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/progress"
+	"github.com/patchctl/patchctl/internal/pipeline"
+
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
@@ -54,109 +53,37 @@ func (g *GlobalOptions) lock() (*tree.Lock, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	l, err := tree.LoadLock(filepath.Join(root, "series", "kernels.yaml"))
+	l, err := pipeline.LoadLock(root)
 	return l, root, err
 }
 
 // cache opens the cache: --cache, $PATCHCTL_CACHE or ~/.cache/patchctl,
-// made absolute here once, made private when new and refused when another
-// user owns it or others may write it (tree.OpenCache).
+// with its progress on the verb's stderr (pipeline.OpenCache).
 func (g *GlobalOptions) cache(io *IOStreams) (*tree.Cache, error) {
-	dir, err := tree.CacheDir(g.Cache)
-	if err != nil {
-		return nil, err
-	}
-	if err := tree.OpenCache(dir); err != nil {
-		return nil, err
-	}
-	return &tree.Cache{Dir: dir, Progress: progress.New(io.ErrOut), Offline: g.Offline}, nil
+	return pipeline.OpenCache(g.Cache, g.Offline, io.ErrOut)
 }
 
-// target is a pinned kernel with what the verbs need around it.
-type target struct {
-	root  string
-	lock  *tree.Lock
-	k     *tree.Kernel
-	cache *tree.Cache
-}
-
-// target resolves a kernel name ("" is the lock's default).
-func (g *GlobalOptions) target(io *IOStreams, kernel string) (*target, error) {
-	return g.targetTree(context.Background(), io, kernel, "")
-}
-
-// targetTree is target for a local tree when treeDir is set: the tree is
-// the pristine tree, kernel (or its Makefile's version) names the
-// manifest.
-func (g *GlobalOptions) targetTree(ctx context.Context, io *IOStreams, kernel, treeDir string) (*target, error) {
+// workspace is the repository, its lock and the cache, for the
+// pipeline's steps.
+func (g *GlobalOptions) workspace(io *IOStreams) (*pipeline.Workspace, error) {
 	lock, root, err := g.lock()
 	if err != nil {
 		return nil, err
 	}
-	if treeDir != "" {
-		var ks []string
-		if kernel != "" {
-			ks = []string{kernel}
-		}
-		k, err := g.localKernel(ctx, root, lock, treeDir, ks)
-		if err != nil {
-			return nil, err
-		}
-		cache, err := g.cache(io)
-		if err != nil {
-			return nil, err
-		}
-		return &target{root: root, lock: lock, k: k, cache: cache}, nil
-	}
-	k, err := lock.Find(kernel)
-	if err != nil {
-		return nil, err
-	}
-	cache, err := g.cache(io)
-	if err != nil {
-		return nil, err
-	}
-	return &target{root: root, lock: lock, k: k, cache: cache}, nil
+	return &pipeline.Workspace{Root: root, Lock: lock, CacheDir: g.Cache, Offline: g.Offline, Progress: io.ErrOut}, nil
 }
 
-// localKernel makes the kernel of a local tree (--tree). At most one
-// --kernel may go with it: the manifest and fragment to use; without one,
-// the manifest of the Makefile's VERSION.PATCHLEVEL when series/ has it.
-func (g *GlobalOptions) localKernel(ctx context.Context, root string, lock *tree.Lock, dir string, kernels []string) (*tree.Kernel, error) {
+// target resolves a kernel name ("" is the lock's default), or a local
+// tree when treeDir is set (pipeline.Workspace.Target).
+func (g *GlobalOptions) target(ctx context.Context, io *IOStreams, kernel, treeDir string) (*pipeline.Target, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if len(kernels) > 1 {
-		return nil, fmt.Errorf("--tree takes at most one --kernel (the manifest to check the tree against), got %d: %w", len(kernels), errs.ErrUsage)
-	}
-	series := ""
-	if len(kernels) == 1 {
-		if _, err := lock.Find(kernels[0]); err != nil {
-			return nil, err
-		}
-		series = kernels[0]
-	}
-	cache, err := g.cache(&IOStreams{ErrOut: io.Discard})
+	w, err := g.workspace(io)
 	if err != nil {
 		return nil, err
 	}
-	return cache.Local(ctx, dir, series, func(name string) bool {
-		_, err := os.Stat(filepath.Join(root, "series", name, "manifest.yaml"))
-		return err == nil
-	})
-}
-
-// applied prepares the pristine tree and runs the apply stage on it (the
-// manifest's series, or one series, in memory).
-func (t *target) applied(ctx context.Context, seriesName string) (*apply.Out, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	pristine, err := t.cache.Prepare(ctx, t.k)
-	if err != nil {
-		return nil, err
-	}
-	return apply.Run(ctx, apply.In{Root: t.root, Kernel: t.k, Pristine: pristine, Series: seriesName, Cache: t.cache})
+	return w.Target(ctx, kernel, treeDir)
 }
 
 // outputDir resolves an --out folder before any work is done: given (a
@@ -257,4 +184,20 @@ func resolved(abs string) string {
 // within reports whether p is dir or inside it (both clean and absolute).
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// localKernel makes the kernel of a local tree (--tree) for the
+// repository at root (pipeline.Workspace.LocalKernel).
+func (g *GlobalOptions) localKernel(ctx context.Context, root string, lock *tree.Lock, dir string, kernels []string) (*tree.Kernel, error) {
+	w := &pipeline.Workspace{Root: root, Lock: lock, CacheDir: g.Cache, Offline: g.Offline}
+	return w.LocalKernel(ctx, dir, kernels)
+}
+
+// imageKernel is the kernel an --image names, when no --kernel is given.
+func (g *GlobalOptions) imageKernel(io *IOStreams, kernel, treeDir, ref, variant string) string {
+	w, err := g.workspace(io)
+	if err != nil {
+		return kernel
+	}
+	return w.ImageKernel(kernel, treeDir, ref, variant)
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +55,7 @@ works on one kernel refuses a second --kernel; run and tree take several.`},
 	{"variant", `Variants: baseline is the pristine tree, patched the tree with the
 manifest's series applied (series/<kernel>/manifest.yaml).`},
 	{"fragment", `Fragments: kconfig/<name>.config files merged in order (later wins) onto
-tinyconfig. The default is ` + strings.Join(build.DefaultFragments, ",") + `, and for each kernel
+tinyconfig. The default is ` + strings.Join(pipeline.DefaultFragments(), ",") + `, and for each kernel
 kconfig/kernel-<name>.config is added last when it exists (kernel-6.1 on
 6.1), with or without --fragment.`},
 	{"out", `--out: a path relative to the current folder, as every path on the command

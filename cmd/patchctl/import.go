@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/patchctl/patchctl/internal/mailpatch"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -44,7 +44,7 @@ input that cannot be repaired with proof is refused and nothing is written.`,
 }
 
 func runImport(opts *ImportOptions) error {
-	res, err := mailpatch.Import(opts.Paths, mailpatch.Options{Tree: opts.Tree, AllowUnicodeControl: opts.AllowUnicodeControl})
+	res, err := pipeline.Import(opts.Paths, opts.Tree, opts.AllowUnicodeControl)
 	if err != nil {
 		return fmt.Errorf("importing: %w", err)
 	}

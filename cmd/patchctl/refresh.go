@@ -49,15 +49,15 @@ type refreshResult struct {
 }
 
 func runRefresh(ctx context.Context, opts *RefreshOptions) error {
-	t, err := opts.Global.target(opts.IO, opts.Kernel)
+	t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
 	if err != nil {
 		return err
 	}
-	out, err := t.applied(ctx, "")
+	out, err := t.Applied(ctx, "")
 	if err != nil {
 		return err
 	}
-	k := t.k
+	k := t.Kernel
 	ref := out.Refreshed
 	dir := out.Plan.Manifest.Dir()
 	diffs := ref.Diff(dir)

@@ -6,31 +6,20 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/patchctl/patchctl/internal/boot"
-	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
-	"github.com/patchctl/patchctl/internal/tree"
+
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
-// kernelFromHelp is the --kernel-from flag's help, on build, boot and run.
-const kernelFromHelp = "source (build the pinned tree) or distro (Debian's binary kernel of the pinned version, the touched modules rebuilt against its headers)"
-
 // RunOptions are the inputs of `patchctl run`.
 type RunOptions struct {
-	IO         *IOStreams
-	Global     *GlobalOptions
-	Kernels    []string
-	Out        string
-	Transports string
-	JSON       bool
-	Accel      string
-	NoCcache   bool
-	URLBase    string
-	KernelFrom string
-	Tree       string
+	IO     *IOStreams
+	Global *GlobalOptions
+	SharedOptions
+	Out  string
+	JSON bool
 }
 
 func newRunCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -53,15 +42,9 @@ error, 3 the harness could not run.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runRun(c.Context(), opts) },
 	}
-	cmd.Flags().StringSliceVar(&opts.Kernels, "kernel", nil, "kernels to run (default: every pinned kernel)")
+	opts.register(cmd.Flags(), sharedFlags{kernels: true, tree: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true, urlBase: true})
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the reports (default: out/run)")
-	enumFlag(cmd.Flags(), &opts.Transports, "transport", "all", "rxe, siw or all")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
-	enumFlag(cmd.Flags(), &opts.Accel, "accel", "auto", "auto (KVM when it runs guest code here, else TCG), kvm or tcg")
-	cmd.Flags().BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
-	cmd.Flags().StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
-	cmd.Flags().StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)")
-	cmd.Flags().StringVar(&opts.URLBase, "url-base", "", "http(s) URL where --out will be published: KCIDB and SARIF link under it")
 	return cmd
 }
 
@@ -69,20 +52,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	trs, err := transports(opts.Transports)
+	p, err := opts.parse()
 	if err != nil {
 		return err
-	}
-	accel, err := boot.ParseAccel(opts.Accel)
-	if err != nil {
-		return err
-	}
-	from, err := build.ParseKernelFrom(opts.KernelFrom)
-	if err != nil {
-		return err
-	}
-	if err := report.CheckURLBase(opts.URLBase); err != nil {
-		return fmt.Errorf("%w: %w", err, errs.ErrUsage)
 	}
 	lock, root, err := opts.Global.lock()
 	if err != nil {
@@ -96,8 +68,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	po := pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: trs, Progress: cache.Progress,
-		Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from}
+	po := pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: p.Transports, Progress: cache.Progress,
+		Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom}
 	res, err := func() (*pipeline.Result, error) {
 		for _, k := range opts.Kernels {
 			if _, err := lock.Find(k); err != nil {
@@ -109,13 +81,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			if err != nil {
 				return nil, err
 			}
-			po.Targets = []*tree.Kernel{k}
+			po.Targets = append(po.Targets, k)
 		}
 		return pipeline.Run(ctx, po)
 	}()
 	if err != nil {
 		// The run did not start: the reports still say so, and why.
-		failed := &pipeline.Result{Verdict: pipeline.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
+		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
 		if _, werr := report.WriteWith(out, failed, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase}); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
@@ -63,13 +64,13 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
 						return err
 					}
 					damaged++
-					res = append(res, verifiedTree{Kernel: k.Name, Status: "FAIL", Problem: errs.Message(err), Seconds: time.Since(start).Seconds()})
+					res = append(res, verifiedTree{Kernel: k.Name, Status: vocab.Fail, Problem: errs.Message(err), Seconds: time.Since(start).Seconds()})
 					if !opts.JSON {
 						fmt.Fprintf(io.Out, "%s: DAMAGED: %v\n", k.Name, err)
 					}
 					continue
 				}
-				res = append(res, verifiedTree{Kernel: k.Name, Status: "PASS", Seconds: time.Since(start).Seconds()})
+				res = append(res, verifiedTree{Kernel: k.Name, Status: vocab.Pass, Seconds: time.Since(start).Seconds()})
 				if !opts.JSON {
 					fmt.Fprintf(io.Out, "%s: intact (%.1fs)\n", k.Name, time.Since(start).Seconds())
 				}

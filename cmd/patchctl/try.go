@@ -6,46 +6,37 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/apply"
-	"github.com/patchctl/patchctl/internal/boot"
-	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
-	"github.com/patchctl/patchctl/internal/series"
+
 	"github.com/patchctl/patchctl/internal/source"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
 
 // TryOptions are the inputs of `patchctl try`.
 type TryOptions struct {
-	IO           *IOStreams
-	Global       *GlobalOptions
-	Sources      []string
-	Git          string
-	MsgID        string
-	Inbox        string
-	Lore         string
-	Kernels      []string
-	Tree         string
-	Transports   string
+	IO      *IOStreams
+	Global  *GlobalOptions
+	Sources []string
+	Git     string
+	MsgID   string
+	Inbox   string
+	Lore    string
+	SharedOptions
 	Out          string
 	Allow        []string
 	Record       string
 	ExpectInline string
 	JSON         bool
-	Accel        string
-	NoCcache     bool
-	Fragments    []string
-	KernelFrom   string
 	// Strip is -pN for plain diffs (-1: found from the tree).
 	Strip int
 	// HTTP fetches --lore threads (tests point it at their server).
@@ -106,18 +97,17 @@ harness could not run.`,
 	f.StringVar(&opts.MsgID, "msgid", "", "Message-ID of any message of the thread")
 	f.StringVar(&opts.Inbox, "inbox", "", "local public-inbox archive to find --msgid in")
 	f.StringVar(&opts.Lore, "lore", "", "public-inbox server to fetch --msgid's thread from (https://lore.kernel.org/all)")
-	f.StringSliceVar(&opts.Kernels, "kernel", nil, "pinned kernels (default: the lock's default); with --tree, the manifest and fragment to use")
-	f.StringVar(&opts.Tree, "tree", "", "a local kernel tree (git checkout or folder) as the pristine tree, never written to")
-	f.StringVar(&opts.Transports, "transport", "all", "rxe, siw or all")
+	opts.register(f, sharedFlags{kernels: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true,
+		help: map[string]string{
+			"kernels":  "pinned kernels (default: the lock's default); with --tree, the manifest and fragment to use",
+			"tree":     "a local kernel tree (git checkout or folder) as the pristine tree, never written to",
+			"fragment": "kconfig/ fragments to build with instead of the defaults (e.g. base,rdma-loopback,debug: KASAN, lockdep, KFENCE, UBSAN); the debug kernel is an image of its own",
+		}})
 	f.StringVar(&opts.Out, "out", "", "folder for the reports (default: out/try)")
 	f.StringSliceVar(&opts.Allow, "allow", nil, "dispositions that pass besides applying: already-applied, already-upstream, conflict")
 	f.StringVar(&opts.Record, "record", "", "record the patches as series NAME: patches/NAME/, manifests, series/")
 	f.StringVar(&opts.ExpectInline, "expect-inline", "", "judge the inline evidence: patched, baseline, both or none (default: reported, not judged)")
 	f.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
-	f.StringVar(&opts.Accel, "accel", "auto", "auto, kvm or tcg")
-	f.BoolVar(&opts.NoCcache, "no-ccache", false, "compile without ccache even when it is installed")
-	f.StringSliceVar(&opts.Fragments, "fragment", nil, "kconfig/ fragments to build with instead of the defaults (e.g. base,rdma-loopback,debug: KASAN, lockdep, KFENCE, UBSAN); the debug kernel is an image of its own")
-	f.StringVar(&opts.KernelFrom, "kernel-from", build.FromSource, kernelFromHelp)
 	f.IntVarP(&opts.Strip, "strip", "p", -1, "plain diffs (no \"diff --git\" line): strip N leading components of their file names, as patch -pN (default: found from the tree)")
 	return cmd
 }
@@ -214,14 +204,14 @@ func expectation(s string) (map[string]bool, error) {
 	switch s {
 	case "":
 		return nil, nil
-	case "patched":
-		return map[string]bool{"baseline": false, "patched": true}, nil
-	case "baseline":
-		return map[string]bool{"baseline": true, "patched": false}, nil
+	case vocab.Patched:
+		return map[string]bool{vocab.Baseline: false, vocab.Patched: true}, nil
+	case vocab.Baseline:
+		return map[string]bool{vocab.Baseline: true, vocab.Patched: false}, nil
 	case "both":
-		return map[string]bool{"baseline": true, "patched": true}, nil
+		return map[string]bool{vocab.Baseline: true, vocab.Patched: true}, nil
 	case "none":
-		return map[string]bool{"baseline": false, "patched": false}, nil
+		return map[string]bool{vocab.Baseline: false, vocab.Patched: false}, nil
 	}
 	return nil, fmt.Errorf("--expect-inline %q: want patched, baseline, both or none: %w", s, errs.ErrUsage)
 }
@@ -331,11 +321,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	trs, err := transports(opts.Transports)
-	if err != nil {
-		return err
-	}
-	accel, err := boot.ParseAccel(opts.Accel)
+	p, err := opts.parse()
 	if err != nil {
 		return err
 	}
@@ -343,7 +329,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := apply.CheckAllow(opts.Allow); err != nil {
+	if err := pipeline.CheckAllow(opts.Allow); err != nil {
 		return err
 	}
 	if opts.Record != "" {
@@ -360,10 +346,6 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		return err
 	}
 	out, err := outputDir(opts.Out, filepath.Join(root, "out", "try"), root)
-	if err != nil {
-		return err
-	}
-	from, err := build.ParseKernelFrom(opts.KernelFrom)
 	if err != nil {
 		return err
 	}
@@ -394,28 +376,14 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		for _, x := range where {
 			fmt.Fprintf(w, "where: %s\n", x)
 		}
-		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: trs,
-			Progress: cache.Progress, Accel: accel, NoCcache: opts.NoCcache, KernelFrom: from, Fragments: opts.Fragments,
-			Apply: func(ctx context.Context, k *tree.Kernel, pristine string) (*apply.Out, error) {
-				dir := filepath.Join(out, "series", k.Name)
-				b := series.Boot{ExpectInline: expect}
-				if m, err := series.Load(series.ManifestPath(root, k.SeriesName())); err == nil && k.SeriesName() != "" {
-					b.InlineDataSize = m.Boot.InlineDataSize
-				}
-				o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.patches, Sources: in.sources,
-					Allow: opts.Allow, Dir: dir, Boot: b, Strip: opts.strip()})
-				if err != nil {
-					return nil, err
-				}
-				if err := o.Refreshed.Write(dir); err != nil {
-					return nil, fmt.Errorf("writing the regenerated patches to %s: %w", dir, err)
-				}
-				return o, nil
-			}})
+		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: p.Transports,
+			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments,
+			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.patches, Sources: in.sources,
+				Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip()})})
 	}()
 	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
 	if err != nil {
-		failed := &pipeline.Result{Verdict: pipeline.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
+		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
 		tr := &TryResult{Run: failed, Where: where}
 		if in != nil {
 			tr.Threads = in.threads
@@ -432,7 +400,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	tr.Elsewhere = elsewhere(ctx, lock, cache, ks, res, in)
 	var recErr error
 	if opts.Record != "" {
-		tr.Record, recErr = recordTry(ctx, opts, root, lock, cache, ks, res, in)
+		tr.Record, recErr = pipeline.Record(ctx, pipeline.RecordOptions{Root: root, Lock: lock, Cache: cache, Name: opts.Record, Strip: opts.strip(),
+			Kernels: ks, Result: res, Patches: in.patches, Raw: in.raw})
 	}
 	files, werr := report.WriteWith(out, res, ro)
 	if werr == nil {
@@ -469,8 +438,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 func printImages(w io.Writer, res *pipeline.Result, out string) {
 	n := 0
 	for _, k := range res.Kernels {
-		for _, v := range []string{build.Baseline, build.Patched} {
-			if md := k.Builds[v]; md != nil && md.Status == "PASS" && md.ID != "" {
+		for _, v := range []string{vocab.Baseline, vocab.Patched} {
+			if md := k.Builds[v]; md != nil && md.Status == vocab.Pass && md.ID != "" {
 				fmt.Fprintf(w, "image %s %s: %s (sha256 %.12s)\n", k.Name, v, md.ID, md.SHA256["bzImage"])
 				n++
 			}
@@ -514,148 +483,6 @@ func printThreads(w io.Writer, threads []*TryThread) {
 			fmt.Fprintf(w, "  %d replies read\n", t.Replies)
 		}
 	}
-}
-
-// recordTry writes patches/NAME/ and each kernel's manifest entries with
-// the dispositions the patches have after the series of record, then
-// refreshes series/<kernel>/. It refuses when a kernel's apply stage did
-// not pass.
-func recordTry(ctx context.Context, opts *TryOptions, root string, lock *tree.Lock, cache *tree.Cache, ks []*tree.Kernel, res *pipeline.Result, in *tryInput) ([]string, error) {
-	for _, k := range res.Kernels {
-		for _, s := range k.Stages {
-			if s.Name == pipeline.StageApply && s.Status != pipeline.Pass {
-				return nil, fmt.Errorf("--record %s: not recorded: the apply stage of %s did not pass (%s): %w", opts.Record, k.Name, s.Detail, errs.ErrFindings)
-			}
-		}
-	}
-	var manifests []*tree.Kernel
-	for _, k := range ks {
-		name := k.SeriesName()
-		if name == "" {
-			return nil, fmt.Errorf("--record %s: the local tree has no manifest in series/ (pass --kernel K): %w", opts.Record, errs.ErrUsage)
-		}
-		pk, err := lock.Find(name)
-		if err != nil {
-			return nil, err
-		}
-		manifests = append(manifests, pk)
-	}
-	dir := filepath.Join(root, "patches", opts.Record)
-	mark := filepath.Join(dir, ".patchctl-try")
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		if _, err := os.Stat(mark); err != nil {
-			return nil, fmt.Errorf("--record %s: patches/%s exists and was not written by patchctl try: pick another name: %w", opts.Record, opts.Record, errs.ErrUsage)
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var sources []string
-	var recorded []string
-	var patches []*mailpatch.Patch
-	var trailers [][]string
-	for i, raw := range in.raw {
-		ext := ".eml"
-		if strings.HasPrefix(string(raw), "From ") {
-			ext = ".mbox"
-		}
-		name := fmt.Sprintf("%04d-%s%s", i+1, mailpatch.Slug(in.patches[i].Subject), ext)
-		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
-			return nil, err
-		}
-		src := "patches/" + opts.Record + "/" + name
-		sources = append(sources, src)
-		recorded = append(recorded, src)
-		// The message as imported from the file, plus the trailers the
-		// thread's replies gave: what the manifest entry will produce.
-		ps, err := mailpatch.ImportFile(filepath.Join(dir, name), opts.Record, mailpatch.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("--record: %s does not import on its own: %w", src, err)
-		}
-		if len(ps) != 1 {
-			return nil, fmt.Errorf("--record: %s holds %d patches, want 1: %w", src, len(ps), errs.ErrInput)
-		}
-		var add []string
-		for _, tr := range trailersOf(in.patches[i].Message) {
-			if ps[0].AddTrailer(tr) {
-				add = append(add, tr)
-			}
-		}
-		patches = append(patches, ps[0])
-		trailers = append(trailers, add)
-	}
-	if err := os.WriteFile(mark, []byte("written by patchctl try --record\n"), 0o644); err != nil {
-		return nil, err
-	}
-	for _, k := range manifests {
-		pristine, err := cache.Prepare(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		plan, err := apply.LoadPlan(root, k.Name, "")
-		if err != nil {
-			return nil, err
-		}
-		var entries []series.Entry
-		var ps []*mailpatch.Patch
-		for i, e := range plan.Entries {
-			if e.Series() != opts.Record {
-				entries, ps = append(entries, e), append(ps, plan.Patches[i])
-			}
-		}
-		base := len(entries)
-		for i, s := range sources {
-			entries = append(entries, series.Entry{Source: s, Expect: series.Applies, Trailers: trailers[i], Strip: opts.strip()})
-			ps = append(ps, patches[i])
-		}
-		sr, err := apply.Series(apply.DirTree(pristine), entries, ps)
-		if err != nil {
-			return nil, err
-		}
-		var add []series.Entry
-		for i, r := range sr.Results[base:] {
-			e := entries[base+i]
-			e.Expect = r.Disposition
-			if !series.IsApplied(r.Disposition) {
-				e.Reason = fmt.Sprintf("recorded by patchctl try: %s on %s after the series before it", r.Disposition, k.Name)
-			}
-			add = append(add, e)
-		}
-		mp := series.ManifestPath(root, k.Name)
-		if err := series.Record(mp, opts.Record, add); err != nil {
-			return nil, err
-		}
-		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name, "manifest.yaml")))
-		o, err := apply.Run(ctx, apply.In{Root: root, Kernel: k, Pristine: pristine})
-		if err != nil {
-			return nil, err
-		}
-		if err := o.Mismatch(); err != nil {
-			return nil, fmt.Errorf("--record: %w", err)
-		}
-		if err := o.Refreshed.Write(o.Plan.Manifest.Dir()); err != nil {
-			return nil, fmt.Errorf("writing series/%s: %w", k.Name, err)
-		}
-		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name))+"/")
-	}
-	return recorded, nil
-}
-
-// trailersOf lists the trailer lines at the end of a commit message.
-func trailersOf(msg string) []string {
-	lines := strings.Split(msg, "\n")
-	var out []string
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		if l == "" {
-			break
-		}
-		out = append([]string{l}, out...)
-	}
-	return out
 }
 
 // strip is --strip as the apply stage takes it (nil: found).

@@ -90,7 +90,7 @@ func TestTryKernelFromBaseCommit(t *testing.T) {
 	} {
 		f := filepath.Join(dir, fmt.Sprintf("%d.mbox", i))
 		os.WriteFile(f, []byte(c.text), 0o644)
-		opts := &TryOptions{Global: &GlobalOptions{Root: root}, Kernels: c.kernels}
+		opts := &TryOptions{Global: &GlobalOptions{Root: root}, SharedOptions: SharedOptions{Kernels: c.kernels}}
 		args := []string{f}
 		if c.git != "" {
 			// --git's repository places commits; its range is not read here.

@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // In is what the apply stage reads: the repository's manifest and patches
@@ -136,12 +137,6 @@ func (o *Out) Touched() []string {
 	return touched
 }
 
-// Variants of a work tree's state.
-const (
-	Baseline = "baseline" // the pristine tree
-	Patched  = "patched"  // the tree with the series
-)
-
 // State names the content of the tree in a variant: the pristine source
 // and, patched, every changed file's bytes. Two Outs with the same State
 // put a work tree into the same content.
@@ -149,7 +144,7 @@ func (o *Out) State(variant string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n%s\n", o.Kernel.Key(), variant)
 	fmt.Fprintf(&b, "touched %s\n", strings.Join(o.Touched(), " "))
-	if variant == Patched {
+	if variant == vocab.Patched {
 		for _, p := range o.Result.Touched() {
 			c := o.Result.Files[p]
 			sum := "deleted"
@@ -169,9 +164,9 @@ func (o *Out) State(variant string) string {
 func Checkout(wt *tree.WorkTree, o *Out, variant string) error {
 	res := o.Result
 	switch variant {
-	case Baseline:
+	case vocab.Baseline:
 		res = &SeriesResult{Files: map[string][]byte{}}
-	case Patched:
+	case vocab.Patched:
 		if err := o.Mismatch(); err != nil {
 			return err
 		}

@@ -16,12 +16,7 @@ import (
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/ktap"
-)
-
-// Variants, in the order each round boots them (A, then B).
-const (
-	Baseline = "baseline"
-	Patched  = "patched"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // Options say what to benchmark.
@@ -140,7 +135,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for _, v := range []struct {
 		name string
 		o    boot.Options
-	}{{Baseline, o.Baseline}, {Patched, o.Patched}} {
+	}{{vocab.Baseline, o.Baseline}, {vocab.Patched, o.Patched}} {
 		w := o.Workload
 		bo := v.o
 		bo.Variant, bo.Transports, bo.Bench = v.name, []string{o.Transport}, &w
@@ -180,8 +175,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Accel = r.Accel
 			b := Boot{Variant: v.name, Round: round + 1, Dir: dir, Seconds: r.Duration, Verdict: r.Verdict}
 			switch r.Verdict {
-			case boot.Pass:
-			case boot.Fail:
+			case vocab.Pass:
+			case vocab.Fail:
 				return nil, fmt.Errorf("bench: boot %d (%s) failed: %s (console %s): %w", n, v.name, r.Reason, r.ConsoleLog, errs.ErrFindings)
 			default:
 				return nil, fmt.Errorf("bench: boot %d (%s) did not finish: %s (console %s): %w", n, v.name, r.Reason, r.ConsoleLog, errs.ErrEnv)
@@ -435,10 +430,10 @@ func (r *Result) aggregate() {
 	mean := func(x *guestconf.BenchRecord) float64 { return x.MeanUS }
 	median := func(x *guestconf.BenchRecord) float64 { return x.MedianUS }
 	p99 := func(x *guestconf.BenchRecord) float64 { return x.P99US }
-	r.Latency = LatencyAB{Block: r.Workload.LatencyBlock, Baseline: r.latency(Baseline), Patched: r.latency(Patched),
-		Diff:       Welch(lat(Baseline, mean), lat(Patched, mean), true),
-		DiffMedian: Welch(lat(Baseline, median), lat(Patched, median), true),
-		DiffP99:    Welch(lat(Baseline, p99), lat(Patched, p99), true)}
+	r.Latency = LatencyAB{Block: r.Workload.LatencyBlock, Baseline: r.latency(vocab.Baseline), Patched: r.latency(vocab.Patched),
+		Diff:       Welch(lat(vocab.Baseline, mean), lat(vocab.Patched, mean), true),
+		DiffMedian: Welch(lat(vocab.Baseline, median), lat(vocab.Patched, median), true),
+		DiffP99:    Welch(lat(vocab.Baseline, p99), lat(vocab.Patched, p99), true)}
 
 	r.Sweep = nil
 	inlines := slices.Clone(r.Workload.InlineSizes)
@@ -449,9 +444,9 @@ func (r *Result) aggregate() {
 				pt := func(v string) Point {
 					return Point{IOPS: Summarize(r.sweepFigure(v, w, size, in, false)), MeanUS: Summarize(r.sweepFigure(v, w, size, in, true))}
 				}
-				r.Sweep = append(r.Sweep, SweepAB{Workload: w, Size: size, Inline: in, Baseline: pt(Baseline), Patched: pt(Patched),
-					IOPSDiff: Welch(r.sweepFigure(Baseline, w, size, in, false), r.sweepFigure(Patched, w, size, in, false), false),
-					LatDiff:  Welch(r.sweepFigure(Baseline, w, size, in, true), r.sweepFigure(Patched, w, size, in, true), true)})
+				r.Sweep = append(r.Sweep, SweepAB{Workload: w, Size: size, Inline: in, Baseline: pt(vocab.Baseline), Patched: pt(vocab.Patched),
+					IOPSDiff: Welch(r.sweepFigure(vocab.Baseline, w, size, in, false), r.sweepFigure(vocab.Patched, w, size, in, false), false),
+					LatDiff:  Welch(r.sweepFigure(vocab.Baseline, w, size, in, true), r.sweepFigure(vocab.Patched, w, size, in, true), true)})
 			}
 		}
 	}
@@ -493,7 +488,7 @@ func (r *Result) selfCheck() {
 	}
 	sc.Pass = true
 	tooFew := false
-	for _, v := range []string{Baseline, Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		small := func(lat bool) []float64 { return fig(v, sc.Small, lat) }
 		large := func(lat bool) []float64 { return fig(v, sc.Large, lat) }
 		sv := SelfCheckVariant{Variant: v,
@@ -523,7 +518,7 @@ func (r *Result) selfCheck() {
 // notes are what the figures cannot say, printed with them.
 func notes(r *Result) []string {
 	var out []string
-	provider := map[string]string{"rxe": "soft-RoCE (rxe)", "siw": "soft-iWARP (siw)"}[r.Transport]
+	provider := map[string]string{vocab.RXE: "soft-RoCE (rxe)", vocab.SIW: "soft-iWARP (siw)"}[r.Transport]
 	out = append(out, provider+" copies every payload and every capsule in software, on the same CPUs as the host and the target: it does not model the HCA's DMA read of the command capsule that seed 000 removes, so a null result here is an expected, reportable outcome, not a verdict on the patch.")
 	if r.Accel == "tcg" {
 		out = append(out, "QEMU runs under TCG (no KVM here): every instruction is emulated, so absolute latencies are tens to hundreds of times a real host's; only differences measured in the same conditions mean something.")

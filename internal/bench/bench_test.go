@@ -13,6 +13,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // console is one synthetic bench boot's console as the agent prints it:
@@ -37,9 +38,9 @@ func synthetic(t *testing.T, w guestconf.Bench, boots int, latencyShift, writeSh
 	rng := rand.New(rand.NewSource(3))
 	res := &Result{Kernel: "6.12", Transport: "rxe", Accel: "tcg", VCPUs: 2, BootsPerVariant: boots, Workload: w}
 	for round := 1; round <= boots; round++ {
-		for _, v := range []string{Baseline, Patched} {
+		for _, v := range []string{vocab.Baseline, vocab.Patched} {
 			shift := 0.0
-			if v == Patched {
+			if v == vocab.Patched {
 				shift = 1
 			}
 			boot := 50 * rng.NormFloat64() // what the boot shares: its host load

@@ -9,9 +9,10 @@ import (
 
 	"github.com/patchctl/patchctl/internal/bench"
 	"github.com/patchctl/patchctl/internal/boot"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestRealBenchShort runs a short bench of the built 6.12 kernels (two
@@ -32,7 +33,7 @@ func TestRealBenchShort(t *testing.T) {
 	for _, v := range []struct {
 		name string
 		bo   *boot.Options
-	}{{build.Baseline, &o.Baseline}, {build.Patched, &o.Patched}} {
+	}{{vocab.Baseline, &o.Baseline}, {vocab.Patched, &o.Patched}} {
 		md := kbuild.Build(t, "6.12", v.name)
 		img := filepath.Join(out, v.name+"-bzImage")
 		sum, err := bench.PinImage(md.VariantDir, img)
@@ -45,12 +46,12 @@ func TestRealBenchShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Boots) != 4 || res.Boots[0].Variant != bench.Baseline || res.Boots[1].Variant != bench.Patched || res.Boots[2].Variant != bench.Baseline {
+	if len(res.Boots) != 4 || res.Boots[0].Variant != vocab.Baseline || res.Boots[1].Variant != vocab.Patched || res.Boots[2].Variant != vocab.Baseline {
 		t.Fatalf("boots: %+v", res.Boots)
 	}
 	points := len(w.Workloads) * len(w.Sizes) * len(w.InlineSizes)
 	for _, b := range res.Boots {
-		if b.Verdict != boot.Pass || b.Latency == nil || b.Latency.IOs == 0 || len(b.Sweep) != points || len(b.SelfCheck) != 2 {
+		if b.Verdict != vocab.Pass || b.Latency == nil || b.Latency.IOs == 0 || len(b.Sweep) != points || len(b.SelfCheck) != 2 {
 			t.Errorf("%s round %d: verdict %s, latency %+v, %d sweep points, %d self-check records", b.Variant, b.Round, b.Verdict, b.Latency, len(b.Sweep), len(b.SelfCheck))
 		}
 		if b.Clocksource == "" || strings.Contains(b.Clocksource, "jiffies") || b.ClockStepNS > 10000 {

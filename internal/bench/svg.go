@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/patchctl/patchctl/internal/guestconf"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // Plot is bench.svg: the QD1 read latency distribution per variant (the
@@ -31,7 +32,7 @@ func Plot(r *Result) []byte {
 	return b.Bytes()
 }
 
-var variantColor = map[string]string{Baseline: "#1f77b4", Patched: "#d62728"}
+var variantColor = map[string]string{vocab.Baseline: "#1f77b4", vocab.Patched: "#d62728"}
 
 // frame is one panel's plotting area and its axes' ranges.
 type frame struct {
@@ -113,7 +114,7 @@ func latencyPanel(b *bytes.Buffer, r *Result, ox, oy, pw, ph float64) {
 	for _, v := range []struct {
 		name string
 		s    LatencyStats
-	}{{Baseline, r.Latency.Baseline}, {Patched, r.Latency.Patched}} {
+	}{{vocab.Baseline, r.Latency.Baseline}, {vocab.Patched, r.Latency.Patched}} {
 		var pts bytes.Buffer
 		fmt.Fprintf(&pts, "%.1f,%.1f", f.px(f.xmin), f.py(0))
 		for k := lo; k <= hi; k++ {
@@ -128,8 +129,8 @@ func latencyPanel(b *bytes.Buffer, r *Result, ox, oy, pw, ph float64) {
 		}
 	}
 	legend(b, f.x0+f.w-150, f.y0+12, [][3]string{
-		{fmt.Sprintf("baseline (mean %s us)", num(r.Latency.Baseline.Mean.Mean)), variantColor[Baseline], ""},
-		{fmt.Sprintf("patched (mean %s us)", num(r.Latency.Patched.Mean.Mean)), variantColor[Patched], ""}})
+		{fmt.Sprintf("baseline (mean %s us)", num(r.Latency.Baseline.Mean.Mean)), variantColor[vocab.Baseline], ""},
+		{fmt.Sprintf("patched (mean %s us)", num(r.Latency.Patched.Mean.Mean)), variantColor[vocab.Patched], ""}})
 }
 
 func sweepPanel(b *bytes.Buffer, r *Result, workload string, ox, oy, pw, ph float64) {
@@ -141,7 +142,7 @@ func sweepPanel(b *bytes.Buffer, r *Result, workload string, ox, oy, pw, ph floa
 	f.xmin, f.xmax = float64(slices.Min(sizes))/1.4, float64(slices.Max(sizes))*1.4
 	inl := sortedInlines(r)
 	for _, in := range inl {
-		for _, v := range []string{Baseline, Patched} {
+		for _, v := range []string{vocab.Baseline, vocab.Patched} {
 			for _, s := range sizes {
 				p := r.point(workload, s, in, v)
 				f.ymax = math.Max(f.ymax, math.Max(p.IOPS.Hi, p.IOPS.Mean)/1000*1.1)
@@ -158,7 +159,7 @@ func sweepPanel(b *bytes.Buffer, r *Result, workload string, ox, oy, pw, ph floa
 	var items [][3]string
 	for i, in := range inl {
 		dash := dashes[i%len(dashes)]
-		for vi, v := range []string{Baseline, Patched} {
+		for vi, v := range []string{vocab.Baseline, vocab.Patched} {
 			var pts bytes.Buffer
 			shift := (float64(vi) - 0.5) * 0.03 // the two variants' bars side by side
 			for _, s := range sizes {

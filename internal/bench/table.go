@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/guestconf"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // Text prints the bench as the seeds state their effects: seed 000's
@@ -36,7 +37,7 @@ func Text(w io.Writer, r *Result) {
 	fmt.Fprintln(w)
 	latencyTable(w, r)
 	fmt.Fprintln(w)
-	for _, v := range []string{Baseline, Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		sweepTable(w, r, v)
 		fmt.Fprintln(w)
 	}
@@ -60,9 +61,9 @@ func nBoots(n int) string {
 
 func providerName(t string) string {
 	switch t {
-	case "rxe":
+	case vocab.RXE:
 		return "soft-RoCE (rxe)"
-	case "siw":
+	case vocab.SIW:
 		return "soft-iWARP (siw)"
 	}
 	return t
@@ -110,7 +111,7 @@ func latencyTable(w io.Writer, r *Result) {
 	for _, v := range []struct {
 		name string
 		s    LatencyStats
-	}{{Baseline, l.Baseline}, {Patched, l.Patched}} {
+	}{{vocab.Baseline, l.Baseline}, {vocab.Patched, l.Patched}} {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.name, v.s.Mean.N, v.s.IOs, num(v.s.Mean.Mean), ci(v.s.Mean),
 			num(v.s.Median.Mean), ci(v.s.Median), num(v.s.P99.Mean), ci(v.s.P99), num(v.s.IOPS.Mean/1000))
 	}
@@ -191,7 +192,7 @@ func sweepTable(w io.Writer, r *Result, variant string) {
 func (r *Result) point(workload string, size, inline int, variant string) Point {
 	for _, s := range r.Sweep {
 		if s.Workload == workload && s.Size == size && s.Inline == inline {
-			if variant == Baseline {
+			if variant == vocab.Baseline {
 				return s.Baseline
 			}
 			return s.Patched
@@ -259,9 +260,9 @@ func selfCheckTable(w io.Writer, r *Result) {
 		}
 		tw.Flush()
 	}
-	status := "FAIL"
+	status := vocab.Fail
 	if sc.Pass {
-		status = "PASS"
+		status = vocab.Pass
 	}
 	fmt.Fprintf(w, "self-check: %s: %s\n", status, sc.Reason)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/layout"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // GuestConfig is the agent's configuration.
@@ -17,7 +18,7 @@ type GuestConfig = guestconf.Config
 
 // postFunctions are the providers' post_send entry points the kprobe
 // watches.
-var postFunctions = map[string]string{"rxe": "rxe_post_send", "siw": "siw_post_send"}
+var postFunctions = map[string]string{vocab.RXE: "rxe_post_send", vocab.SIW: "siw_post_send"}
 
 // checkKernel refuses a kernel built without what the tests need, naming
 // the symbol. With modules (a distro kernel), a symbol may be a module

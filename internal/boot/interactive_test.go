@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/boot"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // console is the guest's console as a pipe, driven by the test: what the
@@ -56,7 +57,7 @@ func (c *console) drain() { go io.Copy(io.Discard, c.out) }
 func interactive(t *testing.T) (boot.Options, *console) {
 	// No kbuild.Exclusive: the build is a no-op on a warm cache, and its
 	// own lock keeps a concurrent build out while it checks.
-	md := kbuild.Build(t, "6.12", build.Patched)
+	md := kbuild.Build(t, "6.12", vocab.Patched)
 	o := realOptions(t, md, true)
 	o.Transports = []string{"rxe"}
 	if _, err := os.Stat(boot.DefaultBusybox); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -72,7 +73,7 @@ func TestModules(t *testing.T) {
 		t.Error("rxe unavailable")
 	}
 	res, err := p.Run(context.Background(), o.OutDir)
-	if err != nil || res.Verdict != Pass {
+	if err != nil || res.Verdict != vocab.Pass {
 		t.Fatalf("%v %+v", err, res)
 	}
 	f, err := os.Open(filepath.Join(o.OutDir, "initramfs.cpio"))

@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // evidence returns the inline and by-reference capsule counts of a
@@ -46,7 +47,7 @@ func TestRealBoot(t *testing.T) {
 	for _, c := range []struct {
 		variant string
 		inline  bool
-	}{{build.Baseline, false}, {build.Patched, true}} {
+	}{{vocab.Baseline, false}, {vocab.Patched, true}} {
 		t.Run(c.variant, func(t *testing.T) {
 			md := kbuild.Build(t, "6.12", c.variant)
 			res, err := boot.Run(context.Background(), realOptions(t, md, c.inline))
@@ -73,7 +74,7 @@ func TestRealBoot(t *testing.T) {
 // timeout, with the console's tail in the result.
 func TestRealHangIsKilled(t *testing.T) {
 	kbuild.Exclusive(t, "6.12")
-	md := kbuild.Build(t, "6.12", build.Patched)
+	md := kbuild.Build(t, "6.12", vocab.Patched)
 	o := realOptions(t, md, true)
 	o.Transports = []string{"rxe"}
 	o.Cmdline = "patchctl.stop=before-tests"
@@ -91,7 +92,7 @@ func TestRealHangIsKilled(t *testing.T) {
 // refused with the symbol named.
 func TestRealKernelWithoutRxe(t *testing.T) {
 	kbuild.Exclusive(t, "6.12")
-	md := kbuild.Build(t, "6.12", build.Patched)
+	md := kbuild.Build(t, "6.12", vocab.Patched)
 	dir := t.TempDir()
 	cfg, _ := os.ReadFile(filepath.Join(md.BuildDir, ".config"))
 	os.WriteFile(filepath.Join(dir, ".config"), []byte(strings.Replace(string(cfg), "CONFIG_RDMA_RXE=y", "# CONFIG_RDMA_RXE is not set", 1)), 0o644)
@@ -109,7 +110,7 @@ func BenchmarkBootRxe(b *testing.B) { benchBoot(b, "rxe") }
 func BenchmarkBootSiw(b *testing.B) { benchBoot(b, "siw") }
 
 func benchBoot(b *testing.B, tr string) {
-	md := kbuild.Build(b, "6.12", build.Patched)
+	md := kbuild.Build(b, "6.12", vocab.Patched)
 	cpu := testenv.MeasureCPU(b)
 	defer cpu.Report()
 	for b.Loop() {

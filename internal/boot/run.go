@@ -22,6 +22,7 @@ import (
 	"github.com/patchctl/patchctl/internal/progress"
 	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // Options say what to boot and test.
@@ -84,14 +85,6 @@ type Options struct {
 // Interactive is whether the run waits for a person (Shell or Keep).
 func (o *Options) Interactive() bool { return o.Shell || o.Keep }
 
-// Verdicts: the statuses of the stages' vocabulary (KCIDB's, which
-// internal/pipeline's stages use too), one vocabulary in result.json.
-const (
-	Pass  = "PASS"
-	Fail  = "FAIL"
-	Error = "ERROR"
-)
-
 // DefaultSizes cover writes below, at and above the 16 KiB in-capsule size.
 var DefaultSizes = []int{512, 1024, 4096, 8192, 16384, 32768}
 
@@ -131,20 +124,9 @@ func Accel() string {
 	return "tcg"
 }
 
-// ParseAccel checks an --accel value: auto, kvm or tcg.
-func ParseAccel(s string) (string, error) {
-	switch s {
-	case "", "auto":
-		return "", nil
-	case "kvm", "tcg":
-		return s, nil
-	}
-	return "", fmt.Errorf("accel %q: want auto, kvm or tcg: %w", s, errs.ErrUsage)
-}
-
 func (o *Options) defaults() {
 	if len(o.Transports) == 0 {
-		o.Transports = []string{"rxe", "siw"}
+		o.Transports = vocab.DefaultTransports()
 	}
 	if o.InlineDataSize == 0 {
 		o.InlineDataSize = 16384
@@ -504,16 +486,16 @@ func judge(res *Result, o *Options) {
 	switch {
 	case crashed:
 		s := res.Splats[0]
-		res.Verdict = Fail
+		res.Verdict = vocab.Fail
 		res.Reason = fmt.Sprintf("the kernel crashed: %q at console line %d, before the tests finished: %s", s.Kind, s.Line, strings.Join(s.Excerpt, " | "))
 	case res.TimedOut:
-		res.Verdict = Error
+		res.Verdict = vocab.Error
 	case res.KTAP == nil:
-		res.Verdict, res.Reason = Error, "the guest printed no KTAP results (see the console tail)"
+		res.Verdict, res.Reason = vocab.Error, "the guest printed no KTAP results (see the console tail)"
 	case res.KTAP.Bail != "":
-		res.Verdict, res.Reason = Error, "the guest bailed out: "+res.KTAP.Bail
+		res.Verdict, res.Reason = vocab.Error, "the guest bailed out: "+res.KTAP.Bail
 	case !res.KTAP.Complete():
-		res.Verdict, res.Reason = Error, "the KTAP results are cut short"
+		res.Verdict, res.Reason = vocab.Error, "the KTAP results are cut short"
 	}
 	if res.Verdict != "" {
 		return
@@ -523,11 +505,11 @@ func judge(res *Result, o *Options) {
 	case c.Fail > 0:
 		var failed []string
 		walkFailed(res.KTAP, "", &failed)
-		res.Verdict, res.Reason = Fail, fmt.Sprintf("%d of %d tests failed: %s", c.Fail, c.Fail+c.Pass+c.Skip, strings.Join(failed, ", "))
+		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("%d of %d tests failed: %s", c.Fail, c.Fail+c.Pass+c.Skip, strings.Join(failed, ", "))
 	case len(res.Splats) > 0:
-		res.Verdict, res.Reason = Fail, fmt.Sprintf("kernel reported %q (console line %d)", res.Splats[0].Kind, res.Splats[0].Line)
+		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("kernel reported %q (console line %d)", res.Splats[0].Kind, res.Splats[0].Line)
 	default:
-		res.Verdict = Pass
+		res.Verdict = vocab.Pass
 		res.Reason = fmt.Sprintf("%d tests passed", c.Pass)
 	}
 }

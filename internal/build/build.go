@@ -28,12 +28,7 @@ import (
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
-)
-
-// Variants.
-const (
-	Baseline = apply.Baseline // the pristine tree
-	Patched  = apply.Patched  // the tree with the manifest's series
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // DefaultFragments are built when none are named. A fragment whose file
@@ -209,23 +204,6 @@ type Metadata struct {
 	publishTo string // the snapshot's place, while VariantDir is written aside
 }
 
-// Ways to get the kernels under test (--kernel-from).
-const (
-	FromSource = "source" // build the pinned tree
-	FromDistro = "distro" // Debian's binary kernel, touched modules rebuilt
-)
-
-// ParseKernelFrom checks a --kernel-from value ("" is source).
-func ParseKernelFrom(s string) (string, error) {
-	switch s {
-	case "", FromSource:
-		return FromSource, nil
-	case FromDistro:
-		return FromDistro, nil
-	}
-	return "", fmt.Errorf("kernel-from %q: want source (build the pinned tree) or distro (Debian's binary kernel with the touched modules rebuilt): %w", s, errs.ErrUsage)
-}
-
 // configState is what a build folder records about its configuration.
 type configState struct {
 	Hash      string            `json:"hash"`
@@ -343,9 +321,9 @@ func fragments(root string, names []string) ([]*kconfig.Config, string, error) {
 // unless baseline or patched.
 func NormalizeVariant(v string) (string, error) {
 	if v == "" {
-		return Patched, nil
+		return vocab.Patched, nil
 	}
-	if v != Baseline && v != Patched {
+	if v != vocab.Baseline && v != vocab.Patched {
 		return "", fmt.Errorf("variant %q: want baseline or patched: %w", v, errs.ErrUsage)
 	}
 	return v, nil
@@ -427,12 +405,12 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return nil, err
 	}
 	defer release()
-	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, KernelFrom: FromSource, Fragments: o.Fragments, Jobs: o.Jobs,
+	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, KernelFrom: vocab.FromSource, Fragments: o.Fragments, Jobs: o.Jobs,
 		FragmentsOn: o.selection.On, FragmentsOff: o.selection.Off, Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: o.Apply.State(o.Variant)}
 	if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
 		return nil, err
 	}
-	if o.Variant == Patched {
+	if o.Variant == vocab.Patched {
 		md.Applied = o.Apply.Applied()
 	}
 	md.SourceDir = wt.Dir
@@ -571,9 +549,9 @@ func claimFolder(dir, key string, p *progress.Reporter) error {
 
 func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 	md.Duration = time.Since(start).Seconds()
-	md.Status = "PASS"
+	md.Status = vocab.Pass
 	if err != nil {
-		md.Status = "FAIL"
+		md.Status = vocab.Fail
 	}
 	staging, final := md.VariantDir, md.publishTo
 	if final == "" {

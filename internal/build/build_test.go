@@ -13,6 +13,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // fakeMakefile behaves like kbuild for the targets patchctl uses, with
@@ -97,7 +98,7 @@ func applied(t testing.TB, o Options) *apply.Out {
 func TestBuildBaselineThenPatched(t *testing.T) {
 	o, _ := fakeKernel(t)
 	ctx := context.Background()
-	o.Variant = Baseline
+	o.Variant = vocab.Baseline
 	md, err := Build(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 		t.Errorf("second baseline build not a no-op: %v %+v", err, again)
 	}
 
-	o.Variant = Patched
+	o.Variant = vocab.Patched
 	p, err := Build(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 	// Back to baseline: the work tree is pristine again (its main.c is
 	// older than the patched object), and the image must be the
 	// baseline's again, byte for byte.
-	o.Variant = Baseline
+	o.Variant = vocab.Baseline
 	b3, err := Build(ctx, o)
 	if err != nil || b3.UpToDate {
 		t.Fatalf("baseline after patched was not rebuilt: %v %+v", err, b3)
@@ -160,7 +161,7 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 func TestImpossibleSymbol(t *testing.T) {
 	o, _ := fakeKernel(t)
 	o.Fragments = []string{"base", "needs-b"}
-	o.Variant = Baseline
+	o.Variant = vocab.Baseline
 	_, err := Build(context.Background(), o)
 	var ce *ConfigError
 	if !errors.As(err, &ce) || !errors.Is(err, errs.ErrInput) {
@@ -174,7 +175,7 @@ func TestImpossibleSymbol(t *testing.T) {
 func TestCompileErrorAndUnknownFragment(t *testing.T) {
 	o, _ := fakeKernel(t)
 	o.Fragments = []string{"base", "broken"}
-	o.Variant = Baseline
+	o.Variant = vocab.Baseline
 	md, err := Build(context.Background(), o)
 	var ce *CompileError
 	if !errors.As(err, &ce) || !errors.Is(err, errs.ErrFindings) {
@@ -209,7 +210,7 @@ func TestMissingHostTools(t *testing.T) {
 // variant gives another build key; the same inputs the same key.
 func TestKeyCoversConfigAndSources(t *testing.T) {
 	o, _ := fakeKernel(t)
-	o.Variant = Baseline
+	o.Variant = vocab.Baseline
 	k1, err := Key(o)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestKeyCoversConfigAndSources(t *testing.T) {
 		t.Fatal("the same inputs give two keys")
 	}
 	p := o
-	p.Variant = Patched
+	p.Variant = vocab.Patched
 	kp, _ := Key(p)
 	if kp == k1 {
 		t.Error("baseline and patched share a key")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // The child side of TestConcurrentProcessesKeepBaselineBaseline: builds
@@ -53,7 +54,7 @@ func init() {
 			if err != nil {
 				fail(err)
 			}
-			err = apply.Checkout(wt, out, apply.Patched)
+			err = apply.Checkout(wt, out, vocab.Patched)
 			release()
 			if err != nil {
 				fail(err)
@@ -97,7 +98,7 @@ func TestConcurrentProcessesKeepBaselineBaseline(t *testing.T) {
 
 	// Alone: the reference images, each in a cache of its own.
 	ref := map[string]string{}
-	for _, v := range []string{Baseline, Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		alone := o
 		alone.Cache = &tree.Cache{Dir: t.TempDir()}
 		alone.Apply = applied(t, alone)
@@ -108,14 +109,14 @@ func TestConcurrentProcessesKeepBaselineBaseline(t *testing.T) {
 		}
 		ref[v] = md.SHA256["bzImage"]
 	}
-	if ref[Baseline] == ref[Patched] {
+	if ref[vocab.Baseline] == ref[vocab.Patched] {
 		t.Fatal("the fixture's variants build the same image: the test proves nothing")
 	}
 
 	var wg sync.WaitGroup
 	results := map[string][]string{}
 	var mu sync.Mutex
-	for _, mode := range []string{Baseline, Patched, "apply"} {
+	for _, mode := range []string{vocab.Baseline, vocab.Patched, "apply"} {
 		wg.Add(1)
 		go func(mode string) {
 			defer wg.Done()
@@ -141,7 +142,7 @@ func TestConcurrentProcessesKeepBaselineBaseline(t *testing.T) {
 		}(mode)
 	}
 	wg.Wait()
-	for _, v := range []string{Baseline, Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		if len(results[v]) != 6 {
 			t.Errorf("%s: %d images, want 6", v, len(results[v]))
 		}

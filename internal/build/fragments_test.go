@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // outTouching is an apply output whose patches touch the given files,
@@ -192,7 +193,7 @@ func TestRepinChangesBuildKey(t *testing.T) {
 		}
 		return key
 	}
-	for _, v := range []string{Baseline, Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		a, b := key(pin("9.9~rc1-1~exp1", "a"), v), key(pin("9.9~rc2-1~exp1", "b"), v)
 		if a == b {
 			t.Errorf("%s: the build key did not change with the pin", v)

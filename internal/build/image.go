@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // An image is one build's snapshot: StateDir(dir, variant, state), named
@@ -37,7 +38,7 @@ type PatchRecord struct {
 // PatchRecords lists the patches of an apply stage's output for variant
 // (none for the baseline: it carries no patch).
 func PatchRecords(out *apply.Out, variant string) []PatchRecord {
-	if out == nil || variant != Patched {
+	if out == nil || variant != vocab.Patched {
 		return nil
 	}
 	var recs []PatchRecord
@@ -95,7 +96,7 @@ func LoadImage(dir string) (*Metadata, error) {
 	if err := json.Unmarshal(b, &md); err != nil {
 		return nil, fmt.Errorf("reading %s: %w: %w", filepath.Join(dir, "metadata.json"), err, errs.ErrInput)
 	}
-	if md.Status != "PASS" {
+	if md.Status != vocab.Pass {
 		return nil, fmt.Errorf("the image in %s is a failed build (status %s, log %s): %w", dir, md.Status, filepath.Join(dir, "build.log"), errs.ErrInput)
 	}
 	// The record's paths may come from another cache location (a copied
@@ -103,7 +104,7 @@ func LoadImage(dir string) (*Metadata, error) {
 	md.VariantDir = dir
 	want := md.SHA256["bzImage"]
 	img := filepath.Join(dir, "bzImage")
-	if md.KernelFrom == FromDistro {
+	if md.KernelFrom == vocab.FromDistro {
 		img = md.Artifacts["bzImage"]
 	}
 	got, err := fsutil.HashFile(img)
@@ -113,7 +114,7 @@ func LoadImage(dir string) (*Metadata, error) {
 	if want == "" || got != want {
 		return nil, fmt.Errorf("the image %s is not the one its build recorded (sha256 %.12s, recorded %.12s): rebuild it (patchctl build): %w", img, got, want, errs.ErrEnv)
 	}
-	if md.KernelFrom != FromDistro {
+	if md.KernelFrom != vocab.FromDistro {
 		md.Artifacts["bzImage"] = img
 		if _, err := os.Stat(filepath.Join(dir, ".config")); err == nil {
 			md.Artifacts["config"] = filepath.Join(dir, ".config")
@@ -179,7 +180,7 @@ func imageOfResult(cacheDir, path, kernel, variant string) (*Metadata, error) {
 		return nil, fmt.Errorf("--image: %s records kernels %s, not %s: %w", path, strings.Join(names, ", "), kernel, errs.ErrUsage)
 	}
 	md := builds[variant]
-	if md == nil || md.Status != "PASS" {
+	if md == nil || md.Status != vocab.Pass {
 		return nil, fmt.Errorf("--image: %s has no passing %s build (see its summary.txt): %w", path, variant, errs.ErrInput)
 	}
 	if md.ID == "" {
@@ -209,14 +210,14 @@ func Describe(w io.Writer, md *Metadata) {
 	fmt.Fprintf(w, "image %s\n", id)
 	from := md.KernelFrom
 	if from == "" {
-		from = FromSource
+		from = vocab.FromSource
 	}
 	fmt.Fprintf(w, "  kernel   %s %s (%s, source %s)\n", md.Kernel, md.KernelRelease, from, md.Source)
 	fmt.Fprintf(w, "  variant  %s, source state %.12s\n", md.Variant, md.State)
 	if len(md.Fragments) > 0 {
 		fmt.Fprintf(w, "  config   %s (%.12s)\n", strings.Join(md.Fragments, ","), md.ConfigHash)
 	}
-	if md.Variant == Baseline {
+	if md.Variant == vocab.Baseline {
 		fmt.Fprintf(w, "  patches  none (the pristine tree)\n")
 	}
 	for _, p := range md.Patches {
@@ -230,7 +231,7 @@ func Describe(w io.Writer, md *Metadata) {
 		}
 		fmt.Fprintln(w)
 	}
-	if md.Variant == Patched && len(md.Patches) == 0 {
+	if md.Variant == vocab.Patched && len(md.Patches) == 0 {
 		for _, a := range md.Applied {
 			fmt.Fprintf(w, "  patch    %s\n", a)
 		}
@@ -246,7 +247,7 @@ func Describe(w io.Writer, md *Metadata) {
 func publish(staging, final string) (string, error) {
 	// A snapshot of the former layout (no image id: written in place,
 	// recording no patches) is replaced, not kept.
-	if md, err := LoadImage(final); err == nil && md.Status == "PASS" && md.ID != "" {
+	if md, err := LoadImage(final); err == nil && md.Status == vocab.Pass && md.ID != "" {
 		os.RemoveAll(staging)
 		return final, nil
 	}
@@ -259,7 +260,7 @@ func publish(staging, final string) (string, error) {
 	}
 	if err := os.Rename(staging, final); err != nil {
 		// Another process published the same state first: theirs stands.
-		if md, lerr := LoadImage(final); lerr == nil && md.Status == "PASS" && md.ID != "" {
+		if md, lerr := LoadImage(final); lerr == nil && md.Status == vocab.Pass && md.ID != "" {
 			os.RemoveAll(staging)
 			return final, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestPublishOnce: a published passing image is kept when the same state
@@ -22,7 +23,7 @@ func TestPublishOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.WriteFile(filepath.Join(s, "bzImage"), []byte(content), 0o644)
-		md := &Metadata{ID: id, Status: status, Variant: Patched, Artifacts: map[string]string{"bzImage": filepath.Join(s, "bzImage")},
+		md := &Metadata{ID: id, Status: status, Variant: vocab.Patched, Artifacts: map[string]string{"bzImage": filepath.Join(s, "bzImage")},
 			SHA256: map[string]string{"bzImage": fsutil.Hash([]byte(content))}}
 		if err := fsutil.WriteJSON(filepath.Join(s, "metadata.json"), md); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestRealBuild builds 6.12 baseline and patched (incremental: the cold
@@ -23,8 +24,8 @@ import (
 // rebuilt gives the same image.
 func TestRealBuild(t *testing.T) {
 	kbuild.Exclusive(t, "6.12")
-	base := kbuild.Build(t, "6.12", build.Baseline)
-	md := kbuild.Build(t, "6.12", build.Patched)
+	base := kbuild.Build(t, "6.12", vocab.Baseline)
+	md := kbuild.Build(t, "6.12", vocab.Patched)
 	for _, m := range []*build.Metadata{base, md} {
 		if m.Status != "PASS" || m.KernelRelease != "6.12.117" || m.Artifacts["bzImage"] == "" || m.Verified < 50 {
 			t.Errorf("%s metadata: %+v", m.Variant, m)
@@ -50,7 +51,7 @@ func TestRealBuild(t *testing.T) {
 	if len(md.Applied) != 1 || !strings.Contains(md.Applied[0], "nvme-rdma-inline-capsule") {
 		t.Errorf("patched build applied %v", md.Applied)
 	}
-	again := kbuild.Build(t, "6.12", build.Patched)
+	again := kbuild.Build(t, "6.12", vocab.Patched)
 	if !again.UpToDate {
 		t.Errorf("second patched build was not a no-op")
 	}
@@ -58,7 +59,7 @@ func TestRealBuild(t *testing.T) {
 	// the patched build (its objects recompiled, vmlinux relinked) is the
 	// baseline's image byte for byte, so a snapshot another process
 	// rewrites from the same state stays what a record hashed.
-	rebuilt := kbuild.Build(t, "6.12", build.Baseline)
+	rebuilt := kbuild.Build(t, "6.12", vocab.Baseline)
 	if rebuilt.UpToDate {
 		t.Error("the baseline after the patched build recompiled nothing: the test proves nothing")
 	}
@@ -96,7 +97,7 @@ func TestRealImpossibleSymbol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = build.Build(context.Background(), build.Options{Root: root, Cache: c, Kernel: k, Apply: out, Variant: build.Baseline,
+	_, err = build.Build(context.Background(), build.Options{Root: root, Cache: c, Kernel: k, Apply: out, Variant: vocab.Baseline,
 		Fragments: []string{"base", "impossible"}})
 	var ce *build.ConfigError
 	if !errors.As(err, &ce) || !errors.Is(err, errs.ErrInput) {
@@ -110,10 +111,10 @@ func TestRealImpossibleSymbol(t *testing.T) {
 }
 
 func BenchmarkBuildNoop(b *testing.B) {
-	kbuild.Build(b, "6.12", build.Patched)
+	kbuild.Build(b, "6.12", vocab.Patched)
 	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
-		kbuild.Build(b, "6.12", build.Patched)
+		kbuild.Build(b, "6.12", vocab.Patched)
 	}
 	cpu.Report()
 }
@@ -125,10 +126,10 @@ func BenchmarkBuildPatchedAfterBaseline(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		cpu.Stop()
-		kbuild.Build(b, "6.12", build.Baseline) // the work tree back to pristine
+		kbuild.Build(b, "6.12", vocab.Baseline) // the work tree back to pristine
 		cpu.Start()
 		b.StartTimer()
-		kbuild.Build(b, "6.12", build.Patched)
+		kbuild.Build(b, "6.12", vocab.Patched)
 	}
 	cpu.Report()
 }
@@ -149,7 +150,7 @@ func BenchmarkBuildCold(b *testing.B) {
 		os.RemoveAll(dir)
 		cpu.Start()
 		b.StartTimer()
-		kbuild.Build(b, "6.12", build.Baseline, func(o *build.Options) { o.NoCcache = true })
+		kbuild.Build(b, "6.12", vocab.Baseline, func(o *build.Options) { o.NoCcache = true })
 	}
 	cpu.Report()
 }

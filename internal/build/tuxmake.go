@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/vocab"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,11 +69,11 @@ func (m *Metadata) Tuxmake() Tuxmake {
 
 	status := m.Status
 	if status == "" {
-		status = "FAIL"
+		status = vocab.Fail
 	}
-	configStatus := "PASS"
+	configStatus := vocab.Pass
 	if m.Verified == 0 {
-		configStatus = "FAIL"
+		configStatus = vocab.Fail
 	}
 	// Each target's duration as the build measured it; a build written
 	// before steps were timed has the whole build as the kernel's.

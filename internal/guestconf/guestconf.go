@@ -2,6 +2,8 @@
 // it into the initramfs (/patchctl.json) and the guest agent reads it.
 package guestconf
 
+import "github.com/patchctl/patchctl/internal/vocab"
+
 // Path is where the configuration lives in the initramfs.
 const Path = "/patchctl.json"
 
@@ -65,7 +67,7 @@ var ConfigModules = map[string]string{
 var ModuleParams = map[string]string{"null_blk": "memory_backed=1 gb=1"}
 
 // TransportConfig is the symbol a transport's provider needs.
-var TransportConfig = map[string]string{"rxe": "RDMA_RXE", "siw": "RDMA_SIW"}
+var TransportConfig = map[string]string{vocab.RXE: "RDMA_RXE", vocab.SIW: "RDMA_SIW"}
 
 // ModuleConfig is RequiredConfig plus what a kernel with modules needs
 // loaded by hand (no modprobe in the guest: nothing is requested on
@@ -73,7 +75,7 @@ var TransportConfig = map[string]string{"rxe": "RDMA_RXE", "siw": "RDMA_SIW"}
 func ModuleConfig(transports []string) []string {
 	req := append(RequiredConfig(transports), "VIRTIO_PCI", "NVME_CORE", "NVME_FABRICS", "NVME_TARGET")
 	for _, t := range transports {
-		if t == "rxe" {
+		if t == vocab.RXE {
 			req = append(req, "CRYPTO_CRC32")
 		}
 	}

@@ -3,6 +3,7 @@ package guestconf
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"strings"
 )
 
@@ -196,9 +197,9 @@ func RequiredConfig(transports []string) []string {
 		"INFINIBAND_ADDR_TRANS", "NVME_RDMA", "NVME_TARGET_RDMA", "BLK_DEV_NULL_BLK", "KPROBE_EVENTS", "DEBUG_INFO"}
 	for _, t := range transports {
 		switch t {
-		case "rxe":
+		case vocab.RXE:
 			req = append(req, "RDMA_RXE")
-		case "siw":
+		case vocab.SIW:
 			req = append(req, "RDMA_SIW")
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // A fixture kernel tree: nvmet-rdma's in-capsule bound as the pinned
@@ -283,7 +284,7 @@ func TestCheckStageJudgesNewFindings(t *testing.T) {
 	shift := mailPatch(t, linux, "nvmet-rdma: comment the inline mapping", map[string][2]string{
 		"drivers/nvme/target/rdma.c": {"struct nvmet_rdma_rsp;\n", "struct nvmet_rdma_rsp;\n\n/*\n * In-capsule data: the SGL from the command.\n */\n"}})
 	kr, dir := checkRun(t, c, k, linux, shift, "drivers/nvme")
-	if s := checkStage(kr); s == nil || s.Status != pipeline.Pass || kr.Verdict != pipeline.Pass {
+	if s := checkStage(kr); s == nil || s.Status != vocab.Pass || kr.Verdict != vocab.Pass {
 		t.Fatalf("a patch that only moves the known finding: check %+v, verdict %s", s, kr.Verdict)
 	}
 	if f := kr.Check.Findings; len(f) != 1 || f[0].Line != 14 || !f[0].PreExisting() {
@@ -301,7 +302,7 @@ func TestCheckStageJudgesNewFindings(t *testing.T) {
 	copyIn := mailPatch(t, linux, "nvmet-tcp: map inline data", map[string][2]string{
 		"drivers/nvme/target/tcp.c": {"struct nvmet_tcp_cmd;\n", "struct nvmet_tcp_cmd;\n" + tcpCopy}})
 	kr, dir = checkRun(t, c, k, linux, copyIn, "drivers/nvme")
-	if s := checkStage(kr); s == nil || s.Status != pipeline.Fail || kr.Verdict != pipeline.Fail || !strings.Contains(s.Detail, "1 new error") {
+	if s := checkStage(kr); s == nil || s.Status != vocab.Fail || kr.Verdict != vocab.Fail || !strings.Contains(s.Detail, "1 new error") {
 		t.Fatalf("a patch that adds a finding: check %+v, verdict %s", s, kr.Verdict)
 	}
 	say = reportsSay(t, dir, kr)
@@ -345,7 +346,7 @@ func TestCheckStageRealTree(t *testing.T) {
 	}
 	c := testenv.Cache()
 	kr, dir := checkRun(t, c, k, pristine, seed)
-	if s := checkStage(kr); s == nil || s.Status != pipeline.Pass {
+	if s := checkStage(kr); s == nil || s.Status != vocab.Pass {
 		t.Fatalf("the seed: check %+v", s)
 	}
 	if got := strings.TrimSpace(reportsSay(t, dir, kr)["drivers/nvme/target/rdma.c"]); got != sayPre {
@@ -354,7 +355,7 @@ func TestCheckStageRealTree(t *testing.T) {
 	tcp := mailPatch(t, pristine, "nvmet-tcp: map inline data", map[string][2]string{
 		"drivers/nvme/target/tcp.c": {"static void nvmet_tcp_free_cmd(struct nvmet_tcp_cmd *c)\n{", strings.TrimPrefix(tcpCopy, "\n") + "\nstatic void nvmet_tcp_free_cmd(struct nvmet_tcp_cmd *c)\n{"}})
 	kr, dir = checkRun(t, c, k, pristine, append(seed, tcp...))
-	if s := checkStage(kr); s == nil || s.Status != pipeline.Fail || kr.Verdict != pipeline.Fail {
+	if s := checkStage(kr); s == nil || s.Status != vocab.Fail || kr.Verdict != vocab.Fail {
 		t.Fatalf("the seed and a new finding: check %+v", s)
 	}
 	say := reportsSay(t, dir, kr)

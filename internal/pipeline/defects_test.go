@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/defects"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/ktap"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestKnownDefectNotBlamedOnPatch: with a fake defect table (rxe broken
@@ -33,7 +34,7 @@ func TestKnownDefectNotBlamedOnPatch(t *testing.T) {
 			{Name: "siw", OK: transport != "siw", Subtests: []*ktap.Test{{Name: "write_read_16k", OK: transport != "siw"}}}}}}
 	}
 	newRun := func(version string) *kernelRun {
-		r := &kernelRun{o: Options{Defects: tb, Transports: []string{"rxe", "siw"}}, kr: &Kernel{Name: "9.1", Verdict: Pass}}
+		r := &kernelRun{o: Options{Defects: tb, Transports: []string{"rxe", "siw"}}, kr: &Kernel{Name: "9.1", Verdict: vocab.Pass}}
 		r.defects(treeAt(version))
 		return r
 	}
@@ -57,7 +58,7 @@ func TestKnownDefectNotBlamedOnPatch(t *testing.T) {
 	s := r.stage(StageBootPatched, func(*Stage) error {
 		return errors.Join(errors.New("data mismatch: "+r.explains(failing("rxe"), true)[0]), errKnownDefect)
 	})
-	if s.Status != Error || s.Class != ClassKnownDefect || !strings.Contains(r.kr.Reason, "fake fix") {
+	if s.Status != vocab.Error || s.Class != ClassKnownDefect || !strings.Contains(r.kr.Reason, "fake fix") {
 		t.Errorf("stage %+v, reason %q", s, r.kr.Reason)
 	}
 	res := &Result{Kernels: []*Kernel{r.kr}, Verdict: r.kr.Verdict}

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestRunDistro is the distro-kernel path end to end on 6.12 (Debian's
@@ -28,7 +28,7 @@ func TestRunDistro(t *testing.T) {
 	}
 	c := testenv.Cache()
 	res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: []string{"6.12"},
-		KernelFrom: build.FromDistro, Progress: c.Progress})
+		KernelFrom: vocab.FromDistro, Progress: c.Progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +36,12 @@ func TestRunDistro(t *testing.T) {
 	report.Summary(&sum, res)
 	t.Log("\n" + sum.String())
 	k := res.Kernels[0]
-	if res.Verdict != pipeline.Pass || k.KernelFrom != build.FromDistro {
+	if res.Verdict != vocab.Pass || k.KernelFrom != vocab.FromDistro {
 		t.Fatalf("verdict %s from %q", res.Verdict, k.KernelFrom)
 	}
-	for _, v := range []string{build.Baseline, build.Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		md := k.Builds[v]
-		if md == nil || md.KernelFrom != build.FromDistro || md.KernelRelease != "6.12.117+deb12-amd64" {
+		if md == nil || md.KernelFrom != vocab.FromDistro || md.KernelRelease != "6.12.117+deb12-amd64" {
 			t.Errorf("%s build %+v", v, md)
 		}
 		b := k.Boots[v]
@@ -49,7 +49,7 @@ func TestRunDistro(t *testing.T) {
 			t.Fatalf("%s boot evidence %+v", v, b)
 		}
 		ev := b.Evidence[0]
-		if v == build.Patched && (ev.Inline == 0 || ev.ByRef != 0) || v == build.Baseline && (ev.Inline != 0 || ev.ByRef == 0) {
+		if v == vocab.Patched && (ev.Inline == 0 || ev.ByRef != 0) || v == vocab.Baseline && (ev.Inline != 0 || ev.ByRef == 0) {
 			t.Errorf("%s: %d inline, %d by reference", v, ev.Inline, ev.ByRef)
 		}
 		siw := false
@@ -60,7 +60,7 @@ func TestRunDistro(t *testing.T) {
 			t.Errorf("%s: siw not reported as not available", v)
 		}
 	}
-	if r := k.Builds[build.Patched].Rebuilt; len(r) != 1 || r[0] != "nvme_rdma" {
+	if r := k.Builds[vocab.Patched].Rebuilt; len(r) != 1 || r[0] != "nvme_rdma" {
 		t.Errorf("rebuilt %v", r)
 	}
 	if !strings.Contains(sum.String(), "kernels from distro") {

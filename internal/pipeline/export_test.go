@@ -9,6 +9,7 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // CheckStage runs a kernel's check stage alone, as Run does after the
@@ -16,7 +17,7 @@ import (
 // the default).
 func CheckStage(ctx context.Context, o Options, k *tree.Kernel, out *apply.Out, paths []string) *Kernel {
 	r := &kernelRun{o: o, k: k, jobs: 1, store: &stage.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
-		kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: Pass, KernelFrom: build.FromSource}}
+		kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: vocab.Pass, KernelFrom: vocab.FromSource}}
 	r.paths = paths
 	r.check(ctx, out)
 	return r.kr

@@ -22,15 +22,7 @@ import (
 	"github.com/patchctl/patchctl/internal/progress"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
-)
-
-// Statuses, as KCIDB names them.
-const (
-	Pass  = boot.Pass
-	Fail  = boot.Fail
-	Error = boot.Error
-	Skip  = "SKIP"
-	Done  = "DONE"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // The stages of a kernel's run, in order.
@@ -61,8 +53,8 @@ type Options struct {
 	Parallel *bool
 	Accel    string // kvm, tcg or "" (probe)
 	NoCcache bool
-	// KernelFrom is where the kernels under test come from: build.FromSource
-	// ("" too: build the pinned tree) or build.FromDistro (Debian's binary
+	// KernelFrom is where the kernels under test come from: vocab.FromSource
+	// ("" too: build the pinned tree) or vocab.FromDistro (Debian's binary
 	// kernel, the touched modules rebuilt against its headers).
 	KernelFrom string
 	// Targets, when set, are the kernels to run instead of Kernels (a
@@ -132,14 +124,14 @@ type Result struct {
 func Run(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
 	if len(o.Transports) == 0 {
-		o.Transports = []string{"rxe", "siw"}
+		o.Transports = vocab.DefaultTransports()
 	}
-	from, err := build.ParseKernelFrom(o.KernelFrom)
+	from, err := vocab.ParseKernelFrom(o.KernelFrom)
 	if err != nil {
 		return nil, err
 	}
 	o.KernelFrom = from
-	if from == build.FromDistro && len(o.Fragments) > 0 {
+	if from == vocab.FromDistro && len(o.Fragments) > 0 {
 		return nil, fmt.Errorf("--fragment %s goes with kernels built from source: Debian's binary kernel has its own configuration (drop --kernel-from distro or --fragment): %w", strings.Join(o.Fragments, ","), errs.ErrUsage)
 	}
 	if o.Defects == nil {
@@ -170,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Parallel != nil {
 		parallel = *o.Parallel
 	}
-	res := &Result{Kernels: make([]*Kernel, len(ks)), Verdict: Pass}
+	res := &Result{Kernels: make([]*Kernel, len(ks)), Verdict: vocab.Pass}
 	jobs := runtime.NumCPU()
 	if parallel {
 		jobs = max(1, runtime.NumCPU()/len(ks))
@@ -178,7 +170,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var wg sync.WaitGroup
 	for i, k := range ks {
 		r := &kernelRun{o: o, k: k, jobs: jobs, store: &stage.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
-			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: Pass, KernelFrom: o.KernelFrom}}
+			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: vocab.Pass, KernelFrom: o.KernelFrom}}
 		res.Kernels[i] = r.kr
 		if parallel {
 			wg.Add(1)
@@ -189,7 +181,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	wg.Wait()
 	for _, k := range res.Kernels {
-		if k.Verdict != Pass && res.Verdict != Error {
+		if k.Verdict != vocab.Pass && res.Verdict != vocab.Error {
 			res.Verdict = k.Verdict
 		}
 	}
@@ -211,7 +203,7 @@ type kernelRun struct {
 // stage runs fn as the named stage: it is timed, and its error becomes
 // the stage's status (ERROR for a harness fault, FAIL otherwise).
 func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
-	s := &Stage{Name: name, Status: Pass, Start: time.Now()}
+	s := &Stage{Name: name, Status: vocab.Pass, Start: time.Now()}
 	r.kr.Stages = append(r.kr.Stages, s)
 	err := fn(s)
 	s.Duration = time.Since(s.Start).Seconds()
@@ -219,15 +211,15 @@ func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
 	case err == nil:
 	case errors.Is(err, errKnownDefect):
 		s.Class = ClassKnownDefect
-		r.fail(s, Error, err.Error())
+		r.fail(s, vocab.Error, err.Error())
 	case errors.Is(err, errs.ErrFindings):
-		r.fail(s, Fail, err.Error())
+		r.fail(s, vocab.Fail, err.Error())
 	case errors.Is(err, errs.ErrInput), errors.Is(err, errs.ErrUsage):
 		s.Class = ClassInput
-		r.fail(s, Error, err.Error())
+		r.fail(s, vocab.Error, err.Error())
 	default:
 		s.Class = ClassEnv
-		r.fail(s, Error, err.Error())
+		r.fail(s, vocab.Error, err.Error())
 	}
 	return s
 }
@@ -258,8 +250,8 @@ func (res *Result) Err() error {
 				worst = ClassInput
 			case (s.Class == ClassEnv || s.Class == ClassKnownDefect) && worst != ClassInput:
 				worst = ClassEnv
-			case s.Status == Fail && worst == "":
-				worst = Fail
+			case s.Status == vocab.Fail && worst == "":
+				worst = vocab.Fail
 			}
 		}
 	}
@@ -268,10 +260,10 @@ func (res *Result) Err() error {
 		return errs.ErrInput
 	case ClassEnv:
 		return errs.ErrEnv
-	case Fail:
+	case vocab.Fail:
 		return errs.ErrFindings
 	}
-	if res.Verdict != Pass {
+	if res.Verdict != vocab.Pass {
 		return errs.ErrFindings
 	}
 	return nil
@@ -279,7 +271,7 @@ func (res *Result) Err() error {
 
 func (r *kernelRun) fail(s *Stage, status, detail string) {
 	s.Status, s.Detail = status, detail
-	if r.kr.Verdict == Pass || status == Error {
+	if r.kr.Verdict == vocab.Pass || status == vocab.Error {
 		r.kr.Verdict, r.kr.Reason = status, s.Name+": "+detail
 	}
 }
@@ -311,7 +303,7 @@ func (r *kernelRun) run(ctx context.Context) {
 	r.kr.Start = time.Now()
 	defer func() { r.kr.Duration = time.Since(r.kr.Start).Seconds() }()
 	defer r.skipRest()
-	if r.o.KernelFrom == build.FromDistro {
+	if r.o.KernelFrom == vocab.FromDistro {
 		// Debian's packages download and extract while the source tree
 		// is prepared; the build stage waits for them (the distro lock)
 		// and reports their errors.
@@ -328,7 +320,7 @@ func (r *kernelRun) run(ctx context.Context) {
 	if r.stage(StagePrepare, func(s *Stage) (err error) {
 		pristine, err = r.o.Cache.Prepare(ctx, r.k)
 		return err
-	}).Status != Pass {
+	}).Status != vocab.Pass {
 		return
 	}
 
@@ -365,16 +357,16 @@ func (r *kernelRun) run(ctx context.Context) {
 			return fmt.Errorf("%s: %w", strings.Join(problems, "; "), errs.ErrFindings)
 		}
 		return nil
-	}).Status != Pass {
+	}).Status != vocab.Pass {
 		return
 	}
 
 	r.defects(pristine)
-	r.build(ctx, out, build.Baseline)
+	r.build(ctx, out, vocab.Baseline)
 	r.check(ctx, out)
-	r.build(ctx, out, build.Patched)
-	r.boot(ctx, out, build.Baseline)
-	r.boot(ctx, out, build.Patched)
+	r.build(ctx, out, vocab.Patched)
+	r.boot(ctx, out, vocab.Baseline)
+	r.boot(ctx, out, vocab.Patched)
 	r.compare(out)
 }
 
@@ -384,7 +376,7 @@ func (r *kernelRun) buildOptions(out *apply.Out, variant string) build.Options {
 }
 
 func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
-	if r.o.KernelFrom == build.FromDistro {
+	if r.o.KernelFrom == vocab.FromDistro {
 		r.distroBuild(ctx, out, variant)
 		return
 	}
@@ -460,7 +452,7 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 			return err
 		}
 		in.CheckpatchTree = cp
-		if md := r.kr.Builds[build.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
+		if md := r.kr.Builds[vocab.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
 			in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
 		}
 		// The baseline first: the same check on the pristine tree,
@@ -509,8 +501,8 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 	name := "boot-" + variant
 	md := r.kr.Builds[variant]
-	if md == nil || md.Status != "PASS" {
-		r.kr.Stages = append(r.kr.Stages, &Stage{Name: name, Status: Skip, Start: time.Now(), Detail: "no kernel image"})
+	if md == nil || md.Status != vocab.Pass {
+		r.kr.Stages = append(r.kr.Stages, &Stage{Name: name, Status: vocab.Skip, Start: time.Now(), Detail: "no kernel image"})
 		return
 	}
 	r.stage(name, func(s *Stage) error {
@@ -529,7 +521,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 				return errors.Join(err, r.forget(s))
 			}
 			br = *got
-			if br.Verdict == boot.Pass {
+			if br.Verdict == vocab.Pass {
 				err = r.record(s, br, br.ConsoleLog, boot.ResultPath(dir))
 			} else {
 				err = r.forget(s)
@@ -542,12 +534,12 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		c := br.KTAP.Count()
 		s.Detail = fmt.Sprintf("%d passed, %d failed, %d skipped (%s)", c.Pass, c.Fail, c.Skip, br.Accel)
 		switch br.Verdict {
-		case boot.Fail:
+		case vocab.Fail:
 			if d := r.explains(&br, m.Boot.ExpectInline[variant]); len(d) > 0 {
 				return fmt.Errorf("%s: %s; not the patch's fault: %w", br.Reason, strings.Join(d, "; "), errKnownDefect)
 			}
 			return fmt.Errorf("%s: %w", br.Reason, errs.ErrFindings)
-		case boot.Error:
+		case vocab.Error:
 			return fmt.Errorf("%s: %w", br.Reason, errs.ErrEnv)
 		}
 		return nil
@@ -611,13 +603,13 @@ func failedOver(br *boot.Result, transport string) bool {
 // compare: the patched kernel shows the inline path, the baseline not,
 // by the agent's typed evidence and the one inline rule.
 func (r *kernelRun) compare(out *apply.Out) {
-	s := &Stage{Name: StageCompare, Status: Pass, Start: time.Now()}
+	s := &Stage{Name: StageCompare, Status: vocab.Pass, Start: time.Now()}
 	r.kr.Stages = append(r.kr.Stages, s)
 	var notes []string
-	for _, v := range []string{build.Baseline, build.Patched} {
+	for _, v := range []string{vocab.Baseline, vocab.Patched} {
 		b := r.kr.Boots[v]
 		if b == nil {
-			s.Status, s.Detail = Skip, "a boot did not run"
+			s.Status, s.Detail = vocab.Skip, "a boot did not run"
 			return
 		}
 		for _, ev := range b.Evidence {
@@ -627,19 +619,19 @@ func (r *kernelRun) compare(out *apply.Out) {
 				notes[len(notes)-1] += " (reported, not judged)"
 			}
 			if err := guestconf.JudgeInline(ev, x); err != nil {
-				s.Status = Fail
+				s.Status = vocab.Fail
 				notes[len(notes)-1] += " (" + err.Error() + ")"
 			}
 		}
 	}
 	s.Detail = strings.Join(notes, "; ")
 	if len(notes) == 0 {
-		s.Status, s.Detail = Fail, "no inline evidence in either boot"
-		if b := out.Plan.Manifest.Boot; !b.Expect(build.Baseline).Judged() && !b.Expect(build.Patched).Judged() {
-			s.Status, s.Detail = Pass, "no inline evidence in either boot (reported, not judged)"
+		s.Status, s.Detail = vocab.Fail, "no inline evidence in either boot"
+		if b := out.Plan.Manifest.Boot; !b.Expect(vocab.Baseline).Judged() && !b.Expect(vocab.Patched).Judged() {
+			s.Status, s.Detail = vocab.Pass, "no inline evidence in either boot (reported, not judged)"
 		}
 	}
-	if s.Status != Pass {
+	if s.Status != vocab.Pass {
 		r.fail(s, s.Status, s.Detail)
 	}
 }
@@ -652,7 +644,7 @@ func (r *kernelRun) skipRest() {
 	}
 	for _, n := range Stages {
 		if !have[n] {
-			r.kr.Stages = append(r.kr.Stages, &Stage{Name: n, Status: Skip, Start: time.Now(), Detail: "an earlier stage failed"})
+			r.kr.Stages = append(r.kr.Stages, &Stage{Name: n, Status: vocab.Skip, Start: time.Now(), Detail: "an earlier stage failed"})
 		}
 	}
 }

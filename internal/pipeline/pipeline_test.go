@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 func lock(t testing.TB, root string) *tree.Lock {
@@ -49,12 +50,12 @@ func TestRunKernels(t *testing.T) {
 	}
 	var sum strings.Builder
 	report.Summary(&sum, res)
-	if res.Verdict != pipeline.Pass {
+	if res.Verdict != vocab.Pass {
 		t.Fatalf("verdict %s:\n%s", res.Verdict, sum.String())
 	}
 	for _, k := range res.Kernels {
 		for _, s := range k.Stages {
-			if s.Status != pipeline.Pass {
+			if s.Status != vocab.Pass {
 				t.Errorf("%s %s: %s %s", k.Name, s.Name, s.Status, s.Detail)
 			}
 		}
@@ -174,7 +175,7 @@ func BenchmarkRunWarmAfterEdit(b *testing.B) {
 		cpu.Start()
 		b.StartTimer()
 		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
-		if err != nil || res.Verdict != pipeline.Pass {
+		if err != nil || res.Verdict != vocab.Pass {
 			var sum strings.Builder
 			if res != nil {
 				report.Summary(&sum, res)
@@ -205,7 +206,7 @@ func BenchmarkRunCold(b *testing.B) {
 		cpu.Start()
 		b.StartTimer()
 		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
-		if err != nil || res.Verdict != pipeline.Pass {
+		if err != nil || res.Verdict != vocab.Pass {
 			b.Fatalf("%v %+v", err, res)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // The fixtures are synthetic pipeline results shaped like a real run's:
@@ -121,11 +122,11 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 		return p
 	}
 	write(filepath.Join(root, "series", "kernels.yaml"), "default: \"6.12\"\n")
-	res := &pipeline.Result{Verdict: pipeline.Pass, Duration: 481.701514792}
+	res := &pipeline.Result{Verdict: vocab.Pass, Duration: 481.701514792}
 	for ki, name := range o.kernels {
 		start := o.start.Add(time.Duration(ki) * time.Second)
 		patch := write(filepath.Join(root, "series", name, "0001-nvme-rdma-example.patch"), o.patchContent)
-		k := &pipeline.Kernel{Name: name, Source: "debian linux-source-" + name + "=" + fixtureVersions[name] + " deb:" + cache + " tar:0", Verdict: pipeline.Pass, Start: start,
+		k := &pipeline.Kernel{Name: name, Source: "debian linux-source-" + name + "=" + fixtureVersions[name] + " deb:" + cache + " tar:0", Verdict: vocab.Pass, Start: start,
 			Patches: []string{patch}, Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Duration: 300.123456}
 		at := start
 		stage := func(n string, d float64, st string) *pipeline.Stage {
@@ -134,20 +135,20 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 			k.Stages = append(k.Stages, s)
 			return s
 		}
-		stage("prepare", 0.000123, pipeline.Pass)
-		stage("apply", 0.2034, pipeline.Pass).Detail = "1 of 1 patches apply"
+		stage("prepare", 0.000123, vocab.Pass)
+		stage("apply", 0.2034, vocab.Pass).Detail = "1 of 1 patches apply"
 		k.Apply = []*apply.Result{{Entry: series.Entry{Source: "patches/s/p.txt", Expect: series.Applies}, Source: filepath.Join(root, "patches/s/p.txt"),
 			Disposition: series.Applies, Expected: series.Applies, Match: true}}
 		for _, v := range []string{"baseline", "patched"} {
 			bdir := filepath.Join(cache, "build", name, "abcdef012345")
 			vdir := filepath.Join(bdir, "variants", v)
-			stage("build-"+v, 12.345678, pipeline.Pass)
+			stage("build-"+v, 12.345678, vocab.Pass)
 			k.Builds[v] = &build.Metadata{Kernel: name, Variant: v, Status: "PASS", ConfigHash: strings.Repeat("a", 64), Fragments: []string{"base", "rdma-loopback"},
 				Duration: 12.345678, Compiler: "gcc (Debian 12.2.0-14) 12.2.0", KernelRelease: name + ".117", Jobs: 2, Ccache: true, Verified: 40,
 				BuildDir: bdir, VariantDir: vdir, SourceDir: filepath.Join(cache, "work", name), Log: write(filepath.Join(vdir, "build.log"), "  CC      drivers/nvme/host/rdma.o\n"),
 				Artifacts: map[string]string{"bzImage": write(filepath.Join(vdir, "bzImage"), "MZ"), "config": write(filepath.Join(vdir, ".config"), "CONFIG_NVME_RDMA=y\n")}}
 			if v == "baseline" {
-				s := stage("check", 0.7012345, pipeline.Pass)
+				s := stage("check", 0.7012345, vocab.Pass)
 				k.Check = &checks.Report{Files: 3, Functions: 40, Findings: []checks.Finding{
 					{Rule: checks.RuleCheckpatch, Severity: "warning", File: patch, Line: 15, Message: "LONG_LINE: line length of 101 exceeds 100 columns"},
 					{Rule: checks.RuleInlineSize, Severity: "note", File: "drivers/nvme/host/rdma.c", Line: 40, Function: "nvme_rdma_create_qp", Message: "note only"}}}
@@ -155,7 +156,7 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 					k.Check.Findings = append(k.Check.Findings, checks.Finding{Rule: checks.RuleInlineSGE, Severity: "error", File: "drivers/nvme/host/rdma.c", Line: 12,
 						Function: "nvme_rdma_post_send", Message: "SGE 0 of wr holds a DMA address (qe->dma) on the inline path",
 						Evidence: []checks.Evidence{{File: "drivers/nvme/host/rdma.c", Line: 11, Message: "IB_SEND_INLINE set on this path"}}})
-					s.Status = pipeline.Fail
+					s.Status = vocab.Fail
 				}
 			}
 		}
@@ -164,23 +165,23 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 			if o.bailBaseline && v == "baseline" {
 				text = "KTAP version 1\n1..1\nnot ok 1 agent_setup # ERROR network: no eth0\n"
 			}
-			s := stage("boot-"+v, 5.5, pipeline.Pass)
+			s := stage("boot-"+v, 5.5, vocab.Pass)
 			console := filepath.Join(cache, "runs", name, "boot-"+v, "console.log")
 			if !o.withoutConsole {
 				write(console, text)
 			}
 			doc := ktap.Parse(text)
-			br := &boot.Result{Kernel: name, Variant: v, Accel: "tcg", ConsoleLog: console, KTAP: doc, Verdict: boot.Pass, Duration: 5.4}
+			br := &boot.Result{Kernel: name, Variant: v, Accel: "tcg", ConsoleLog: console, KTAP: doc, Verdict: vocab.Pass, Duration: 5.4}
 			if c := doc.Count(); c.Fail > 0 || !doc.Complete() || doc.Bail != "" {
-				br.Verdict, s.Status = boot.Fail, pipeline.Fail
+				br.Verdict, s.Status = vocab.Fail, vocab.Fail
 			}
 			k.Boots[v] = br
 		}
-		stage("compare", 0, pipeline.Pass)
+		stage("compare", 0, vocab.Pass)
 		for _, s := range k.Stages {
-			if s.Status != pipeline.Pass {
-				k.Verdict = pipeline.Fail
-				res.Verdict = pipeline.Fail
+			if s.Status != vocab.Pass {
+				k.Verdict = vocab.Fail
+				res.Verdict = vocab.Fail
 			}
 		}
 		res.Kernels = append(res.Kernels, k)

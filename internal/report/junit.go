@@ -10,6 +10,7 @@ import (
 	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // JUnit XML as Jenkins (the xUnit plugin's junit-10 schema), GitLab and
@@ -87,11 +88,11 @@ func (s *junitSuite) add(c junitCase) {
 func statusCase(name, class, status, detail string, t float64) junitCase {
 	c := junitCase{Name: name, Classname: class, Time: secs(t)}
 	switch status {
-	case pipeline.Fail:
+	case vocab.Fail:
 		c.Failure = &junitProblem{Message: firstLine(detail), Text: detail}
-	case pipeline.Error:
+	case vocab.Error:
 		c.Error = &junitProblem{Message: firstLine(detail), Text: detail}
-	case pipeline.Skip:
+	case vocab.Skip:
 		c.Skipped = &junitProblem{Message: detail}
 	default:
 		c.SystemOut = detail
@@ -135,9 +136,9 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 			s.add(statusCase("stage."+st.Name, cls+".stage", st.Status, n.subst(st.Detail), st.Duration))
 		}
 		for _, r := range k.Apply {
-			st := pipeline.Pass
+			st := vocab.Pass
 			if !r.Match {
-				st = pipeline.Fail
+				st = vocab.Fail
 			}
 			s.add(statusCase("apply."+r.Entry.Series(), cls+".apply", st,
 				fmt.Sprintf("%s: %s (manifest: %s) %s", n.rel(r.Source), r.Disposition, r.Expected, r.Reason), 0))
@@ -145,9 +146,9 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 		if k.Check != nil {
 			count := 0
 			for _, f := range k.Check.Findings {
-				st := pipeline.Pass
+				st := vocab.Pass
 				if f.Severity == "error" && f.Judged() {
-					st = pipeline.Fail
+					st = vocab.Fail
 				}
 				if f.Severity == "error" || f.Severity == "warning" {
 					count++
@@ -161,10 +162,10 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 				}
 			}
 			if count == 0 {
-				s.add(statusCase("check", cls+".check", pipeline.Pass, "no findings", 0))
+				s.add(statusCase("check", cls+".check", vocab.Pass, "no findings", 0))
 			}
 		}
-		for _, v := range []string{"baseline", "patched"} {
+		for _, v := range vocab.Variants() {
 			b := k.Boots[v]
 			if b == nil || b.KTAP == nil {
 				continue
@@ -176,7 +177,7 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 			}
 			times := ktapTimes(b.KTAP, start, dur)
 			if b.KTAP.Bail != "" {
-				s.add(statusCase("ktap", cls+".boot."+v, pipeline.Error, "the guest could not run its tests: "+b.KTAP.Bail, 0))
+				s.add(statusCase("ktap", cls+".boot."+v, vocab.Error, "the guest could not run its tests: "+b.KTAP.Bail, 0))
 			}
 			for _, tr := range b.KTAP.Subtests {
 				addKTAP(&s, cls+".boot."+v, tr, times)
@@ -206,13 +207,13 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 func ktapStatus(t *ktap.Test) string {
 	switch {
 	case t.Skip:
-		return pipeline.Skip
+		return vocab.Skip
 	case !t.OK && t.Directive == "ERROR":
-		return pipeline.Error
+		return vocab.Error
 	case !t.OK:
-		return pipeline.Fail
+		return vocab.Fail
 	}
-	return pipeline.Pass
+	return vocab.Pass
 }
 
 // failedBelow reports whether a test has a failed or errored descendant.
@@ -246,9 +247,9 @@ func addKTAP(s *junitSuite, parent string, t *ktap.Test, times map[*ktap.Test]ti
 		if d := diagnostics(t); len(d) > 0 {
 			why += "\n" + strings.Join(d, "\n")
 		}
-		st := pipeline.Fail
+		st := vocab.Fail
 		if t.Directive == "ERROR" {
-			st = pipeline.Error
+			st = vocab.Error
 		}
 		s.add(statusCase(t.Name, parent, st, why, times[t].dur))
 	}

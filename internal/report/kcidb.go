@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/checks"
-	"github.com/patchctl/patchctl/internal/build"
+
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // KCIDB v5.3 (KernelCI's common report schema): checkouts, builds, tests.
@@ -120,7 +121,7 @@ func dur(d float64) *float64 {
 }
 
 // statusRank is KCIDB's priority of statuses (highest first).
-var statusRank = map[string]int{pipeline.Fail: 6, pipeline.Error: 5, "MISS": 4, pipeline.Pass: 3, pipeline.Done: 2, pipeline.Skip: 1}
+var statusRank = map[string]int{vocab.Fail: 6, vocab.Error: 5, "MISS": 4, vocab.Pass: 3, vocab.Done: 2, vocab.Skip: 1}
 
 func worst(a, b string) string {
 	if statusRank[b] > statusRank[a] {
@@ -149,7 +150,7 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 	for _, k := range res.Kernels {
 		applyOK := true
 		for _, s := range k.Stages {
-			if s.Name == pipeline.StageApply && s.Status != pipeline.Pass {
+			if s.Name == pipeline.StageApply && s.Status != vocab.Pass {
 				applyOK = false
 			}
 		}
@@ -159,7 +160,7 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 		if strings.HasPrefix(k.Source, "local ") {
 			treeName, what = k.Name, "the local tree "+k.Name
 		}
-		for _, v := range []string{"baseline", "patched"} {
+		for _, v := range vocab.Variants() {
 			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: treeName,
 				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
 			if up := Upstream(k.Source); up.URL != "" {
@@ -169,7 +170,7 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 				}
 			}
 			co.Comment = what + ", pristine"
-			if v == "patched" {
+			if v == vocab.Patched {
 				co.Comment = what + " with the patches"
 				co.StartTime = kcidbTime(applyStart)
 				co.Valid = applyOK
@@ -202,9 +203,9 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 			if b == nil {
 				continue
 			}
-			status := pipeline.Pass
-			if b.Status != "PASS" {
-				status = pipeline.Fail
+			status := vocab.Pass
+			if b.Status != vocab.Pass {
+				status = vocab.Fail
 			}
 			bst, bstart := stageOf(k, "build-"+v)
 			bid := kid(k.Name, v, "build")
@@ -215,10 +216,10 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 					"reused": bst != nil && bst.Reused, "warnings": b.Warnings, "errors": b.Errors}}
 			from := b.KernelFrom
 			if from == "" {
-				from = build.FromSource
+				from = vocab.FromSource
 			}
 			kb.Misc["kernel_from"] = from
-			if from == build.FromDistro {
+			if from == vocab.FromDistro {
 				kb.Command += " --kernel-from distro"
 				kb.ConfigName = "debian " + b.KernelRelease
 				kb.Misc["rebuilt_modules"] = append([]string{}, b.Rebuilt...)
@@ -243,13 +244,13 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 					addTests(&tests, kid, bid, k.Name+"-"+v, "nvme.rdma."+pathPart(tr.Name), tr, log, env, times)
 				}
 				rt := times[bt.KTAP]
-				rootStatus := pipeline.Pass
+				rootStatus := vocab.Pass
 				for _, t := range tests {
 					rootStatus = worst(rootStatus, t.Status)
 				}
 				comment := ""
 				if bt.KTAP.Bail != "" {
-					rootStatus, comment = pipeline.Error, "the guest could not run its tests: "+bt.KTAP.Bail
+					rootStatus, comment = vocab.Error, "the guest could not run its tests: "+bt.KTAP.Bail
 				}
 				for _, p := range []string{"nvme", "nvme.rdma"} {
 					t := kcidbTest{ID: kid(k.Name, v, p), BuildID: bid, Origin: Origin, Path: p, Status: rootStatus, Comment: comment,
@@ -261,7 +262,7 @@ func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 				}
 				doc.Tests = append(doc.Tests, tests...)
 			}
-			if v == "patched" && k.Check != nil {
+			if v == vocab.Patched && k.Check != nil {
 				doc.Tests = append(doc.Tests, staticTests(k, kid, bid, n)...)
 			}
 		}
@@ -279,18 +280,18 @@ func staticTests(k *pipeline.Kernel, kid func(...string) string, bid string, n *
 	if st != nil {
 		d = dur(st.Duration)
 	}
-	rules := map[string]string{"inline-sge-addr": pipeline.Pass, "inline-on-registration": pipeline.Pass, "inline-size": pipeline.Pass, "checkpatch": pipeline.Pass}
+	rules := map[string]string{"inline-sge-addr": vocab.Pass, "inline-on-registration": vocab.Pass, "inline-size": vocab.Pass, "checkpatch": vocab.Pass}
 	notes := map[string][]string{}
 	for _, f := range k.Check.Findings {
 		if _, ok := rules[f.Rule]; !ok {
-			rules[f.Rule] = pipeline.Pass
+			rules[f.Rule] = vocab.Pass
 		}
 		switch {
 		case f.Severity == "error" && f.Judged():
-			rules[f.Rule] = pipeline.Fail
+			rules[f.Rule] = vocab.Fail
 		case f.Severity == "error" || f.Severity == "warning":
-			if rules[f.Rule] == pipeline.Pass {
-				rules[f.Rule] = pipeline.Done // warnings only: reported, not judged
+			if rules[f.Rule] == vocab.Pass {
+				rules[f.Rule] = vocab.Done // warnings only: reported, not judged
 			}
 		}
 		pre := ""
@@ -304,14 +305,14 @@ func staticTests(k *pipeline.Kernel, kid func(...string) string, bid string, n *
 		ids = append(ids, r)
 	}
 	sort.Strings(ids)
-	status := pipeline.Pass
+	status := vocab.Pass
 	var out []kcidbTest
 	for _, rule := range ids {
 		status = worst(status, rules[rule])
-		out = append(out, kcidbTest{ID: kid(k.Name, "patched", "static", rule), BuildID: bid, Origin: Origin, Path: "static." + pathPart(rule),
+		out = append(out, kcidbTest{ID: kid(k.Name, vocab.Patched, "static", rule), BuildID: bid, Origin: Origin, Path: "static." + pathPart(rule),
 			Status: rules[rule], Comment: strings.Join(notes[rule], "\n"), StartTime: kcidbTime(start), Duration: d})
 	}
-	parent := kcidbTest{ID: kid(k.Name, "patched", "static"), BuildID: bid, Origin: Origin, Path: "static", Status: status,
+	parent := kcidbTest{ID: kid(k.Name, vocab.Patched, "static"), BuildID: bid, Origin: Origin, Path: "static", Status: status,
 		Comment: fmt.Sprintf("%d findings in %d files, %d functions", len(k.Check.Findings), k.Check.Files, k.Check.Functions), StartTime: kcidbTime(start), Duration: d}
 	return append([]kcidbTest{parent}, out...)
 }

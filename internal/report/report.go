@@ -32,6 +32,7 @@ import (
 	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // Origin is patchctl's KCIDB origin.
@@ -293,7 +294,7 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 		}
 		if k.Check != nil {
 			var tree string
-			if b := k.Builds["patched"]; b != nil {
+			if b := k.Builds[vocab.Patched]; b != nil {
 				tree = b.SourceDir
 			}
 			so := checks.SARIFOptions{Version: o.Version, Repo: o.Root, Tree: tree, Patches: k.Patches, Kernel: k.Name, RunID: o.RunID, URLBase: o.URLBase}

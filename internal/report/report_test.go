@@ -16,6 +16,7 @@ import (
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 func writeRun(t *testing.T, o fixtureOpts, ro Options) (string, *pipeline.Result, string, string) {
@@ -41,11 +42,11 @@ func expectedCases(res *pipeline.Result) (tests, failures, errors, skipped int) 
 		if len(t.Subtests) == 0 {
 			tests++
 			switch ktapStatus(t) {
-			case pipeline.Fail:
+			case vocab.Fail:
 				failures++
-			case pipeline.Error:
+			case vocab.Error:
 				errors++
-			case pipeline.Skip:
+			case vocab.Skip:
 				skipped++
 			}
 			return
@@ -62,11 +63,11 @@ func expectedCases(res *pipeline.Result) (tests, failures, errors, skipped int) 
 		for _, s := range k.Stages {
 			tests++
 			switch s.Status {
-			case pipeline.Fail:
+			case vocab.Fail:
 				failures++
-			case pipeline.Error:
+			case vocab.Error:
 				errors++
-			case pipeline.Skip:
+			case vocab.Skip:
 				skipped++
 			}
 		}
@@ -362,7 +363,7 @@ func TestKCIDBObjects(t *testing.T) {
 		}
 		// the crashed transport's parent failed while its results passed
 		for _, x := range doc.Tests {
-			if x.Path == "nvme.rdma.rxe" && strings.HasSuffix(x.BuildID, "patched-build") && x.Status != pipeline.Fail {
+			if x.Path == "nvme.rdma.rxe" && strings.HasSuffix(x.BuildID, "patched-build") && x.Status != vocab.Fail {
 				t.Errorf("the crashed rxe run is %s", x.Status)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // LayoutModule is built in both variants for its DWARF (the kprobe
@@ -31,7 +32,7 @@ var LayoutModule = Module{Dir: "drivers/nvme/host", Name: "nvme-rdma", Symbol: "
 
 // Transports are the ones whose modules a distro build puts in the boot
 // set when the distro config has them.
-var Transports = []string{"rxe", "siw"}
+var Transports = vocab.DefaultTransports()
 
 // Options say what to build: the variant of the apply stage's output, on
 // the pinned kernel's binary.
@@ -88,7 +89,7 @@ func compiler(ctx context.Context) string {
 // Touched is what the patched variant rebuilds from: the files the
 // applied series changes (a patch that does not apply changes nothing).
 func Touched(o *apply.Out, variant string) []string {
-	if variant != build.Patched || o.Result == nil {
+	if variant != vocab.Patched || o.Result == nil {
 		return nil
 	}
 	return o.Result.Touched()
@@ -127,10 +128,10 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 		return nil, fmt.Errorf("the patched %s cannot be tested as modules of Debian's %s: %w", o.Kernel.Name, b.Release, err)
 	}
 	vdir := build.StateDir(Dir(o.Cache, o.Kernel, b), o.Variant, o.Apply.State(o.Variant))
-	md := &build.Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, Source: o.Kernel.Key(), KernelFrom: build.FromDistro,
+	md := &build.Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, Source: o.Kernel.Key(), KernelFrom: vocab.FromDistro,
 		KernelRelease: b.Release, Jobs: o.Jobs, Artifacts: map[string]string{}, SHA256: map[string]string{},
 		State: o.Apply.State(o.Variant), Compiler: compiler(ctx), VariantDir: vdir, Log: filepath.Join(vdir, "build.log")}
-	if o.Variant == build.Patched {
+	if o.Variant == vocab.Patched {
 		md.Applied = o.Apply.Applied()
 	}
 	if err := os.RemoveAll(vdir); err != nil {
@@ -167,7 +168,7 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 		return finish(md, start, err)
 	}
 	md.ConfigHash = md.SHA256["config"]
-	md.Status = "PASS"
+	md.Status = vocab.Pass
 	md, err = finish(md, start, nil)
 	if err == nil {
 		err = build.LinkLatest(filepath.Dir(filepath.Dir(md.VariantDir)), o.Variant, md.VariantDir)
@@ -227,9 +228,9 @@ func recordArtifacts(md *build.Metadata, in *Install, src string) error {
 
 func finish(md *build.Metadata, start time.Time, err error) (*build.Metadata, error) {
 	md.Duration = time.Since(start).Seconds()
-	md.Status = "PASS"
+	md.Status = vocab.Pass
 	if err != nil {
-		md.Status = "FAIL"
+		md.Status = vocab.Fail
 	}
 	if werr := fsutil.WriteJSON(filepath.Join(md.VariantDir, "metadata.json"), md); werr != nil && err == nil {
 		err = werr
@@ -293,7 +294,7 @@ func BootModules(ctx context.Context, in *Install, ix Index, cfg Config, replace
 // by name.
 func buildModules(ctx context.Context, o *Options, in *Install, pristine string, mods []Module, src string, logf io.Writer, md *build.Metadata) (map[string]string, error) {
 	srcTree := pristine
-	if o.Variant == build.Patched {
+	if o.Variant == vocab.Patched {
 		wt, release, err := o.Cache.HoldWorkTree(ctx, o.Kernel)
 		if err != nil {
 			return nil, err
@@ -458,7 +459,7 @@ func Built(c *tree.Cache, k *tree.Kernel, variant string) (*build.Metadata, erro
 		return nil, fmt.Errorf("no distro build of %s %s (%v): run patchctl build --kernel-from distro --kernel %s --variant %s first: %w", k.Name, variant, err, k.Name, variant, errs.ErrInput)
 	}
 	var md build.Metadata
-	if err := json.Unmarshal(data, &md); err != nil || md.Status != "PASS" {
+	if err := json.Unmarshal(data, &md); err != nil || md.Status != vocab.Pass {
 		return nil, fmt.Errorf("%s: the last distro build of %s %s did not pass: build it again: %w", p, k.Name, variant, errs.ErrInput)
 	}
 	return &md, nil

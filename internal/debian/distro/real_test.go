@@ -12,6 +12,7 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // realInstall is 6.12's Debian binary kernel, fetched with its pinned
@@ -43,11 +44,11 @@ func TestRealPatchedModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := Build(context.Background(), Options{Cache: c, Kernel: in.Kernel, Apply: out, Variant: build.Patched})
+	md, err := Build(context.Background(), Options{Cache: c, Kernel: in.Kernel, Apply: out, Variant: vocab.Patched})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md.KernelFrom != build.FromDistro || md.KernelRelease != "6.12.117+deb12-amd64" || len(md.Rebuilt) != 1 || md.Rebuilt[0] != "nvme_rdma" {
+	if md.KernelFrom != vocab.FromDistro || md.KernelRelease != "6.12.117+deb12-amd64" || len(md.Rebuilt) != 1 || md.Rebuilt[0] != "nvme_rdma" {
 		t.Fatalf("metadata: %+v", md)
 	}
 	ix, err := IndexModules(in.ModulesDir())
@@ -142,7 +143,7 @@ func TestRealMLX5CompileTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := in.Kernel
-	o := &Options{Cache: testenv.Cache(), Kernel: k, Apply: &apply.Out{}, Variant: build.Baseline}
+	o := &Options{Cache: testenv.Cache(), Kernel: k, Apply: &apply.Out{}, Variant: vocab.Baseline}
 	o.normalize()
 	var log bytes.Buffer
 	md := &build.Metadata{}
