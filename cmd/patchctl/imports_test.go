@@ -41,8 +41,8 @@ var cliTODO = map[string][]string{
 	// Not a TODO: main's exit kills every child process group the
 	// stages started (run.KillAll), a CLI need.
 	"root.go": {"internal/run"},
-	// TODO(tree): tree list/prepare/pin/verify call tree directly.
-	"tree.go": {"internal/tree"},
+	// TODO(tree): tree list/prepare/pin/verify call tree (and debian for pins) directly.
+	"tree.go": {"internal/tree", "internal/debian"},
 	// TODO(try): reading the input (source, mailpatch), --record's
 	// name check and try.json (fsutil) are still the verb's.
 	"try.go": {"internal/fsutil", "internal/mailpatch", "internal/source", "internal/tree"},
