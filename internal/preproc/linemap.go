@@ -164,30 +164,38 @@ func (u *Unit) Project(raw []byte, expand func(MacroSite) bool) *Projection {
 			}
 			continue
 		}
-		p.Lines++
-		ms := macros[i+1]
-		keepRaw := expand != nil && !strings.HasPrefix(string(lines[i]), "#")
-		for _, m := range ms {
-			if keepRaw && expand(m) {
-				keepRaw = false
-			}
-		}
-		if !keepRaw {
-			out[i] = string(lines[i])
-			if len(ms) > 0 {
-				p.Macros[i+1] = ms
-			}
-			continue
-		}
-		// The source's text, and the lines a use's open parentheses
-		// carried to (the compiler wrote it all on this line).
-		out[i] = rawLines[i]
+		// A group: the line and the lines its open parentheses carry to
+		// (a macro's use over several lines comes out on the first and,
+		// what follows the use, on the last). It takes the compiler's
+		// text or the source's as a whole.
+		end := i
 		depth := strings.Count(rawLines[i], "(") - strings.Count(rawLines[i], ")")
-		for k := i + 1; depth > 0 && k < len(rawLines) && !has[k]; k++ {
-			out[k] = rawLines[k]
+		for k := i + 1; depth > 0 && k < len(rawLines) && k < i+20 && !strings.HasPrefix(strings.TrimSpace(rawLines[k]), "#"); k++ {
 			depth += strings.Count(rawLines[k], "(") - strings.Count(rawLines[k], ")")
-			i = k
+			end = k
 		}
+		keepRaw := expand != nil && !strings.HasPrefix(string(lines[i]), "#")
+		for k := i; k <= end; k++ {
+			for _, m := range macros[k+1] {
+				if keepRaw && expand(m) {
+					keepRaw = false
+				}
+			}
+		}
+		for k := i; k <= end; k++ {
+			if has[k] {
+				p.Lines++
+			}
+			if keepRaw {
+				out[k] = rawLines[k]
+				continue
+			}
+			out[k] = string(lines[k])
+			if ms := macros[k+1]; len(ms) > 0 {
+				p.Macros[k+1] = ms
+			}
+		}
+		i = end
 	}
 	p.Src = []byte(strings.Join(out, "\n"))
 	return p

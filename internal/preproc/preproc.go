@@ -78,7 +78,7 @@ type Unit struct {
 	Rel      string   `json:"rel"`  // the main file, relative to Tree
 	Tree     string   `json:"tree"` // the source tree
 	Compiler string   `json:"compiler"`
-	Flags    []string `json:"flags"`   // as run, without -E and outputs
+	Flags    []string `json:"flags"`    // as run, without -E and outputs
 	CmdFile  string   `json:"cmd_file"` // the kbuild command file read
 	Config   Config   `json:"config"`
 	Deps     []Dep    `json:"deps"` // every file read, the main file too
