@@ -86,7 +86,9 @@ func TestPreprocessProjectAndCache(t *testing.T) {
 		if u.Cached || !strings.HasSuffix(u.Config.ConfigSHA256, "") || u.Config.BuildDir != build || u.Config.Origin != "kbuild .o.cmd" {
 			t.Errorf("unit: cached %v, config %+v", u.Cached, u.Config)
 		}
-		if slices.ContainsFunc(u.Flags, func(f string) bool { return strings.HasPrefix(f, "-fplugin") || strings.HasPrefix(f, "-Wp,") || f == "-c" }) || !slices.Contains(u.Flags, "-I"+tree+"/include") {
+		if slices.ContainsFunc(u.Flags, func(f string) bool {
+			return strings.HasPrefix(f, "-fplugin") || strings.HasPrefix(f, "-Wp,") || f == "-c"
+		}) || !slices.Contains(u.Flags, "-I"+tree+"/include") {
 			t.Errorf("flags %v: want the plugin, -Wp and -c gone and the recorded tree replaced by %s", u.Flags, tree)
 		}
 		// Every output line maps to a file and line; the main file's
