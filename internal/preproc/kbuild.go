@@ -55,14 +55,17 @@ func (s *Session) askKbuild(ctx context.Context, rel, cmdPath string) (*cmdFile,
 		}
 	}
 	target := strings.TrimSuffix(rel, ".c") + ".i"
-	if err := s.make(ctx, obj, target); err != nil {
-		if ctx.Err() != nil {
-			return nil, Config{}, ctx.Err()
-		}
-		return nil, Config{}, &FallbackError{rel, err.Error()}
-	}
 	dir, base := filepath.Split(rel)
 	icmd := filepath.Join(obj, dir, "."+strings.TrimSuffix(base, ".c")+".i.cmd")
+	if !s.fresh(obj, icmd, dir) {
+		os.Remove(icmd)
+		if err := s.make(ctx, obj, target); err != nil {
+			if ctx.Err() != nil {
+				return nil, Config{}, ctx.Err()
+			}
+			return nil, Config{}, &FallbackError{rel, err.Error()}
+		}
+	}
 	cf, err := readCmdFile(icmd)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -74,6 +77,28 @@ func (s *Session) askKbuild(ctx context.Context, rel, cmdPath string) (*cmdFile,
 		cf.source = filepath.Join(s.opts.Tree, rel)
 	}
 	return cf, Config{BuildDir: obj, ConfigSHA256: cfgHash, Origin: "make " + target}, nil
+}
+
+// fresh reports whether kbuild's command file for a file is newer than
+// the .config it was made with and the Makefiles that decide its flags
+// (the tree's top Makefile and the file's folder's Makefile and Kbuild):
+// the flags are then kbuild's still, and make need not run again.
+func (s *Session) fresh(obj, icmd, dir string) bool {
+	st, err := os.Stat(icmd)
+	if err != nil {
+		return false
+	}
+	for _, p := range []string{
+		filepath.Join(obj, ".config.patchctl"),
+		filepath.Join(s.opts.Tree, "Makefile"),
+		filepath.Join(s.opts.Tree, dir, "Makefile"),
+		filepath.Join(s.opts.Tree, dir, "Kbuild"),
+	} {
+		if o, err := os.Stat(p); err == nil && !o.ModTime().Before(st.ModTime()) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Session) make(ctx context.Context, obj, target string) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/fsutil"
 )
 
 func write(t *testing.T, p, s string) {
@@ -83,7 +84,7 @@ func TestPreprocessProjectAndCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.Cached || !strings.HasSuffix(u.Config.ConfigSHA256, "") || u.Config.BuildDir != build || u.Config.Origin != "kbuild .o.cmd" {
+		if u.Cached || u.Config.ConfigSHA256 != fsutil.Hash([]byte(cfg)) || u.Config.BuildDir != build || u.Config.Origin != "kbuild .o.cmd" {
 			t.Errorf("unit: cached %v, config %+v", u.Cached, u.Config)
 		}
 		if slices.ContainsFunc(u.Flags, func(f string) bool {
@@ -227,5 +228,48 @@ func TestShellSplitAndArgv(t *testing.T) {
 	}
 	if d := parseDeps("out.i: a.c \\\n  b.h c.h\n\nb.h:\n"); !slices.Equal(d, []string{"a.c", "b.h", "c.h"}) {
 		t.Errorf("parseDeps: %q", d)
+	}
+}
+
+// TestKbuild asks a fake make (on PATH) for a file no .o.cmd describes:
+// it is asked once for olddefconfig and once for the file's .i, its
+// .i.cmd's flags are used, and a second session reuses them without make.
+func TestKbuild(t *testing.T) {
+	needGCC(t)
+	tree, build := fakeTree(t, "CONFIG_A=y\n")
+	write(t, filepath.Join(tree, "drivers/x/k.c"), "#include <linux/x.h>\nint k(int *p) { return SET_IT(p, 2); }\n")
+	bin, cache := t.TempDir(), t.TempDir()
+	log := filepath.Join(bin, "log")
+	write(t, filepath.Join(bin, "make"), `#!/bin/sh
+obj= target=
+for a; do case $a in O=*) obj=${a#O=};; -*|"") ;; *) target=$a;; esac; done
+echo "$target" >> `+log+`
+[ "$target" = olddefconfig ] && exit 0
+mkdir -p "$obj/include/generated" "$obj/drivers/x"
+echo '#define CONFIG_A 1' > "$obj/include/generated/autoconf.h"
+printf '%s\n' "savedcmd_drivers/x/k.i := gcc -E -Wp,-MMD,drivers/x/.k.i.d -nostdinc -I`+tree+`/include -include ./include/generated/autoconf.h -o drivers/x/k.i `+tree+`/drivers/x/k.c" "" "source_drivers/x/k.i := `+tree+`/drivers/x/k.c" > "$obj/drivers/x/.k.i.cmd"
+`)
+	if err := os.Chmod(filepath.Join(bin, "make"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	for i, want := range []string{"olddefconfig\ndrivers/x/k.i\n", "olddefconfig\ndrivers/x/k.i\n"} {
+		s, err := New(Options{Tree: tree, BuildDir: build, CacheDir: cache, Kbuild: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.Preprocess(context.Background(), "drivers/x/k.c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Config.Origin != "make drivers/x/k.i" || !strings.HasPrefix(u.Config.BuildDir, filepath.Join(cache, "cpp", "kbuild")) || u.Config.ConfigSHA256 != fsutil.Hash([]byte("CONFIG_A=y\n")) {
+			t.Errorf("run %d: config %+v", i, u.Config)
+		}
+		if !strings.Contains(string(u.Output), "((p)[0] = (2))") {
+			t.Errorf("run %d: output does not expand SET_IT:\n%s", i, u.Output)
+		}
+		if got, _ := os.ReadFile(log); string(got) != want {
+			t.Errorf("run %d: make was asked %q, want %q", i, got, want)
+		}
 	}
 }
