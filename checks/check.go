@@ -36,7 +36,7 @@ type Report struct {
 	Layouts   []LayoutRow   `json:"layouts,omitempty"`
 	Inline    []string      `json:"inline_users"` // files that set IB_SEND_INLINE
 	// Analysis says what the rules read: raw C with the modules' own
-	// macros expanded (no preprocessed translation unit yet).
+	// macros expanded, or the preprocessed units (Options.Preprocessor).
 	Analysis  string  `json:"analysis"`
 	Files     int     `json:"files_analysed"`
 	Functions int     `json:"functions_analysed"`

@@ -25,8 +25,39 @@ type MacroSite struct {
 	Loc
 	Body string `json:"body"`
 	// Text is Body followed by the bodies of the macros it names, to a
-	// depth of three.
+	// depth of three, each with its parameters' names blanked.
 	Text string `json:"-"`
+
+	params []string // a function-like macro's parameters
+}
+
+// paramNames lists the parameters of "(a, b, ...)".
+func paramNames(list string) []string {
+	list = strings.Trim(list, "()")
+	if list == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		out = append(out, strings.TrimSpace(p))
+	}
+	return out
+}
+
+// bodyText is a macro's body with its parameters' names blanked: a
+// parameter called addr says nothing of what the macro touches.
+func bodyText(d MacroSite) string {
+	if len(d.params) == 0 {
+		return d.Body
+	}
+	return identRe.ReplaceAllStringFunc(d.Body, func(id string) string {
+		for _, p := range d.params {
+			if id == p {
+				return "_"
+			}
+		}
+		return id
+	})
 }
 
 // Projection is the main file's share of a translation unit, line for
@@ -129,7 +160,7 @@ func (u *Unit) Project(raw []byte, expand func(MacroSite) bool) *Projection {
 	lineMap(u.Output, func(text []byte, file string, line int) {
 		if len(text) > 0 && text[0] == '#' {
 			if m := defineLineRe.FindSubmatch(text); m != nil {
-				defs[string(m[1])] = MacroSite{Name: string(m[1]), Loc: Loc{File: u.rel(file), Line: line}, Body: strings.TrimSpace(string(m[3]))}
+				defs[string(m[1])] = MacroSite{Name: string(m[1]), Loc: Loc{File: u.rel(file), Line: line}, Body: strings.TrimSpace(string(m[3])), params: paramNames(string(m[2]))}
 			} else if m := undefLineRe.FindSubmatch(text); m != nil {
 				delete(defs, string(m[1]))
 				return
@@ -265,21 +296,22 @@ var literalRe = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
 func stripLiterals(s string) string { return literalRe.ReplaceAllString(s, `""`) }
 
 // expandText is a macro's body followed by the bodies of the macros it
-// names, three levels deep, at most 4 KiB.
+// names, three levels deep, at most 4 KiB, parameters blanked.
 func expandText(d MacroSite, defs map[string]MacroSite) string {
 	var b strings.Builder
 	seen := map[string]bool{d.Name: true}
-	level := []string{d.Body}
-	b.WriteString(d.Body)
+	level := []string{bodyText(d)}
+	b.WriteString(level[0])
 	for depth := 0; depth < 3 && len(level) > 0 && b.Len() < 4096; depth++ {
 		var next []string
 		for _, body := range level {
 			for _, id := range identRe.FindAllString(stripLiterals(body), -1) {
 				if n, ok := defs[id]; ok && !seen[id] {
 					seen[id] = true
+					t := bodyText(n)
 					b.WriteString("\n")
-					b.WriteString(n.Body)
-					next = append(next, n.Body)
+					b.WriteString(t)
+					next = append(next, t)
 				}
 			}
 		}

@@ -273,3 +273,18 @@ printf '%s\n' "savedcmd_drivers/x/k.i := gcc -E -Wp,-MMD,drivers/x/.k.i.d -nostd
 		}
 	}
 }
+
+func TestMacroText(t *testing.T) {
+	defs := map[string]MacroSite{
+		"TO_PAGE": {Name: "TO_PAGE", Body: "pfn_to_page(__pa(addr) >> 12)", params: []string{"addr"}},
+		"__pa":    {Name: "__pa", Body: "((unsigned long)(x) - 0x1000)", params: []string{"x"}},
+		"FILL":    {Name: "FILL", Body: "((s)->addr = (a))", params: []string{"s", "a"}},
+		"NEST":    {Name: "NEST", Body: "FILL(q, b)", params: []string{"q", "b"}},
+	}
+	if tx := expandText(defs["TO_PAGE"], defs); strings.Contains(tx, "addr") || !strings.Contains(tx, "0x1000") {
+		t.Errorf("TO_PAGE: %q: a parameter named addr was kept, or the nested body lost", tx)
+	}
+	if tx := expandText(defs["NEST"], defs); !strings.Contains(tx, "->addr") {
+		t.Errorf("NEST: %q: the field the nested macro sets was lost", tx)
+	}
+}
