@@ -12,20 +12,30 @@ import (
 	"github.com/patchctl/patchctl/internal/testenv"
 )
 
-// TestPreprocessedReal612 runs the preprocessed path on the pinned
-// 6.12's nvme-rdma host and target with the flags of its build folder:
-// it draws the same findings as raw C (the known in-capsule bound, at
-// the same source line) and nothing else. It logs the times of both
-// paths and of parsing the whole translation unit.
-func TestPreprocessedReal612(t *testing.T) {
+// TestPreprocessedReal runs the preprocessed path on the nvme-rdma host
+// and target of the pinned 6.12 and 7.3 with the flags of their build
+// folders: it draws the same findings as raw C (the known in-capsule
+// bound, at the same source line) and nothing else. It logs the times of
+// both paths and of parsing the whole translation unit. 6.12's build
+// folder is needed (in CI); a kernel without one is skipped.
+func TestPreprocessedReal(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: reads the 6.12 build folder and runs gcc -E on two files")
+		t.Skip("-short: reads build folders and runs gcc -E on two files per kernel")
 	}
-	_, tree := testenv.Kernel(t, "6.12")
-	builds, _ := filepath.Glob(filepath.Join(testenv.Cache().Dir, "build", "6.12", "*", ".config"))
+	for _, k := range []string{"6.12", "7.3"} {
+		t.Run(k, func(t *testing.T) { preprocessedReal(t, k) })
+	}
+}
+
+func preprocessedReal(t *testing.T, kernel string) {
+	builds, _ := filepath.Glob(filepath.Join(testenv.Cache().Dir, "build", kernel, "*", ".config"))
 	if len(builds) == 0 {
-		testenv.Unavailable(t, "no 6.12 build folder (patchctl build --kernel 6.12)")
+		if kernel == "6.12" {
+			testenv.Unavailable(t, "no 6.12 build folder (patchctl build --kernel 6.12)")
+		}
+		t.Skipf("no %s build folder", kernel)
 	}
+	_, tree := testenv.Kernel(t, kernel)
 	build := filepath.Dir(builds[0])
 	files := []string{"drivers/nvme/host/rdma.c", "drivers/nvme/target/rdma.c"}
 	t0 := time.Now()
