@@ -59,6 +59,11 @@ func (p *ppSession) Source(rel string, raw []byte) ([]byte, map[int]macroUse, bo
 	}
 	p.mu.Unlock()
 	r.once.Do(func() {
+		defer func() {
+			if x := recover(); x != nil {
+				r.src, r.why = nil, fmt.Sprintf("internal error in preprocessing (%v)", x)
+			}
+		}()
 		u, err := p.s.Preprocess(p.ctx, rel)
 		if err != nil {
 			var fb *preproc.FallbackError

@@ -288,3 +288,20 @@ func TestMacroText(t *testing.T) {
 		t.Errorf("NEST: %q: the field the nested macro sets was lost", tx)
 	}
 }
+
+// FuzzProject: any output and source project without a panic, to the
+// source's number of lines.
+func FuzzProject(f *testing.F) {
+	f.Add([]byte("# 1 \"/t/m.c\"\nint x;\n#define A(x) x\n# 3 \"/t/m.c\" 2\nA(1\n"), []byte("int x;\n#define A(x) x\nA(1\n,2);\n"))
+	f.Add([]byte("# 99999 \"/t/m.c\"\n(((\n# 0 \"\\q\"\n#undef A\n"), []byte("("))
+	f.Fuzz(func(t *testing.T, out, raw []byte) {
+		u := &Unit{Tree: "/t", Output: out, srcPath: "/t/m.c", dir: "/t"}
+		for _, expand := range []func(MacroSite) bool{nil, func(MacroSite) bool { return false }} {
+			p := u.Project(raw, expand)
+			if got, want := strings.Count(string(p.Src), "\n"), strings.Count(string(raw), "\n"); got != want {
+				t.Fatalf("%d lines, source %d", got, want)
+			}
+		}
+		_ = u.Lines()
+	})
+}
