@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A header defines the send flags with IB_SEND_INLINE only where CONFIG_TC_FAST is set; the SGE holds a DMA address. */
+/* A header defines the send flags with the inline send flag only where CONFIG_TC_FAST is set; the SGE holds a DMA address. */
 #include <rdma/ib_verbs.h>
 #include <rdma/tc_helpers.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A function-like macro of a kernel header (<rdma/tc_helpers.h>) sets IB_SEND_INLINE, its use spanning lines. */
+/* A function-like macro of a kernel header (<rdma/tc_helpers.h>) sets the inline send flag, its use spanning lines. */
 #include <rdma/ib_verbs.h>
 #include <rdma/tc_helpers.h>
 
