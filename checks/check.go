@@ -24,6 +24,9 @@ type Options struct {
 	// CheckpatchTree is the tree whose scripts/checkpatch.pl runs (and
 	// reads its own data files); default Tree.
 	CheckpatchTree string
+	// Preprocessor, when set, gives the .c files' preprocessed source
+	// (preprocessed.go); nil reads raw C.
+	Preprocessor Preprocessor
 }
 
 // Report is a check's result.
@@ -33,7 +36,7 @@ type Report struct {
 	Layouts   []LayoutRow   `json:"layouts,omitempty"`
 	Inline    []string      `json:"inline_users"` // files that set IB_SEND_INLINE
 	// Analysis says what the rules read: raw C with the modules' own
-	// macros expanded (no preprocessed translation unit yet).
+	// macros expanded, or the preprocessed units (Options.Preprocessor).
 	Analysis  string  `json:"analysis"`
 	Files     int     `json:"files_analysed"`
 	Functions int     `json:"functions_analysed"`
@@ -106,7 +109,7 @@ func Run(opts Options) (*Report, error) {
 		<-provCh
 		return nil, err
 	}
-	all, analysed, err := moduleFiles(opts.Tree, rels)
+	all, analysed, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		<-provCh
 		return nil, err
@@ -166,7 +169,7 @@ func Run(opts Options) (*Report, error) {
 	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all, prov.rows)
 	rep.Findings = append(rep.Findings, sizeFindings...)
 	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
-	bounds, err := checkIncapsuleBounds(opts.Tree, rels)
+	bounds, err := checkIncapsuleBounds(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +187,9 @@ func Run(opts Options) (*Report, error) {
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
+	if opts.Preprocessor != nil {
+		rep.Analysis = opts.Preprocessor.Analysis()
+	}
 	rep.Duration = time.Since(start).Seconds()
 	return rep, nil
 }
@@ -194,8 +200,8 @@ func Run(opts Options) (*Report, error) {
 // sets the flag (a provider that only tests it) has nothing to check; in
 // the others, every header and the .c files that map DMA, post, create or
 // size QPs, or set opcodes are read for facts.
-func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) {
-	files, err := loadModuleFiles(tree, rels, "IB_SEND_INLINE")
+func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*file, err error) {
+	files, err := loadFilesOpt(tree, pp, true, rels, "IB_SEND_INLINE")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,7 +219,7 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 			more = append(more, r)
 		}
 	}
-	mod, err := loadModuleFiles(tree, more)
+	mod, err := loadFilesOpt(tree, pp, true, more)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -241,11 +247,11 @@ func moduleFiles(tree string, rels []string) (all, analysed []*file, err error) 
 			nearC = append(nearC, r)
 		}
 	}
-	headers, err := loadModuleFiles(tree, nearH)
+	headers, err := loadFilesOpt(tree, pp, true, nearH)
 	if err != nil {
 		return nil, nil, err
 	}
-	neighbours, err := loadModuleFiles(tree, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
+	neighbours, err := loadFilesOpt(tree, pp, true, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
 	if err != nil {
 		return nil, nil, err
 	}

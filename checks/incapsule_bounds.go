@@ -77,14 +77,14 @@ func inIncapsuleScope(rel string) bool {
 	return false
 }
 
-func checkIncapsuleBounds(tree string, rels []string) ([]Finding, error) {
+func checkIncapsuleBounds(tree string, rels []string, pp Preprocessor) ([]Finding, error) {
 	var scope []string
 	for _, r := range rels {
 		if strings.HasSuffix(r, ".c") && inIncapsuleScope(r) {
 			scope = append(scope, r)
 		}
 	}
-	files, err := loadFiles(tree, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
+	files, err := loadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
 	if err != nil {
 		return nil, err
 	}

@@ -45,16 +45,21 @@ func parse(rel string, src []byte) *file {
 // loadFiles reads and parses, in parallel, the files under root (relative
 // paths) whose bytes contain any of the needles.
 func loadFiles(root string, rels []string, needles ...string) ([]*file, error) {
-	return loadFilesOpt(root, rels, false, needles...)
+	return loadFilesOpt(root, nil, false, rels, needles...)
 }
 
 // loadModuleFiles is loadFiles with the module's macros expanded
 // (macro.go): the files the engine interprets.
 func loadModuleFiles(root string, rels []string, needles ...string) ([]*file, error) {
-	return loadFilesOpt(root, rels, true, needles...)
+	return loadFilesOpt(root, nil, true, rels, needles...)
 }
 
-func loadFilesOpt(root string, rels []string, expand bool, needles ...string) ([]*file, error) {
+// loadFilesOpt is loadFiles with a Preprocessor (nil: raw C) and the
+// module's macros expanded where expand is set and the file is read raw.
+// A .c file a Preprocessor serves is kept when its raw text or its
+// preprocessed text has a needle, and is preprocessed when its raw text
+// could hide one behind a macro (it posts or sets send flags).
+func loadFilesOpt(root string, pp Preprocessor, expand bool, rels []string, needles ...string) ([]*file, error) {
 	type result struct {
 		f   *file
 		err error
@@ -73,7 +78,18 @@ func loadFilesOpt(root string, rels []string, expand bool, needles ...string) ([
 				out[i] = result{err: err}
 				return
 			}
-			if len(needles) > 0 && !containsAny(b, needles) {
+			hit := len(needles) == 0 || containsAny(b, needles)
+			if pp != nil && (hit || containsAny(b, ppHints)) {
+				if src, uses, ok := pp.Source(rel, b); ok {
+					if hit || containsAny(src, needles) {
+						f := parse(rel, src)
+						f.Macros = uses
+						out[i] = result{f: f}
+					}
+					return
+				}
+			}
+			if !hit {
 				return
 			}
 			src, uses := b, map[int]macroUse(nil)
@@ -97,6 +113,9 @@ func loadFilesOpt(root string, rels []string, expand bool, needles ...string) ([
 	}
 	return files, nil
 }
+
+// ppHints mark a file whose macros may set what the rules read.
+var ppHints = []string{"post_send", "send_flags", "sg_list"}
 
 func containsAny(b []byte, needles []string) bool {
 	for _, n := range needles {

@@ -1,0 +1,82 @@
+package checks
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchctl/patchctl/internal/preproc"
+	"github.com/patchctl/patchctl/internal/testenv"
+)
+
+// TestPreprocessedReal runs the preprocessed path on the nvme-rdma host
+// and target of the pinned 6.12 and 7.3 with the flags of their build
+// folders: it draws the same findings as raw C (the known in-capsule
+// bound, at the same source line) and nothing else. It logs the times of
+// both paths and of parsing the whole translation unit. 6.12's build
+// folder is needed (in CI); a kernel without one is skipped.
+func TestPreprocessedReal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads build folders and runs gcc -E on two files per kernel")
+	}
+	for _, k := range []string{"6.12", "7.3"} {
+		t.Run(k, func(t *testing.T) { preprocessedReal(t, k) })
+	}
+}
+
+func preprocessedReal(t *testing.T, kernel string) {
+	builds, _ := filepath.Glob(filepath.Join(testenv.Cache().Dir, "build", kernel, "*", ".config"))
+	if len(builds) == 0 {
+		if kernel == "6.12" {
+			testenv.Unavailable(t, "no 6.12 build folder (patchctl build --kernel 6.12)")
+		}
+		t.Skipf("no %s build folder", kernel)
+	}
+	_, tree := testenv.Kernel(t, kernel)
+	build := filepath.Dir(builds[0])
+	files := []string{"drivers/nvme/host/rdma.c", "drivers/nvme/target/rdma.c"}
+	t0 := time.Now()
+	raw, err := Run(Options{Tree: tree, Paths: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawTime := time.Since(t0)
+	s, err := preproc.New(preproc.Options{Tree: tree, BuildDir: build, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, warm := range []bool{false, true} {
+		t0 = time.Now()
+		rep, err := Run(Options{Tree: tree, Paths: files, Preprocessor: NewPreprocessor(context.Background(), s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("raw C %v; preprocessed (cache warm %v) %v: %s", rawTime, warm, time.Since(t0), rep.Analysis)
+		if !strings.Contains(rep.Analysis, "preprocessed translation units for 2 .c files") || !strings.Contains(rep.Analysis, build) {
+			t.Errorf("analysis: %s", rep.Analysis)
+		}
+		g, w := findingKeys(rep), findingKeys(raw)
+		if !slices.Equal(g, w) {
+			t.Errorf("preprocessed and raw differ\n pre: %v\n raw: %v\n%s", g, w, describe(rep))
+		}
+		if len(g) != 1 || !strings.Contains(g[0], "drivers/nvme/target/rdma.c") || !strings.Contains(g[0], RuleIncapsule) {
+			t.Errorf("want exactly the known in-capsule bound of nvmet-rdma, got %v", g)
+		}
+	}
+	// The whole translation unit, for the record: what parsing it would
+	// cost against parsing the projection.
+	for _, rel := range files {
+		u, err := s.Preprocess(context.Background(), rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 = time.Now()
+		f := parse(rel, u.Output)
+		whole := time.Since(t0)
+		n := len(functions(f))
+		t.Logf("%s: whole unit %d bytes, %d functions, parsed in %v", rel, len(u.Output), n, whole)
+	}
+}

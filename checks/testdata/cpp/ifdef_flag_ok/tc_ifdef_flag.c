@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/* IB_SEND_INLINE is set only where CONFIG_TC_INLINE_SEND is; the SGE holds a DMA address. */
+#include <rdma/ib_verbs.h>
+
+struct tc_q {
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+	struct ib_device *dev;
+	void *buf;
+	u32 max_inline;
+};
+
+static int tc_q_create(struct tc_q *q, struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr qa = {};
+	int rc;
+
+	qa.cap.max_inline_data = 128;
+	rc = rdma_create_qp(id, q->pd, &qa);
+	q->max_inline = rc ? 0 : qa.cap.max_inline_data;
+	return rc;
+}
+
+static int tc_q_send(struct tc_q *q, u32 len)
+{
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+
+	if (len > q->max_inline)
+		return -22;
+	sge.addr = ib_dma_map_single(q->dev, q->buf, len, DMA_TO_DEVICE);
+	sge.length = len;
+	sge.lkey = q->pd->local_dma_lkey;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+#ifdef CONFIG_TC_INLINE_SEND
+	wr.send_flags |= IB_SEND_INLINE;
+#endif
+	return ib_post_send(q->qp, &wr, NULL);
+}
