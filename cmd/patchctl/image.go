@@ -49,11 +49,11 @@ func (t *target) image(ctx context.Context, ref, variant, from string, fragments
 	}
 	var dir string
 	if from == build.FromDistro {
-		b, err := distro.Binary(t.k)
+		folder, err := distro.ImageFolderOf(ctx, t.cache, t.k)
 		if err != nil {
 			return nil, err
 		}
-		dir = build.StateDir(distro.Dir(t.cache, t.k, b), variant, state)
+		dir = build.StateDir(folder, variant, state)
 	} else {
 		bd, err := build.Locate(t.root, t.cache, t.k, applied, fragments)
 		if err != nil {
