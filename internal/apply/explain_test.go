@@ -91,3 +91,44 @@ func TestUpstreamLocationIsWhereTheChangeIs(t *testing.T) {
 		t.Errorf("text %q does not name lines 300-", ex)
 	}
 }
+
+// TestAllowedCauses: a patch accepted with --allow though it does not
+// apply still has its cause in the text: where an already-applied patch
+// stands (the line its reverse matches), a conflict's failing hunk and
+// nearest place. Patches that apply have none.
+func TestAllowedCauses(t *testing.T) {
+	l := base()
+	l = append(l[:22], append([]string{"\tfoo_new(dev);"}, l[22:]...)...)
+	applied := "--- a/drivers/foo/foo.c\n+++ b/drivers/foo/foo.c\n" +
+		"@@ -20,6 +20,7 @@ static int foo(struct dev *dev)\n \tfoo_call(dev, 20);\n \tfoo_call(dev, 21);\n \tfoo_call(dev, 22);\n+\tfoo_new(dev);\n \tfoo_call(dev, 23);\n \tfoo_call(dev, 24);\n \tfoo_call(dev, 25);\n"
+	conflict := "--- a/drivers/foo/foo.c\n+++ b/drivers/foo/foo.c\n" +
+		"@@ -12,7 +12,7 @@ static int foo(struct dev *dev)\n \tfoo_call(dev, 12);\n \tfoo_call(dev, 13);\n \tfoo_call(dev, 99);\n-\tfoo_call(dev, 15);\n+\tfoo_call(dev, 15 + 1);\n \tfoo_call(dev, 98);\n \tfoo_call(dev, 97);\n \tfoo_call(dev, 18);\n"
+	fine := "--- a/drivers/foo/foo.c\n+++ b/drivers/foo/foo.c\n" +
+		"@@ -3,3 +3,3 @@\n \tfoo_call(dev, 3);\n-\tfoo_call(dev, 4);\n+\tfoo_call(dev, 4 + 1);\n \tfoo_call(dev, 5);\n"
+	var ps []*mailpatch.Patch
+	var entries []series.Entry
+	for i, d := range []string{applied, conflict, fine} {
+		text := "From: Jane Doe <jane@example.org>\nSubject: [PATCH] foo: fix " + itoa(i) + "\n\nFix.\n\nSigned-off-by: Jane Doe <jane@example.org>\n---\n" + d
+		p, err := mailpatch.ImportBytes("t.patch", []byte(text), "t", mailpatch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p...)
+		entries = append(entries, series.Entry{Source: "p" + itoa(i) + ".patch", Expect: []string{series.AlreadyApplied, series.Conflict, series.Applies}[i]})
+	}
+	res, err := Series(memTree{"drivers/foo/foo.c": join(l)}, entries, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &Out{Kernel: &tree.Kernel{Name: "6.12"}, Result: res, Given: true}
+	c := o.Causes()
+	if len(c) != 2 {
+		t.Fatalf("causes %q, want two (the patch that applies has none)", c)
+	}
+	if !strings.Contains(c[0], "p0.patch is already-applied") || !strings.Contains(c[0], "its reverse matches at line 20") {
+		t.Errorf("already-applied cause %q does not say where", c[0])
+	}
+	if !strings.Contains(c[1], "p1.patch is conflict") || !strings.Contains(c[1], "hunk 1 (@@ -12,7 +12,7 @@") || !strings.Contains(c[1], "nearest at line 12") {
+		t.Errorf("conflict cause %q does not name the hunk and the nearest place", c[1])
+	}
+}

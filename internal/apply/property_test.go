@@ -530,7 +530,7 @@ type gnuHunkResult struct {
 }
 
 var (
-	gnuPatching  = regexp.MustCompile(`^patching file (\S+)$`)
+	gnuPatching  = regexp.MustCompile(`^(?:patching|checking) file (\S+)$`)
 	gnuSucceeded = regexp.MustCompile(`^Hunk #(\d+) succeeded at (\d+)(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?\.$`)
 	gnuFailed    = regexp.MustCompile(`^Hunk #(\d+) FAILED at (\d+)`)
 )

@@ -103,6 +103,29 @@ func (o *Out) Mismatch() error {
 	return fmt.Errorf("%s: %s (see patchctl apply --kernel %s): %w", o.Kernel.Name, strings.Join(s, "; "), o.Kernel.Name, errs.ErrFindings)
 }
 
+// Causes says, for each patch that does not apply and whose disposition
+// was accepted (--allow, or as the manifest expects), why and where: the
+// hunks already in the tree with the line their reverse matches, the
+// failing hunks with their nearest place, the already-upstream evidence.
+// Mismatch says the same for the patches not accepted.
+func (o *Out) Causes() []string {
+	var out []string
+	for _, r := range o.Result.Results {
+		if series.IsApplied(r.Disposition) || !r.Match {
+			continue
+		}
+		ex := r.Explain()
+		if len(ex) == 0 {
+			continue
+		}
+		if len(ex) > 4 {
+			ex = append(ex[:4], fmt.Sprintf("and %d more", len(ex)-4))
+		}
+		out = append(out, fmt.Sprintf("%s is %s [%s]", r.Source, r.Disposition, strings.Join(ex, "; ")))
+	}
+	return out
+}
+
 // Stale lists the files of series/<kernel>/ that differ from what refresh
 // generates.
 func (o *Out) Stale() []string { return o.Refreshed.Diff(o.Plan.Manifest.Dir()) }

@@ -201,6 +201,16 @@ func TestRunSplatsAndFailures(t *testing.T) {
 	if res.Verdict != "FAIL" || len(res.Splats) != 1 || res.Splats[0].Kind != "WARNING:" || !strings.Contains(strings.Join(res.Splats[0].Excerpt, "\n"), "Call Trace:") {
 		t.Errorf("splat: %+v", res)
 	}
+	// The reason names the report, not only its kind: a KASAN report
+	// after the tests passed (the debug fragment's dmesg gate).
+	kasan := passingRun + "\n[   6.1] ==================================================================\n[   6.1] BUG: KASAN: slab-use-after-free in nvmet_rdma_alloc_queue+0x4d2/0x1260 [nvmet_rdma]\n[   6.1] Read of size 1 at addr ffff888104a1e208 by task kworker/u8:2/95"
+	res, err = Run(context.Background(), opts(t, fakeQEMU(t, kasan)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "FAIL" || len(res.Splats) != 1 || res.Splats[0].Kind != "BUG:" || !strings.Contains(res.Reason, "BUG: KASAN: slab-use-after-free in nvmet_rdma_alloc_queue") {
+		t.Errorf("KASAN report: %s %q %+v", res.Verdict, res.Reason, res.Splats)
+	}
 	failing := strings.Replace(passingRun, "    ok 2 inline_evidence\nok 1 rxe", "    not ok 2 inline_evidence\nnot ok 1 rxe", 1)
 	res, err = Run(context.Background(), opts(t, fakeQEMU(t, failing)))
 	if err != nil {

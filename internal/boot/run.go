@@ -90,8 +90,11 @@ var DefaultSizes = []int{512, 1024, 4096, 8192, 16384, 32768}
 
 // Splat is a kernel error report found on the console.
 type Splat struct {
-	Kind    string   `json:"kind"`
-	Line    int      `json:"line"`
+	Kind string `json:"kind"`
+	Line int    `json:"line"`
+	// Text is the console line that starts the report ("BUG: KASAN:
+	// slab-use-after-free in nvmet_rdma_alloc_queue+0x...").
+	Text    string   `json:"text,omitempty"`
 	Excerpt []string `json:"excerpt"`
 }
 
@@ -470,7 +473,7 @@ func findSplats(lines []string) []Splat {
 	for i := 0; i < len(lines); i++ {
 		if p := guestconf.SplatIn(lines[i]); p != "" {
 			from, to := max(i-3, 0), min(i+12, len(lines))
-			out = append(out, Splat{Kind: p, Line: i + 2, Excerpt: append([]string(nil), lines[from:to]...)})
+			out = append(out, Splat{Kind: p, Line: i + 2, Text: strings.TrimSpace(lines[i]), Excerpt: append([]string(nil), lines[from:to]...)})
 			i = to - 1 // one report, one splat
 		}
 	}
@@ -507,7 +510,11 @@ func judge(res *Result, o *Options) {
 		walkFailed(res.KTAP, "", &failed)
 		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("%d of %d tests failed: %s", c.Fail, c.Fail+c.Pass+c.Skip, strings.Join(failed, ", "))
 	case len(res.Splats) > 0:
-		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("kernel reported %q (console line %d)", res.Splats[0].Kind, res.Splats[0].Line)
+		what := res.Splats[0].Text
+		if what == "" {
+			what = res.Splats[0].Kind
+		}
+		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("kernel reported %q (console line %d)", what, res.Splats[0].Line)
 	default:
 		res.Verdict = vocab.Pass
 		res.Reason = fmt.Sprintf("%d tests passed", c.Pass)

@@ -114,6 +114,17 @@ func LoadImage(dir string) (*Metadata, error) {
 	if want == "" || got != want {
 		return nil, fmt.Errorf("the image %s is not the one its build recorded (sha256 %.12s, recorded %.12s): rebuild it (patchctl build): %w", img, got, want, errs.ErrEnv)
 	}
+	// A distro image's rebuilt modules are in the snapshot (the rest is
+	// Debian's, in the extracted packages, pinned by their sha256).
+	for name, sum := range md.SHA256 {
+		if !strings.HasPrefix(name, "modules/") {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if got, err := fsutil.HashFile(p); err != nil || got != sum {
+			return nil, fmt.Errorf("the image's module %s is not the one its build recorded (sha256 %.12s, recorded %.12s; %v): rebuild it (patchctl build --kernel-from distro): %w", p, got, sum, err, errs.ErrEnv)
+		}
+	}
 	if md.KernelFrom != vocab.FromDistro {
 		md.Artifacts["bzImage"] = img
 		if _, err := os.Stat(filepath.Join(dir, ".config")); err == nil {
@@ -238,6 +249,9 @@ func Describe(w io.Writer, md *Metadata) {
 	}
 	fmt.Fprintf(w, "  bzImage  sha256 %s\n", md.SHA256["bzImage"])
 }
+
+// Publish is publish, for the distro path's snapshots (internal/debian/distro).
+func Publish(staging, final string) (string, error) { return publish(staging, final) }
 
 // publish makes the snapshot written in staging the image at final, once:
 // a passing image already there (another build of the same state) is

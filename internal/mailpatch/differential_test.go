@@ -336,6 +336,11 @@ func (g *mailGen) genBase() genMail {
 	case 1:
 		diff = binaryDiff()
 		gm.what = append(gm.what, "binary")
+	case 2:
+		// A mailer that trims trailing white space: the blank context
+		// lines are empty lines, the hunk's last line (counted) too.
+		diff = strings.ReplaceAll(strings.Replace(diff, "@@ -6,6 +6,7 @@", "@@ -6,7 +6,8 @@", 1), "\n \n", "\n\n")
+		gm.what = append(gm.what, "blank-context-trimmed")
 	}
 	body := ""
 	inBody := r.Intn(4)

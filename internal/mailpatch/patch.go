@@ -388,10 +388,15 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 	}
 	diff = p.stripSignature(m, diff, m.line(diffAt))
 	// Blank lines after the last hunk are mail padding; a binary patch
-	// ends in exactly one.
+	// ends in exactly one. Those the last hunk's line counts still call
+	// for are its blank context lines, whose space a mailer trimmed (GNU
+	// patch and git apply read an empty line in a hunk so).
 	end := len(diff)
 	for end > 0 && diff[end-1] == "" {
 		end--
+	}
+	if k := hunkShort(diff[:end]); k > 0 && k <= len(diff)-end {
+		end += k
 	}
 	if end < len(diff) {
 		diff = diff[:end]
@@ -438,6 +443,45 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// hunkShort is how many blank context lines the last hunk of diff lacks:
+// k when its header counts k more old and k more new lines than follow
+// it (every line that follows being a hunk line), else 0.
+func hunkShort(diff []string) int {
+	h := len(diff) - 1
+	for h >= 0 && !hunkHeader.MatchString(diff[h]) {
+		h--
+	}
+	if h < 0 {
+		return 0
+	}
+	m := hunkHeader.FindStringSubmatch(diff[h])
+	count := func(s string) int {
+		if s == "" {
+			return 1
+		}
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	old, neu := count(m[1]), count(m[2])
+	for _, l := range diff[h+1:] {
+		switch {
+		case l == "" || l[0] == ' ':
+			old, neu = old-1, neu-1
+		case l[0] == '-':
+			old--
+		case l[0] == '+':
+			neu--
+		case l[0] == '\\':
+		default:
+			return 0 // not a hunk line: the hunk ended before
+		}
+	}
+	if old > 0 && old == neu {
+		return old
+	}
+	return 0
 }
 
 // binaryTail reports whether the diff's last file is a binary patch.

@@ -346,6 +346,9 @@ func (r *kernelRun) run(ctx context.Context) {
 				ds = append(ds, res.Disposition)
 			}
 			s.Detail = fmt.Sprintf("%d of %d patches apply; dispositions computed: %s", len(out.Applied()), len(out.Result.Results), strings.Join(ds, ", "))
+			if c := out.Causes(); len(c) > 0 { // accepted with --allow: still say why and where
+				s.Detail += "; " + strings.Join(c, "; ")
+			}
 		} else {
 			if d := out.Stale(); len(d) > 0 {
 				n := r.k.SeriesName()

@@ -187,11 +187,11 @@ func (t *Target) Image(ctx context.Context, ref, variant, from string, fragments
 	}
 	var dir string
 	if from == vocab.FromDistro {
-		b, err := distro.Binary(t.Kernel)
+		folder, err := distro.ImageFolderOf(ctx, t.Cache, t.Kernel)
 		if err != nil {
 			return nil, err
 		}
-		dir = build.StateDir(distro.Dir(t.Cache, t.Kernel, b), variant, state)
+		dir = build.StateDir(folder, variant, state)
 		buildCmd += " --kernel-from distro"
 	} else {
 		bd, err := build.Locate(t.Root, t.Cache, t.Kernel, applied, fragments)

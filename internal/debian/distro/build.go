@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
@@ -127,16 +128,29 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the patched %s cannot be tested as modules of Debian's %s: %w", o.Kernel.Name, b.Release, err)
 	}
-	vdir := build.StateDir(Dir(o.Cache, o.Kernel, b), o.Variant, o.Apply.State(o.Variant))
+	// The snapshot is written aside and published whole (build.Publish):
+	// an image another process named is never rewritten.
+	cc := compiler(ctx)
+	final := build.StateDir(ImageFolder(o.Cache, o.Kernel, b, cc), o.Variant, o.Apply.State(o.Variant))
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return nil, err
+	}
+	vdir, err := os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
 	md := &build.Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, Source: o.Kernel.Key(), KernelFrom: vocab.FromDistro,
 		KernelRelease: b.Release, Jobs: o.Jobs, Artifacts: map[string]string{}, SHA256: map[string]string{},
-		State: o.Apply.State(o.Variant), Compiler: compiler(ctx), VariantDir: vdir, Log: filepath.Join(vdir, "build.log")}
+		State: o.Apply.State(o.Variant), Compiler: cc, VariantDir: vdir, Log: filepath.Join(vdir, "build.log"),
+		ID: build.ImageID(o.Cache.Dir, final), Patches: build.PatchRecords(o.Apply, o.Variant)}
 	if o.Variant == vocab.Patched {
 		md.Applied = o.Apply.Applied()
 	}
-	if err := os.RemoveAll(vdir); err != nil {
+	if md.Key, err = Key(o); err != nil {
+		os.RemoveAll(vdir)
 		return nil, err
 	}
+	defer os.RemoveAll(vdir) // published by now, or not to be kept
 	src := filepath.Join(vdir, "src")
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return nil, err
@@ -150,92 +164,133 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	all := append(append([]Module(nil), mods...), LayoutModule)
 	built, err := buildModules(ctx, &o, in, pristine, all, src, logf, md)
 	if err != nil {
-		return finish(md, start, err)
+		return finish(md, final, start, err)
 	}
+	// The kernel's vermagic, from its own module of the same name; a
+	// rebuilt module must carry it or the kernel refuses to load it.
 	ix, err := IndexModules(in.ModulesDir())
 	if err != nil {
-		return finish(md, start, err)
+		return finish(md, final, start, err)
 	}
-	replace, err := placeRebuilt(ctx, in, ix, mods, built, vdir, md)
-	if err != nil {
-		return finish(md, start, err)
-	}
-	md.Modules, err = BootModules(ctx, in, ix, cfg, replace)
-	if err != nil {
-		return finish(md, start, err)
-	}
-	if err := recordArtifacts(md, in, src); err != nil {
-		return finish(md, start, err)
-	}
-	md.ConfigHash = md.SHA256["config"]
-	md.Status = vocab.Pass
-	md, err = finish(md, start, nil)
-	if err == nil {
-		err = build.LinkLatest(filepath.Dir(filepath.Dir(md.VariantDir)), o.Variant, md.VariantDir)
-	}
-	return md, err
-}
-
-// placeRebuilt checks that each rebuilt module of mods (built: name to
-// path) carries the distro kernel's vermagic, read from the kernel's own
-// module of the same name (a module without it is refused at load), and
-// copies it to vdir/modules/; it returns the modules that replace the
-// kernel's (name to path), each also named in md.Rebuilt.
-func placeRebuilt(ctx context.Context, in *Install, ix Index, mods []Module, built map[string]string, vdir string, md *build.Metadata) (map[string]string, error) {
 	replace := map[string]string{}
 	for _, m := range mods {
 		name := ModuleName(m.Name)
 		p := built[name]
 		mi, err := ReadModinfo(p)
 		if err != nil {
-			return nil, err
+			return finish(md, final, start, err)
 		}
 		_, dmi, err := in.Module(ctx, ix, name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: a rebuilt module must replace one of the distro kernel's", err)
+			return finish(md, final, start, fmt.Errorf("%w: a rebuilt module must replace one of the distro kernel's", err))
 		}
 		if why := VermagicMismatch(mi.Get("vermagic"), dmi.Get("vermagic")); why != "" {
-			return nil, fmt.Errorf("rebuilt %s would not load: %s: %w", name, why, errs.ErrEnv)
+			return finish(md, final, start, fmt.Errorf("rebuilt %s would not load: %s: %w", name, why, errs.ErrEnv))
 		}
 		dst := filepath.Join(vdir, "modules", name+".ko")
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, err
+			return finish(md, final, start, err)
 		}
 		if err := fsutil.CopyFile(p, dst); err != nil {
-			return nil, err
+			return finish(md, final, start, err)
 		}
 		replace[name] = dst
 		md.Rebuilt = append(md.Rebuilt, name)
+		if md.SHA256["modules/"+name+".ko"], err = fsutil.HashFile(dst); err != nil {
+			return finish(md, final, start, err)
+		}
 	}
-	return replace, nil
-}
-
-// recordArtifacts puts the distro kernel's config beside the build (src)
-// and records the kernel image and the config with their sums in md.
-func recordArtifacts(md *build.Metadata, in *Install, src string) error {
+	md.Modules, err = BootModules(ctx, in, ix, cfg, replace)
+	if err != nil {
+		return finish(md, final, start, err)
+	}
 	if err := fsutil.CopyFile(in.ConfigPath(), filepath.Join(src, ".config")); err != nil {
-		return err
+		return finish(md, final, start, err)
 	}
 	md.Artifacts["bzImage"], md.Artifacts["config"] = in.Vmlinuz(), filepath.Join(src, ".config")
 	for n, p := range md.Artifacts {
-		var err error
 		if md.SHA256[n], err = fsutil.HashFile(p); err != nil {
-			return err
+			return finish(md, final, start, err)
 		}
 	}
-	return nil
+	md.ConfigHash = md.SHA256["config"]
+	return finish(md, final, start, nil)
 }
 
-func finish(md *build.Metadata, start time.Time, err error) (*build.Metadata, error) {
+// ImageFolder is where the images of k's Debian binary kernel b are
+// published: the cache's build folder, under a name that says the
+// kernel release and hashes the pinned packages (image, headers, kbuild)
+// and the compiler the modules are rebuilt with. An image id
+// (build.ImageID) is then KERNEL/distro-RELEASE-HASH/VARIANT-STATE, the
+// state naming the sources the rebuilt modules were compiled from.
+func ImageFolder(c *tree.Cache, k *tree.Kernel, b *debian.Binary, compiler string) string {
+	h := fsutil.Hash([]byte(b.Key() + "\ncompiler " + compiler))
+	return filepath.Join(c.Dir, "build", k.Name, "distro-"+b.Release+"-"+h[:12])
+}
+
+// ImageFolderOf is ImageFolder with the compiler found on this machine.
+func ImageFolderOf(ctx context.Context, c *tree.Cache, k *tree.Kernel) (string, error) {
+	b, err := Binary(k)
+	if err != nil {
+		return "", err
+	}
+	return ImageFolder(c, k, b, compiler(ctx)), nil
+}
+
+// finish records the build and publishes its snapshot (md.VariantDir, a
+// staging folder) as the image at final, once: a passing image of the
+// same state already there is kept (its record returned), a failed one
+// replaced. The record's paths name the published place.
+func finish(md *build.Metadata, final string, start time.Time, err error) (*build.Metadata, error) {
 	md.Duration = time.Since(start).Seconds()
 	md.Status = vocab.Pass
 	if err != nil {
 		md.Status = vocab.Fail
 	}
-	if werr := fsutil.WriteJSON(filepath.Join(md.VariantDir, "metadata.json"), md); werr != nil && err == nil {
-		err = werr
+	staging := md.VariantDir
+	rebase(md, staging, final)
+	if werr := fsutil.WriteJSON(filepath.Join(staging, "metadata.json"), md); werr != nil {
+		return md, errors.Join(err, werr)
 	}
-	return md, err
+	got, perr := build.Publish(staging, final)
+	if perr != nil {
+		return md, errors.Join(err, perr)
+	}
+	var ce *build.CompileError
+	if errors.As(err, &ce) && strings.HasPrefix(ce.Log, staging) {
+		ce.Log = final + strings.TrimPrefix(ce.Log, staging)
+	}
+	if err != nil {
+		return md, err
+	}
+	// variants/<variant>: the latest build, for people browsing the
+	// cache; boot and bench never follow it.
+	if lerr := build.LinkLatest(filepath.Dir(filepath.Dir(final)), md.Variant, got); lerr != nil {
+		return md, lerr
+	}
+	// Another build of the same state published first: its record, the
+	// image others may have named, stands.
+	if kept, lerr := build.LoadImage(got); lerr == nil && fmt.Sprint(kept.SHA256) != fmt.Sprint(md.SHA256) {
+		return kept, nil
+	}
+	return md, nil
+}
+
+// rebase rewrites the record's paths under from to be under to.
+func rebase(md *build.Metadata, from, to string) {
+	re := func(p string) string {
+		if p == from || strings.HasPrefix(p, from+string(filepath.Separator)) {
+			return to + strings.TrimPrefix(p, from)
+		}
+		return p
+	}
+	md.VariantDir, md.Log, md.BuildDir = re(md.VariantDir), re(md.Log), re(md.BuildDir)
+	for k, v := range md.Artifacts {
+		md.Artifacts[k] = re(v)
+	}
+	for i, m := range md.Modules {
+		md.Modules[i] = re(m)
+	}
 }
 
 // BootModules lists the modules the boot test loads, in order: for each
@@ -453,7 +508,7 @@ func Built(c *tree.Cache, k *tree.Kernel, variant string) (*build.Metadata, erro
 	if err != nil {
 		return nil, err
 	}
-	p := filepath.Join(build.VariantDir(Dir(c, k, b), variant), "metadata.json")
+	p := filepath.Join(build.VariantDir(ImageFolder(c, k, b, compiler(context.Background())), variant), "metadata.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("no distro build of %s %s (%v): run patchctl build --kernel-from distro --kernel %s --variant %s first: %w", k.Name, variant, err, k.Name, variant, errs.ErrInput)
