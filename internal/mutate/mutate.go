@@ -27,14 +27,14 @@ import (
 
 // Operator classes.
 const (
-	AddrKind        = "addr-kind"          // an SGE's address: CPU address <-> DMA address
-	InlineAlways    = "inline-always"      // the guard before IB_SEND_INLINE replaced by 1
-	GuardDropped    = "guard-dropped"      // one conjunct of that guard replaced by 1
-	GuardWidened    = "guard-widened"      // a bound in a guard let one more through
-	RequestForGrant = "request-for-grant"  // the requested size used where the granted one was read
-	OffByOne        = "off-by-one"         // a size or count one more or one less
-	FlagCleared     = "flag-cleared"       // IB_SEND_INLINE cleared where it was set
-	ErrorIgnored    = "error-ignored"      // a failure's value or branch not taken
+	AddrKind        = "addr-kind"         // an SGE's address: CPU address <-> DMA address
+	InlineAlways    = "inline-always"     // the guard before IB_SEND_INLINE replaced by 1
+	GuardDropped    = "guard-dropped"     // one conjunct of that guard replaced by 1
+	GuardWidened    = "guard-widened"     // a bound in a guard let one more through
+	RequestForGrant = "request-for-grant" // the requested size used where the granted one was read
+	OffByOne        = "off-by-one"        // a size or count one more or one less
+	FlagCleared     = "flag-cleared"      // IB_SEND_INLINE cleared where it was set
+	ErrorIgnored    = "error-ignored"     // a failure's value or branch not taken
 )
 
 // Operators lists the classes in the order mutants are numbered.
