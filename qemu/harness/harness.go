@@ -1,9 +1,12 @@
 // Package harness holds the kernel patches patchctl applies after the
 // series under test, to the baseline and the patched tree alike, so that
-// the boots test what soft-RDMA would otherwise hide. Today that is one
-// harness, dma-faithful: virtual-DMA addresses (rxe, siw) that no CPU
-// access can use, so an inline SGE carrying a DMA address, or a non-inline
-// SGE carrying a CPU address, is reported in the guest's log.
+// the boots test what soft-RDMA would otherwise hide:
+//   - dma-faithful: virtual-DMA addresses (rxe, siw) that no CPU access
+//     can use, so an inline SGE carrying a DMA address, or a non-inline
+//     SGE carrying a CPU address, is reported in the guest's log;
+//   - incapsule-wrap: the host driver sends, on request, one in-capsule
+//     write whose SGL offset wraps the target's off + len bound check
+//     (the in-capsule bounds reproducer).
 //
 // A harness has variants, one per shape of the code it changes; Select
 // takes the first variant that applies to the tree with every line of
@@ -30,12 +33,16 @@ import (
 	"github.com/patchctl/patchctl/internal/series"
 )
 
-//go:embed dma-faithful/*.patch
+//go:embed dma-faithful/*.patch incapsule-wrap/*.patch
 var patches embed.FS
 
 // DMAFaithful is the harness that makes virtual DMA addresses unusable
 // as CPU addresses.
 const DMAFaithful = "dma-faithful"
+
+// IncapsuleWrap is the host-side half of the in-capsule bounds
+// reproducer: nvme-rdma's patchctl_wrap_icdoff parameter.
+const IncapsuleWrap = "incapsule-wrap"
 
 // Variant is one harness patch: its name (the file's base name without
 // .patch), its bytes and the files it changes.
@@ -70,7 +77,7 @@ func Variants(harness string) ([]*Variant, error) {
 		return nil, err
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("no harness %q (known: %s)", harness, DMAFaithful)
+		return nil, fmt.Errorf("no harness %q (known: %s, %s)", harness, DMAFaithful, IncapsuleWrap)
 	}
 	sort.Strings(names)
 	var out []*Variant
@@ -134,6 +141,12 @@ func (r readTree) ReadFile(p string) ([]byte, error) { return r(p) }
 func (r readTree) ReadDir(string) ([]string, error)  { return nil, nil }
 
 func (v *Variant) apply(read func(string) ([]byte, error)) (map[string][]byte, error) {
+	return v.applyWith(read, false)
+}
+
+// applyWith applies the variant; with fuzz, as a patch under test would
+// (any disposition that applies).
+func (v *Variant) applyWith(read func(string) ([]byte, error), fuzz bool) (map[string][]byte, error) {
 	name := v.Harness + "/" + v.Name + ".patch"
 	ps, err := mailpatch.ImportBytes(name, v.Patch, v.Harness, mailpatch.Options{})
 	if err != nil {
@@ -147,6 +160,9 @@ func (v *Variant) apply(read func(string) ([]byte, error)) (map[string][]byte, e
 		return nil, err
 	}
 	r := res.Results[0]
+	if fuzz && r.Disposition == series.AppliesFuzz {
+		return res.Files, nil
+	}
 	if r.Disposition != series.Applies && r.Disposition != series.AppliesOffset {
 		for _, h := range r.Hunks {
 			if !h.Applied || h.Fuzz > 0 || h.Reversed {

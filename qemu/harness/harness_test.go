@@ -126,3 +126,39 @@ func TestReportFailsTheGate(t *testing.T) {
 		}
 	}
 }
+
+// TestIncapsuleWrapOnPinnedKernels: the reproducer's host patch fits
+// every pinned kernel, adds the one-shot parameter, and the fixture fix
+// (compare without the addition) applies to every pinned target (with
+// fuzz where a kernel spells the status bits otherwise, as a patch under
+// test may).
+func TestIncapsuleWrapOnPinnedKernels(t *testing.T) {
+	fix, err := os.ReadFile(filepath.Join("testdata", "nvmet-rdma-incapsule-bounds-fix.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixVariant := &Variant{Harness: "testdata", Name: "nvmet-rdma-incapsule-bounds-fix", Patch: fix}
+	for _, name := range []string{"5.10", "6.1", "6.12", "7.2", "7.3"} {
+		t.Run(name, func(t *testing.T) {
+			_, dir := testenv.Kernel(t, name)
+			read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, rel)) }
+			r, err := Select(IncapsuleWrap, read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host := r.Files["drivers/nvme/host/rdma.c"]
+			for _, s := range []string{"module_param(patchctl_wrap_icdoff, int, 0644);", "sg->addr = cpu_to_le64(-(u64)len);", "patchctl-repro: "} {
+				if !bytes.Contains(host, []byte(s)) {
+					t.Errorf("host rdma.c lacks %q", s)
+				}
+			}
+			files, err := fixVariant.applyWith(read, true)
+			if err != nil {
+				t.Fatalf("the fix fixture does not apply: %v", err)
+			}
+			if bytes.Contains(files["drivers/nvme/target/rdma.c"], []byte("off + len > rsp->queue->dev->inline_data_size")) {
+				t.Error("the fixed target still adds off + len")
+			}
+		})
+	}
+}
