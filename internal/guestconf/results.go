@@ -176,8 +176,10 @@ func JudgeInline(e *Evidence, expect Expect) error {
 // and in dmesg (guest) alike.
 // KASAN and KFENCE report as "BUG: KASAN: ..." and "BUG: KFENCE: ...",
 // lockdep as "WARNING: possible ... locking ...", UBSAN as "UBSAN: ..."
-// (kconfig/debug.config turns them on).
-var Splats = []string{"Kernel panic", "kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
+// (kconfig/debug.config turns them on). The DMA-faithful harness
+// (qemu/harness) reports an address of the wrong kind as "patchctl-dma:
+// ..."; it comes first so the gate names it rather than the WARNING after.
+var Splats = []string{"patchctl-dma:", "Kernel panic", "kernel BUG at", "WARNING:", "BUG:", "Oops:", "possible recursive locking",
 	"circular locking", "general protection fault", "suspicious RCU usage", "Call Trace:", "UBSAN:"}
 
 // SplatIn returns the splat pattern line holds, or "".
