@@ -113,21 +113,17 @@ var msgIDs = regexp.MustCompile(`<[^<>\s]+>`)
 // trailerNames spells the trailers as the kernel does.
 var trailerNames = map[string]string{"reviewed-by": "Reviewed-by", "acked-by": "Acked-by", "tested-by": "Tested-by", "reported-by": "Reported-by"}
 
-// ReadThread reads the inputs as one thread (an mbox of a whole thread, a
-// folder of messages, a single patch): patches, cover letters and replies
-// in any order. It takes the newest revision's patches ([PATCH vN n/m]),
-// numbers them in order, and adds to each the Reviewed-by, Acked-by,
-// Tested-by and Reported-by trailers of the replies to it (all patches get
-// those of replies to the cover letter). Replies are never refused; a
-// thread with no patch is.
-func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
-	return ReadThreadContext(context.Background(), inputs, series, opts)
-}
-
-// ReadThreadContext is ReadThread under ctx: it stops, returning ctx's
-// error, soon after ctx ends (the reading polls it as it goes). Reading
-// takes time linear in the input: folded headers, reply chains and
-// trailers alike.
+// ReadThreadContext reads the inputs as one thread (an mbox of a whole
+// thread, a folder of messages, a single patch): patches, cover letters
+// and replies in any order. It takes the newest revision's patches
+// ([PATCH vN n/m]), numbers them in order, and adds to each the
+// Reviewed-by, Acked-by, Tested-by and Reported-by trailers of the
+// replies to it (all patches get those of replies to the cover letter).
+// Replies are never refused; a thread with no patch is.
+//
+// It stops, returning ctx's error, soon after ctx ends (the reading polls
+// it as it goes). Reading takes time linear in the input: folded headers,
+// reply chains and trailers alike.
 func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts Options) (*Thread, error) {
 	t := &Thread{byID: map[string]*threadMsg{}}
 	var msgs []*threadMsg

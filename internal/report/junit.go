@@ -106,16 +106,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// JUnit writes the run as JUnit XML (paths relative to the repository
-// found above the run's patches).
-func JUnit(w io.Writer, res *pipeline.Result) error {
-	o := Options{}
-	if err := o.defaults(res); err != nil {
-		return err
-	}
-	return junit(w, res, newNamer(&o, ""))
-}
-
 func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 	all := junitSuites{Name: "patchctl", Time: secs(res.Duration)}
 	if res.Reason != "" {

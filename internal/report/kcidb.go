@@ -129,16 +129,6 @@ func worst(a, b string) string {
 	return a
 }
 
-// KCIDB writes the run as KCIDB v5.3 JSON, with the default Options (no
-// links: see Options.URLBase).
-func KCIDB(w io.Writer, res *pipeline.Result) error {
-	o := Options{}
-	if err := o.defaults(res); err != nil {
-		return err
-	}
-	return kcidb(w, res, newNamer(&o, ""), published{})
-}
-
 func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
 	doc := kcidbDoc{Version: kcidbVersion{5, 3}, Checkouts: []kcidbCheckout{}, Builds: []kcidbBuild{}, Tests: []kcidbTest{}}
 	run := n.o.RunID

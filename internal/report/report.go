@@ -51,11 +51,6 @@ type Options struct {
 	RunID string
 }
 
-// Write writes every report into dir and returns the files written.
-func Write(dir string, res *pipeline.Result, version string) ([]string, error) {
-	return WriteWith(dir, res, Options{Version: version})
-}
-
 // RunID names a run: its start time and a hash of the kernels' patchset
 // hashes and that time, e.g. 20261201T072910Z-7b77b1b6. Two runs of the
 // same patches differ by their start; runs of different patches at the
@@ -276,7 +271,6 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 					pub[key(k.Name, v, "config")] = fmt.Sprintf("config-%s-%s", k.Name, v)
 				}
 			}
-			b := b
 			name := fmt.Sprintf("build-%s-%s.json", k.Name, v)
 			if err := put(name, b.WriteTuxmake); err != nil {
 				return nil, err
