@@ -84,7 +84,7 @@ func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, e
 		set[s] = uint32(i)
 	}
 	var b bytes.Buffer
-	le := func(v int) { binary.Write(&b, binary.LittleEndian, uint32(v)) }
+	le := func(v int) { b.Write(binary.LittleEndian.AppendUint32(nil, uint32(v))) }
 	b.WriteString(indexMagic)
 	le(indexVersion)
 	flags := byte(0)
