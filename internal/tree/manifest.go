@@ -200,7 +200,7 @@ func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
 	}
 	for _, s := range scopes {
 		root := filepath.Join(dir, filepath.FromSlash(s))
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil
 			}
