@@ -144,6 +144,39 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 			t.Warn = append(t.Warn, *m.note)
 		}
 	}
+	newest := newestVersion(msgs)
+	if newest == 0 {
+		return nil, &InputError{File: name, Msg: "not a patch: no message of the thread carries a diff",
+			Hint: "give the thread's mbox (or the Message-ID of one of its messages) with the patches in it"}
+	}
+	t.Version = newest
+	order, err := t.takeRevision(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.addTrailers(ctx, msgs, order); err != nil {
+		return nil, err
+	}
+	subject := ""
+	if t.Cover != nil {
+		subject = t.Cover.title
+	} else if len(order) > 0 {
+		subject = order[0].patch.Subject
+	}
+	t.Series = SeriesName(series, subject, name)
+	for _, m := range order {
+		m.patch.Series = t.Series
+		t.Patches = append(t.Patches, m.patch)
+		t.Raw = append(t.Raw, m.raw)
+	}
+	return t, nil
+}
+
+// newestVersion is the newest revision of the thread's patches (those
+// that read and those that do not); 0: none. With no patch at all, the
+// patches are in replies (git am reads a "Re: [PATCH]" mail as a patch
+// too), which then become the patches.
+func newestVersion(msgs []*threadMsg) int {
 	newest := 0
 	for _, m := range msgs {
 		switch {
@@ -154,8 +187,6 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 		}
 	}
 	if newest == 0 {
-		// No patch but in replies: those are the patches (git am reads a
-		// "Re: [PATCH]" mail as a patch too).
 		for _, m := range msgs {
 			if m.replyPatch != nil {
 				m.patch, m.trailers = m.replyPatch, nil
@@ -163,11 +194,16 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 			}
 		}
 	}
-	if newest == 0 {
-		return nil, &InputError{File: name, Msg: "not a patch: no message of the thread carries a diff",
-			Hint: "give the thread's mbox (or the Message-ID of one of its messages) with the patches in it"}
-	}
-	t.Version = newest
+	return newest
+}
+
+// takeRevision takes the patches and cover letter of revision t.Version
+// and returns the patches in order (a number sent twice: the first one,
+// with a warning); it notes the other revisions as skipped, the numbers
+// missing, and counts the replies. A patch of the revision taken that
+// does not read is the failure.
+func (t *Thread) takeRevision(ctx context.Context, msgs []*threadMsg) ([]*threadMsg, error) {
+	newest := t.Version
 	byNumber := map[int]*threadMsg{}
 	var order []*threadMsg
 	skipped := map[int]*Revision{}
@@ -222,12 +258,18 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	for _, v := range sortedKeys(skipped) {
 		t.Skipped = append(t.Skipped, *skipped[v])
 	}
+	return order, nil
+}
+
+// addTrailers gives each reply's trailers to the patch (or cover letter:
+// all patches) it answers, up the chain of replies, in the order they
+// were sent; order is the patches taken. What is added or not, and why,
+// is recorded in t.Added and t.Ignored.
+func (t *Thread) addTrailers(ctx context.Context, msgs, order []*threadMsg) error {
 	taken := map[*threadMsg]bool{}
 	for _, m := range order {
 		taken[m] = true
 	}
-	// Trailers: each reply's go to the patch (or cover letter) it answers,
-	// up the chain of replies, in the order they were sent.
 	for i, m := range msgs {
 		m.seq = i
 	}
@@ -252,7 +294,7 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	for i, m := range replies {
 		if i%pollEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if len(m.trailers) == 0 {
@@ -268,7 +310,7 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 			case target == nil:
 				rec.To = "no message of the thread"
 				t.Ignored = append(t.Ignored, rec)
-			case target.cover != nil && target.cover.Version == newest:
+			case target.cover != nil && target.cover.Version == t.Version:
 				rec.To = "all patches"
 				added := false
 				for _, o := range order {
@@ -291,19 +333,7 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	for _, a := range adders {
 		a.flush()
 	}
-	subject := ""
-	if t.Cover != nil {
-		subject = t.Cover.title
-	} else if len(order) > 0 {
-		subject = order[0].patch.Subject
-	}
-	t.Series = SeriesName(series, subject, name)
-	for _, m := range order {
-		m.patch.Series = t.Series
-		t.Patches = append(t.Patches, m.patch)
-		t.Raw = append(t.Raw, m.raw)
-	}
-	return t, nil
+	return nil
 }
 
 // pollEvery is how many messages are read between two looks at the
