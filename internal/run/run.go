@@ -157,6 +157,7 @@ type Process struct {
 	x    *exec.Cmd
 	tail *tailBuffer
 	wait func() error
+	exit int // a stubbed process's exit status
 	once sync.Once
 	err  error
 }
@@ -190,6 +191,9 @@ func (p *Process) Wait() error {
 			return
 		}
 		e := &Error{Cmd: p.cmd.String(), ExitCode: -1, Tail: p.tail.String(), Err: err}
+		if p.x == nil {
+			e.ExitCode = p.exit
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			e.ExitCode = ee.ExitCode()
@@ -211,17 +215,15 @@ func (c *Cmd) Start(ctx context.Context) (*Process, error) {
 	return Or(c.Runner).Start(ctx, c)
 }
 
-// Ended is a process that has already ended, for a Runner that starts
-// none (a test's): printed is what it printed (the tail of its error),
-// and err, when not nil, what Wait returns as an *Error with exitCode.
-func Ended(c *Cmd, exitCode int, printed string, err error) *Process {
-	tail := &tailBuffer{n: 8 << 10}
-	io.WriteString(tail, printed)
-	p := &Process{cmd: c, tail: tail, wait: func() error { return nil }}
-	if err != nil {
-		p.err = &Error{Cmd: c.String(), ExitCode: exitCode, Tail: tail.String(), Err: err}
-		p.once.Do(func() {})
-	}
+// Stubbed is a process of a Runner that starts none (a test's): it runs
+// in Wait, where do writes what it prints (to the command's Stdout, as
+// the program would, and to tail, which an error carries) and returns
+// its outcome; Wait returns a failure as an *Error with exitCode. Output
+// written in Wait, not Start, reaches a reader the caller starts after
+// Start (a pipe), as a real program's does.
+func Stubbed(c *Cmd, exitCode int, do func(tail io.Writer) error) *Process {
+	p := &Process{cmd: c, tail: &tailBuffer{n: 8 << 10}, exit: exitCode}
+	p.wait = func() error { return do(p.tail) }
 	return p
 }
 

@@ -66,8 +66,9 @@ func (s *Stubber) Register(pattern string, exit int, output string) {
 	s.add(&stub{pattern: regexp.MustCompile(pattern), exit: exit, output: output})
 }
 
-// RegisterFunc answers a command line matching pattern by calling fn,
-// which may write to the command's Stdout and returns its outcome.
+// RegisterFunc answers a command line matching pattern by calling fn
+// (when the command is waited for), which may write to the command's
+// Stdout and returns its outcome (a failure: exit status 1).
 func (s *Stubber) RegisterFunc(pattern string, fn func(*run.Cmd) error) {
 	s.add(&stub{pattern: regexp.MustCompile(pattern), fn: fn})
 }
@@ -131,14 +132,17 @@ func (s *Stubber) Start(ctx context.Context, c *run.Cmd) (*run.Process, error) {
 		return run.Exec{}.Start(ctx, c)
 	}
 	if match.fn != nil {
-		return run.Ended(c, match.exit, "", match.fn(c)), nil
+		return run.Stubbed(c, 1, func(io.Writer) error { return match.fn(c) }), nil
 	}
-	if c.Stdout != nil {
-		io.Copy(c.Stdout, strings.NewReader(match.output))
-	}
-	var err error
-	if match.exit != 0 {
-		err = fmt.Errorf("exit status %d", match.exit)
-	}
-	return run.Ended(c, match.exit, match.output, err), nil
+	return run.Stubbed(c, match.exit, func(tail io.Writer) error {
+		w := tail
+		if c.Stdout != nil {
+			w = io.MultiWriter(c.Stdout, tail)
+		}
+		io.Copy(w, strings.NewReader(match.output))
+		if match.exit != 0 {
+			return fmt.Errorf("exit status %d", match.exit)
+		}
+		return nil
+	}), nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -100,6 +101,30 @@ func TestStubsAreIndependent(t *testing.T) {
 	}
 	if out, err := run.Command("echo", "real").Output(context.Background()); err != nil || string(out) != "real\n" {
 		t.Errorf("a command without a Runner is stubbed: %q %v", out, err)
+	}
+}
+
+// TestOutputToAPipe: a stub's output reaches a pipe whose reader starts
+// after Start, as make's output does in the build, and its failure
+// carries the stub's exit status and the tail of what it printed.
+func TestOutputToAPipe(t *testing.T) {
+	s := Stub(t)
+	s.Register(`^make x$`, 2, "a.c:1:1: error: boom\n")
+	pr, pw := io.Pipe()
+	p, err := (&run.Cmd{Name: "make", Args: []string{"x"}, Stdout: pw, Runner: s}).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string)
+	go func() { b, _ := io.ReadAll(pr); got <- string(b) }()
+	err = p.Wait()
+	pw.Close()
+	if out := <-got; out != "a.c:1:1: error: boom\n" {
+		t.Errorf("read from the pipe: %q", out)
+	}
+	var re *run.Error
+	if !errors.As(err, &re) || re.ExitCode != 2 || !strings.Contains(re.Tail, "boom") {
+		t.Errorf("failure %#v", err)
 	}
 }
 
