@@ -529,45 +529,52 @@ func readThreadInput(ctx context.Context, in Input, opts Options) ([]*threadMsg,
 		tm.date, _ = parseGitDate(m.Date)
 		tm.parent = parentID(m.InReplyTo, m.References)
 		out = append(out, tm)
-		p, err := buildPatch(m, "", opts)
-		if replySubject.MatchString(m.Subject) {
-			// A reply; one that carries a diff is kept as a candidate: it
-			// is the patch when the thread has no other (a patch sent as
-			// "Re:"), else a reviewer's suggestion, not part of the series.
-			tm.trailers = replyTrailers(m.Body)
-			if err == nil && p != nil {
-				tm.replyPatch = p
-			}
-			continue
-		}
-		var ie *InputError
-		switch {
-		case err != nil && errors.As(err, &ie) && ie.Msg == msgNoDiff:
-			// Not a patch: a follow-up without "Re:" (or a note).
-			tm.trailers = replyTrailers(m.Body)
-			continue
-		case err != nil:
-			var c Patch
-			c.parseSubject(m.Subject)
-			tm.subject = c.SubjectLine()
-			tm.bad, tm.badVersion = err, version(c.Version)
-			continue
-		case p == nil:
-			var c Patch
-			c.parseSubject(m.Subject)
-			tm.cover = &Cover{Subject: c.SubjectLine(), title: c.Subject, MessageID: tm.id, Version: version(c.Version)}
-			continue
-		}
-		if i == len(raws)-1 && len(in.Data) > 0 && in.Data[len(in.Data)-1] != '\n' {
-			lines := bytes.Count(in.Data, []byte("\n")) + 1
-			tail := string(in.Data[bytes.LastIndexByte(in.Data, '\n')+1:])
-			p.Repairs = append(p.Repairs, Repair{Kind: KindFinalNewline, File: in.Name, Line: lines,
-				Before: tail, After: tail + "\\n",
-				Why: "every line of a patch ends in a newline; without one the last line reads as \"\\ No newline at end of file\""})
-		}
-		tm.patch = p
+		tm.classify(m, opts, in, i == len(raws)-1)
 	}
 	return out, nil
+}
+
+// classify says what a message of a thread is: a reply (its trailers,
+// and its patch when it carries one), a follow-up, a patch that does not
+// read, a cover letter, or a patch; last: the input's last message.
+func (tm *threadMsg) classify(m *message, opts Options, in Input, last bool) {
+	p, err := buildPatch(m, "", opts)
+	if replySubject.MatchString(m.Subject) {
+		// A reply; one that carries a diff is kept as a candidate: it
+		// is the patch when the thread has no other (a patch sent as
+		// "Re:"), else a reviewer's suggestion, not part of the series.
+		tm.trailers = replyTrailers(m.Body)
+		if err == nil && p != nil {
+			tm.replyPatch = p
+		}
+		return
+	}
+	var ie *InputError
+	switch {
+	case err != nil && errors.As(err, &ie) && ie.Msg == msgNoDiff:
+		// Not a patch: a follow-up without "Re:" (or a note).
+		tm.trailers = replyTrailers(m.Body)
+		return
+	case err != nil:
+		var c Patch
+		c.parseSubject(m.Subject)
+		tm.subject = c.SubjectLine()
+		tm.bad, tm.badVersion = err, version(c.Version)
+		return
+	case p == nil:
+		var c Patch
+		c.parseSubject(m.Subject)
+		tm.cover = &Cover{Subject: c.SubjectLine(), title: c.Subject, MessageID: tm.id, Version: version(c.Version)}
+		return
+	}
+	if last && len(in.Data) > 0 && in.Data[len(in.Data)-1] != '\n' {
+		lines := bytes.Count(in.Data, []byte("\n")) + 1
+		tail := string(in.Data[bytes.LastIndexByte(in.Data, '\n')+1:])
+		p.Repairs = append(p.Repairs, Repair{Kind: KindFinalNewline, File: in.Name, Line: lines,
+			Before: tail, After: tail + "\\n",
+			Why: "every line of a patch ends in a newline; without one the last line reads as \"\\ No newline at end of file\""})
+	}
+	tm.patch = p
 }
 
 // unreadable is a message whose headers or body encoding do not read:
