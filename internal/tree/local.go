@@ -235,7 +235,7 @@ func contentHash(dir, statFile string) (string, error) {
 	old := map[string]statEntry{}
 	if statFile != "" {
 		if f, err := os.Open(statFile); err == nil {
-			_ = gob.NewDecoder(f).Decode(&old) // unreadable: every file is hashed again
+			gob.NewDecoder(f).Decode(&old)
 			f.Close()
 		}
 	}
@@ -319,7 +319,7 @@ func contentHash(dir, statFile string) (string, error) {
 			if f, err := os.Create(tmp); err == nil {
 				err = gob.NewEncoder(f).Encode(now)
 				if cerr := f.Close(); err == nil && cerr == nil {
-					_ = os.Rename(tmp, statFile) // a cache: not kept, the next run hashes again
+					os.Rename(tmp, statFile)
 				} else {
 					os.Remove(tmp)
 				}

@@ -358,7 +358,7 @@ func (c *Cache) download(ctx context.Context, suite, spec string) (string, error
 				out, err = runIn(ctx, tmp, c.aptGet(), args...)
 			}
 		} else if os.Geteuid() == 0 {
-			_, _ = runIn(ctx, tmp, c.aptGet(), "update", "-qq") // the download below says what fails
+			runIn(ctx, tmp, c.aptGet(), "update", "-qq")
 			out, err = runIn(ctx, tmp, c.aptGet(), args...)
 		}
 	}
@@ -473,7 +473,7 @@ func withTarball(ctx context.Context, deb, tarball string, fn func(r io.Reader, 
 	defer func() {
 		cancel()
 		outer.Close()
-		<-waited //nolint:errcheck // the reader's error is the one returned
+		<-waited
 	}()
 	tr := tar.NewReader(outer)
 	want := "./" + strings.TrimPrefix(tarball, "/")
