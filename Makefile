@@ -9,7 +9,7 @@ KERNEL  ?= 6.12
 # 6.12, 7.2, 7.3); any list works: make test TEST_KERNELS="6.12 7.3".
 TEST_KERNELS ?= 6.12
 
-.PHONY: all deps build run test test-matrix test-ci actionlint vet fuzz bench clean
+.PHONY: all deps build run test test-matrix test-ci actionlint lint vet fuzz bench clean
 
 all: build
 
@@ -27,7 +27,7 @@ run: deps build
 # Static checks and every test, the end-to-end run on TEST_KERNELS
 # included (trees, builds and tools are cached under the user's cache dir:
 # a fresh machine pays two cold kernel builds).
-test: deps vet actionlint
+test: deps vet actionlint lint
 	PATCHCTL_TEST_KERNELS="$(TEST_KERNELS)" $(GO) test -count=1 -timeout 75m ./...
 
 # The end-to-end run on every pinned kernel (a fresh machine: five cold
@@ -43,6 +43,15 @@ ACTIONLINT := $(CACHE_DIR)/tools/go/bin/actionlint
 actionlint:
 	@test -x $(ACTIONLINT) || (cd /tmp && GOBIN=$(dir $(ACTIONLINT)) GOFLAGS=-mod=mod $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
 	$(ACTIONLINT) -no-color .github/workflows/*.yml
+
+# The Go code linted by golangci-lint (.golangci.yml: the standard set,
+# bug-finding linters and the layering rules; installed into the cache's
+# tools the first time, pinned); any finding fails.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(CACHE_DIR)/tools/go/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+lint:
+	@test -x $(GOLANGCI_LINT) || (cd /tmp && GOBIN=$(dir $(GOLANGCI_LINT)) GOFLAGS=-mod=mod $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION))
+	GOLANGCI_LINT_CACHE=$(CACHE_DIR)/tools/golangci-lint-cache $(GOLANGCI_LINT) run ./...
 
 # The CI jobs' scripts (scripts/ci/) in a bookworm root filesystem built
 # from Debian's packages (docs/ci.md): matrix, pins, and a kernel job

@@ -96,13 +96,6 @@ func (s *state) hash() uint64 {
 	return h.Sum64()
 }
 
-// key identifies a state for merging: values compare by content.
-func (s *state) key() string {
-	var b strings.Builder
-	s.write(&b)
-	return b.String()
-}
-
 func (s *state) write(b io.Writer) {
 	write := func(name string, keys []string, get func(string) string) {
 		io.WriteString(b, name)
@@ -259,7 +252,7 @@ func (in *interp) run() {
 				in.capped = true
 				continue
 			}
-			work = append(work, item{o.id, o.st})
+			work = append(work, item(o))
 		}
 	}
 }
@@ -1132,7 +1125,7 @@ func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 			st.addr[p] = e.v
 		case 's':
 			var j int
-			fmt.Sscanf(e.s, "%d", &j)
+			_, _ = fmt.Sscanf(e.s, "%d", &j) // not a number: 0
 			if j < len(bases) && bases[j] != "" {
 				st.sgl[p] = bases[j] + e.s[strings.IndexByte(e.s, ' ')+1:]
 			}

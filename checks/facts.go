@@ -467,10 +467,10 @@ func (fs *Facts) summary(name string) *summary {
 		s.names = append(s.names, p.name)
 	}
 	type eff struct {
-		flags        *val
-		opcode       string
-		assigns, all bool
-		n            int
+		flags  *val
+		opcode string
+		all    bool
+		n      int
 	}
 	effs := map[string]*eff{}
 	type retPath struct {
@@ -566,7 +566,7 @@ func (fs *Facts) summary(name string) *summary {
 		e := effs[k]
 		var i int
 		var suffix string
-		fmt.Sscanf(k, "%d", &i)
+		_, _ = fmt.Sscanf(k, "%d", &i) // not a number: 0
 		suffix = k[strings.IndexByte(k, ' ')+1:]
 		fl := e.flags
 		if fl != nil {

@@ -219,11 +219,10 @@ func (r *inlineSGE) postVisit(w string, st *state) siteVisit {
 // pointsSGEs reports whether this path sets a request's sg_list or one
 // of its SGE addresses.
 func (r *inlineSGE) pointsSGEs(w string, st *state) bool {
-	list, ok := st.sgl[w]
-	if ok {
+	if _, ok := st.sgl[w]; ok {
 		return true
 	}
-	list = w + ".sg_list"
+	list := w + ".sg_list"
 	for p := range st.addr {
 		if strings.HasPrefix(p, list) {
 			return true

@@ -70,11 +70,6 @@ func kernelFlag(fs *pflag.FlagSet, p *string, usage string) {
 	fs.Var(&onceValue{p: p, name: "kernel", hint: "; run it once per kernel, or use patchctl run --kernel A --kernel B"}, "kernel", usage)
 }
 
-// kernelTerms explains the words the kernel flags use, for every verb's
-// help.
-const kernelTerms = `Kernels are the names pinned in series/kernels.yaml (patchctl tree list);
-"the lock's default" is the one its default: field names.`
-
 // registerCompletions completes, on every verb that has the flag, kernel
 // names (series/kernels.yaml), series (patches/), fragments (kconfig/)
 // and the enum flags' words.
@@ -119,7 +114,7 @@ func registerCompletions(root *cobra.Command, g *GlobalOptions) {
 	walk = func(c *cobra.Command) {
 		for name, f := range funcs {
 			if c.Flags().Lookup(name) != nil {
-				c.RegisterFlagCompletionFunc(name, f)
+				_ = c.RegisterFlagCompletionFunc(name, f) // fails only on a flag registered twice
 			}
 		}
 		for _, s := range c.Commands() {

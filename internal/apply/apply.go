@@ -368,227 +368,262 @@ func collectHunks(fos []fileOutcome) []Hunk {
 func tryPatch(o *overlay, files []*gitdiff.File, reverse bool, maxFuzz int) ([]fileOutcome, error) {
 	var out []fileOutcome
 	for _, f := range files {
-		src, dst := f.OldName, f.NewName
-		isNew, isDel := f.IsNew, f.IsDelete
-		if reverse {
-			src, dst, isNew, isDel = f.NewName, f.OldName, f.IsDelete, f.IsNew
-		}
-		fo := fileOutcome{path: firstNonEmpty(dst, src)}
-		renamedAlready, samePlain, startReversed := false, false, false
-		content, exists, err := o.read(firstNonEmpty(src, dst))
+		fo, err := tryFile(o, files, f, reverse, maxFuzz)
 		if err != nil {
 			return nil, err
 		}
-		if (f.IsRename || f.IsCopy) && src != "" && dst != "" && src != dst {
-			if f.IsRename {
-				fo.renamedFrom = src
-			}
-			dstContent, there, err := o.read(dst)
-			if err != nil {
-				return nil, err
-			}
-			if there && exists && f.IsRename {
-				// git apply: "already exists in working directory".
-				fo.hunks = append(fo.hunks, Hunk{File: dst, Index: 1, Why: fmt.Sprintf("%s to %s, which already exists", map[bool]string{true: "renamed", false: "copied"}[f.IsRename], dst)})
-				out = append(out, fo)
-				continue
-			}
-			if there && (!exists || f.IsCopy) {
-				// Renamed or copied already (the new name is there, for
-				// a rename the old one gone): its hunks are looked for,
-				// reversed, there; with none, a copy is there when it
-				// is the same bytes as its source (or that is gone, or
-				// the patch changes it too).
-				samePlain = f.IsRename || !exists || bytes.Equal(content, dstContent) || changesFile(files, src)
-				content, exists, renamedAlready = dstContent, true, true
-			}
-		}
-		fo.before = content
-		frags := f.TextFragments
-		if reverse {
-			frags = make([]*gitdiff.TextFragment, len(f.TextFragments))
-			for i, fr := range f.TextFragments {
-				frags[i] = reversed(fr)
-			}
-		}
-		name := firstNonEmpty(dst, src)
-		switch {
-		case isNew && exists && len(content) == 0:
-			// GNU patch creates onto an empty file.
-		case isNew && exists:
-			// A file created that is there: GNU patch ("which already
-			// exists! Assuming -R") looks for what the patch creates,
-			// reversed, anywhere in it: found, previously applied (the
-			// file may have grown since); else a conflict.
-			startReversed = true
-		case !isNew && !exists:
-			// A file changed or deleted that is not there: a deleted
-			// file is gone (previously applied), a changed one missing.
-			prev := isDel
-			for i, fr := range frags {
-				fo.hunks = append(fo.hunks, Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Reversed: prev, Text: fr.String()})
-			}
-			fo.reversed = prev
-			out = append(out, fo)
-			continue
-		}
-		lines := splitLines(content)
-		fo.ok = true
-		inOffset, lastFrozen := 0, 0
-		fileReversed := startReversed
-		var placed []placedHunk
-		var newShift int64
-		for i, fr := range frags {
-			h := Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, fragment: fr}
-			fwd, rev := patternOf(fr), patternOf(reversed(fr))
-			if fileReversed {
-				fwd, rev = rev, fwd
-			}
-			var pl placement
-			found, hunkReversed := false, false
-			for fuzz := 0; fuzz <= fwd.maxFuzzFor(maxFuzz); fuzz++ {
-				if pl, found = locate(lines, fwd, inOffset, lastFrozen, fuzz); found {
-					break
-				}
-				if fileReversed || reverse {
-					continue
-				}
-				if i > 0 {
-					continue // GNU patch tries only a file's first hunk reversed
-				}
-				if rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz); ok {
-					// GNU patch: the file is reversed from here on.
-					hunkReversed = true
-					fileReversed, fwd, rev = true, rev, fwd
-					pl, found = rpl, true
-					break
-				}
-			}
-			if i > 0 && !fileReversed && !reverse {
-				// A later hunk: GNU patch lands it forward wherever it
-				// can (even with fuzz where its reverse matches: the
-				// report says so), else fails it; the report says
-				// whether its reverse is there (previously applied).
-				for fuzz := 0; fuzz <= rev.maxFuzzFor(maxFuzz); fuzz++ {
-					rpl, ok := locate(lines, rev, inOffset, lastFrozen, fuzz)
-					if !ok {
-						continue
-					}
-					if !found {
-						hunkReversed, pl = true, rpl
-					} else if fuzz == 0 && pl.fuzz > 0 {
-						h.ReversedAt = int(rpl.landed())
-					}
-					break
-				}
-			}
-			if fileReversed {
-				// Only a hunk found (reversed) is reversed; one found
-				// nowhere is reported not found, never at line 1.
-				hunkReversed = found
-			}
-			if found && !hunkReversed && misordered(fwd, int(pl.landed()), lastFrozen) {
-				// GNU patch keeps the offset it found and fails the hunk.
-				inOffset = int(pl.landed()) - fwd.first
-				found = false
-			}
-			h.Reversed = hunkReversed
-			if !found || hunkReversed && !fileReversed {
-				fo.ok = false
-				if hunkReversed {
-					// Where the reverse was found: the new side's lines.
-					rp := patternOf(reversed(fr))
-					h.Landed, h.Fuzz, h.located = pl.landed(), pl.fuzz, true
-					h.Offset = h.Landed - int64(rp.first)
-					if len(rp.pat) == 0 {
-						h.Landed--
-					}
-				} else {
-					h.Nearest, h.NearMatched, h.NearTotal = nearest(lines, fr, fwd.first-1+inOffset)
-					h.FuzzTried = fwd.maxFuzzFor(maxFuzz)
-					h.NearWant, h.NearHave = nearDiffer(lines, fr, h.Nearest)
-					if !fileReversed && !reverse {
-						// GNU patch -R -F0 anywhere: part of it already there?
-						if rp := patternOf(reversed(fr)); len(rp.pat) > 0 {
-							if at, ok := locate(lines, rp, 0, 0, 0); ok {
-								h.ReversedAt = int(at.landed())
-							}
-						}
-					}
-				}
-				h.Text = fr.String()
-				fo.hunks = append(fo.hunks, h)
-				continue
-			}
-			h.placement, h.Fuzz, h.located = pl, pl.fuzz, true
-			h.Landed = pl.landed()
-			where := int(h.Landed)
-			if len(fwd.pat) == 0 {
-				h.Landed-- // the line it goes after, as the hunk header says
-			}
-			h.Offset = int64(where - fwd.first)
-			if fileReversed {
-				h.Stated = int64(fwd.first)
-				if len(fwd.pat) == 0 {
-					h.Stated--
-				}
-			}
-			inOffset = where - fwd.first
-			lastFrozen = where - 1 + len(fwd.pat) - fwd.suffix
-			if fileReversed {
-				fo.hunks = append(fo.hunks, h)
-				continue
-			}
-			h.Applied = true
-			h.newPosOffset = newShift
-			newShift += fr.LinesAdded - fr.LinesDeleted
-			placed = append(placed, placedHunk{lines: fr.Lines[pl.dropL : len(fr.Lines)-pl.dropT], start: pl.pos})
-			fo.hunks = append(fo.hunks, h)
-		}
-		if fileReversed {
-			fo.reversed = true
-			fo.ok = false
-			for _, h := range fo.hunks {
-				if !h.Reversed || !h.located {
-					fo.reversed = false // a hunk that does not apply reversed either
-				}
-			}
-		}
-		if renamedAlready {
-			// Previously applied when every hunk is (or there is none);
-			// else half there: the new name without the change.
-			fo.reversed = fo.reversed || len(frags) == 0 && samePlain
-			fo.ok = false
-		}
-		if len(frags) == 0 && !reverse && !renamedAlready && f.NewMode != 0 && f.OldMode != 0 && f.NewMode != f.OldMode {
-			// A mode change alone: previously applied when the file
-			// has the new mode (git apply -R takes it then).
-			m, err := o.mode(firstNonEmpty(src, dst))
-			if err != nil {
-				return nil, err
-			}
-			if m&0o100 == f.NewMode&0o100 {
-				fo.reversed, fo.ok = true, false
-			}
-		}
-		if !fo.ok {
-			out = append(out, fo)
-			continue
-		}
-		if isDel {
-			fo.exists = false
-			fo.content = nil
-			out = append(out, fo)
-			continue
-		}
-		spliced, err := splice(lines, placed)
-		if err != nil {
-			return nil, fmt.Errorf("%s: splicing a located hunk: %w", dst, err)
-		}
-		fo.content, fo.exists = spliced, true
 		out = append(out, fo)
 	}
 	return out, nil
+}
+
+// tryFile is tryPatch for one file of the patch (files is all of them).
+func tryFile(o *overlay, files []*gitdiff.File, f *gitdiff.File, reverse bool, maxFuzz int) (fileOutcome, error) {
+	src, dst := f.OldName, f.NewName
+	isNew, isDel := f.IsNew, f.IsDelete
+	if reverse {
+		src, dst, isNew, isDel = f.NewName, f.OldName, f.IsDelete, f.IsNew
+	}
+	fo := fileOutcome{path: firstNonEmpty(dst, src)}
+	renamedAlready, samePlain, startReversed := false, false, false
+	content, exists, err := o.read(firstNonEmpty(src, dst))
+	if err != nil {
+		return fo, err
+	}
+	if (f.IsRename || f.IsCopy) && src != "" && dst != "" && src != dst {
+		if f.IsRename {
+			fo.renamedFrom = src
+		}
+		dstContent, there, err := o.read(dst)
+		if err != nil {
+			return fo, err
+		}
+		if there && exists && f.IsRename {
+			// git apply: "already exists in working directory".
+			fo.hunks = append(fo.hunks, Hunk{File: dst, Index: 1, Why: fmt.Sprintf("%s to %s, which already exists", map[bool]string{true: "renamed", false: "copied"}[f.IsRename], dst)})
+			return fo, nil
+		}
+		if there && (!exists || f.IsCopy) {
+			// Renamed or copied already (the new name is there, for
+			// a rename the old one gone): its hunks are looked for,
+			// reversed, there; with none, a copy is there when it
+			// is the same bytes as its source (or that is gone, or
+			// the patch changes it too).
+			samePlain = f.IsRename || !exists || bytes.Equal(content, dstContent) || changesFile(files, src)
+			content, exists, renamedAlready = dstContent, true, true
+		}
+	}
+	fo.before = content
+	frags := f.TextFragments
+	if reverse {
+		frags = make([]*gitdiff.TextFragment, len(f.TextFragments))
+		for i, fr := range f.TextFragments {
+			frags[i] = reversed(fr)
+		}
+	}
+	name := firstNonEmpty(dst, src)
+	switch {
+	case isNew && exists && len(content) == 0:
+		// GNU patch creates onto an empty file.
+	case isNew && exists:
+		// A file created that is there: GNU patch ("which already
+		// exists! Assuming -R") looks for what the patch creates,
+		// reversed, anywhere in it: found, previously applied (the
+		// file may have grown since); else a conflict.
+		startReversed = true
+	case !isNew && !exists:
+		// A file changed or deleted that is not there: a deleted
+		// file is gone (previously applied), a changed one missing.
+		prev := isDel
+		for i, fr := range frags {
+			fo.hunks = append(fo.hunks, Hunk{File: name, Index: i + 1, Stated: fr.OldPosition, MissingFile: !exists, Reversed: prev, Text: fr.String()})
+		}
+		fo.reversed = prev
+		return fo, nil
+	}
+	w := &hunkWalk{lines: splitLines(content), name: name, reverse: reverse, maxFuzz: maxFuzz, fileReversed: startReversed}
+	fo.ok = true
+	for i, fr := range frags {
+		h, ok := w.hunk(i, fr)
+		fo.ok = fo.ok && ok
+		fo.hunks = append(fo.hunks, h)
+	}
+	if w.fileReversed {
+		fo.reversed = true
+		fo.ok = false
+		for _, h := range fo.hunks {
+			if !h.Reversed || !h.located {
+				fo.reversed = false // a hunk that does not apply reversed either
+			}
+		}
+	}
+	if renamedAlready {
+		// Previously applied when every hunk is (or there is none);
+		// else half there: the new name without the change.
+		fo.reversed = fo.reversed || len(frags) == 0 && samePlain
+		fo.ok = false
+	}
+	if len(frags) == 0 && !reverse && !renamedAlready && f.NewMode != 0 && f.OldMode != 0 && f.NewMode != f.OldMode {
+		// A mode change alone: previously applied when the file
+		// has the new mode (git apply -R takes it then).
+		m, err := o.mode(firstNonEmpty(src, dst))
+		if err != nil {
+			return fo, err
+		}
+		if m&0o100 == f.NewMode&0o100 {
+			fo.reversed, fo.ok = true, false
+		}
+	}
+	if !fo.ok {
+		return fo, nil
+	}
+	if isDel {
+		fo.exists = false
+		fo.content = nil
+		return fo, nil
+	}
+	spliced, err := splice(w.lines, w.placed)
+	if err != nil {
+		return fo, fmt.Errorf("%s: splicing a located hunk: %w", dst, err)
+	}
+	fo.content, fo.exists = spliced, true
+	return fo, nil
+}
+
+// hunkWalk locates one file's hunks in order, as GNU patch does: each
+// from where the last one landed (inOffset), never before what the last
+// one froze (lastFrozen).
+type hunkWalk struct {
+	lines   []string
+	name    string
+	reverse bool // the whole patch is applied reversed
+	maxFuzz int
+
+	inOffset, lastFrozen int
+	fileReversed         bool // the file is taken reversed from here on
+	placed               []placedHunk
+	newShift             int64
+}
+
+// hunk locates hunk i (0-based) and reports it; ok is false when it does
+// not apply forward.
+func (w *hunkWalk) hunk(i int, fr *gitdiff.TextFragment) (h Hunk, ok bool) {
+	h = Hunk{File: w.name, Index: i + 1, Stated: fr.OldPosition, fragment: fr}
+	pl, fwd, found, hunkReversed := w.search(i, fr, &h)
+	h.Reversed = hunkReversed
+	if !found || hunkReversed && !w.fileReversed {
+		w.explain(&h, fr, pl, fwd, hunkReversed)
+		return h, false
+	}
+	h.placement, h.Fuzz, h.located = pl, pl.fuzz, true
+	h.Landed = pl.landed()
+	where := int(h.Landed)
+	if len(fwd.pat) == 0 {
+		h.Landed-- // the line it goes after, as the hunk header says
+	}
+	h.Offset = int64(where - fwd.first)
+	if w.fileReversed {
+		h.Stated = int64(fwd.first)
+		if len(fwd.pat) == 0 {
+			h.Stated--
+		}
+	}
+	w.inOffset = where - fwd.first
+	w.lastFrozen = where - 1 + len(fwd.pat) - fwd.suffix
+	if w.fileReversed {
+		return h, true // the file's ok is decided by its reversal
+	}
+	h.Applied = true
+	h.newPosOffset = w.newShift
+	w.newShift += fr.LinesAdded - fr.LinesDeleted
+	w.placed = append(w.placed, placedHunk{lines: fr.Lines[pl.dropL : len(fr.Lines)-pl.dropT], start: pl.pos})
+	return h, true
+}
+
+// search looks for hunk i forward at each fuzz level and, for a file's
+// first hunk, reversed (which reverses the file from there on); a later
+// hunk's reverse is looked for too, for the report (previously applied).
+// fwd is the pattern the hunk was looked for as.
+func (w *hunkWalk) search(i int, fr *gitdiff.TextFragment, h *Hunk) (pl placement, fwd hunkPattern, found, hunkReversed bool) {
+	fwd, rev := patternOf(fr), patternOf(reversed(fr))
+	if w.fileReversed {
+		fwd, rev = rev, fwd
+	}
+	for fuzz := 0; fuzz <= fwd.maxFuzzFor(w.maxFuzz); fuzz++ {
+		if pl, found = locate(w.lines, fwd, w.inOffset, w.lastFrozen, fuzz); found {
+			break
+		}
+		if w.fileReversed || w.reverse {
+			continue
+		}
+		if i > 0 {
+			continue // GNU patch tries only a file's first hunk reversed
+		}
+		if rpl, ok := locate(w.lines, rev, w.inOffset, w.lastFrozen, fuzz); ok {
+			// GNU patch: the file is reversed from here on.
+			hunkReversed = true
+			w.fileReversed, fwd, rev = true, rev, fwd
+			pl, found = rpl, true
+			break
+		}
+	}
+	if i > 0 && !w.fileReversed && !w.reverse {
+		// A later hunk: GNU patch lands it forward wherever it
+		// can (even with fuzz where its reverse matches: the
+		// report says so), else fails it; the report says
+		// whether its reverse is there (previously applied).
+		for fuzz := 0; fuzz <= rev.maxFuzzFor(w.maxFuzz); fuzz++ {
+			rpl, ok := locate(w.lines, rev, w.inOffset, w.lastFrozen, fuzz)
+			if !ok {
+				continue
+			}
+			if !found {
+				hunkReversed, pl = true, rpl
+			} else if fuzz == 0 && pl.fuzz > 0 {
+				h.ReversedAt = int(rpl.landed())
+			}
+			break
+		}
+	}
+	if w.fileReversed {
+		// Only a hunk found (reversed) is reversed; one found
+		// nowhere is reported not found, never at line 1.
+		hunkReversed = found
+	}
+	if found && !hunkReversed && misordered(fwd, int(pl.landed()), w.lastFrozen) {
+		// GNU patch keeps the offset it found and fails the hunk.
+		w.inOffset = int(pl.landed()) - fwd.first
+		found = false
+	}
+	return pl, fwd, found, hunkReversed
+}
+
+// explain fills in a hunk that does not apply forward: where its
+// reverse was found, or its nearest match, the first differing line,
+// the fuzz tried and where its reverse already stands.
+func (w *hunkWalk) explain(h *Hunk, fr *gitdiff.TextFragment, pl placement, fwd hunkPattern, hunkReversed bool) {
+	if hunkReversed {
+		// Where the reverse was found: the new side's lines.
+		rp := patternOf(reversed(fr))
+		h.Landed, h.Fuzz, h.located = pl.landed(), pl.fuzz, true
+		h.Offset = h.Landed - int64(rp.first)
+		if len(rp.pat) == 0 {
+			h.Landed--
+		}
+	} else {
+		h.Nearest, h.NearMatched, h.NearTotal = nearest(w.lines, fr, fwd.first-1+w.inOffset)
+		h.FuzzTried = fwd.maxFuzzFor(w.maxFuzz)
+		h.NearWant, h.NearHave = nearDiffer(w.lines, fr, h.Nearest)
+		if !w.fileReversed && !w.reverse {
+			// GNU patch -R -F0 anywhere: part of it already there?
+			if rp := patternOf(reversed(fr)); len(rp.pat) > 0 {
+				if at, ok := locate(w.lines, rp, 0, 0, 0); ok {
+					h.ReversedAt = int(at.landed())
+				}
+			}
+		}
+	}
+	h.Text = fr.String()
 }
 
 // placedHunk is a located hunk without the context fuzz dropped: its

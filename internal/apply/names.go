@@ -43,44 +43,10 @@ func resolveNames(o *overlay, p *mailpatch.Patch, strip int) (int, error) {
 		return ok, err
 	}
 	if strip < 0 {
-		maxComp := 0
-		for _, i := range plain {
-			for _, n := range []string{hs[i].Old, hs[i].New, hs[i].Index} {
-				maxComp = max(maxComp, strings.Count(n, "/"))
-			}
+		var err error
+		if strip, err = findStrip(hs, plain, exists); err != nil {
+			return -1, err
 		}
-		order := []int{1, 0}
-		for k := 2; k <= maxComp; k++ {
-			order = append(order, k)
-		}
-		best, bestScore := -1, 0
-		for _, k := range order {
-			score := 0
-			for _, i := range plain {
-				for _, n := range candidates(hs[i], k) {
-					ok, err := exists(n)
-					if err != nil {
-						return -1, err
-					}
-					if ok {
-						score++
-						break
-					}
-				}
-			}
-			if score > bestScore {
-				best, bestScore = k, score
-			}
-		}
-		if best < 0 {
-			best = 1
-			for _, i := range plain {
-				if len(candidates(hs[i], 1)) == 0 {
-					best = 0
-				}
-			}
-		}
-		strip = best
 	}
 	for _, i := range plain {
 		names := candidates(hs[i], strip)
@@ -112,6 +78,51 @@ func resolveNames(o *overlay, p *mailpatch.Patch, strip int) (int, error) {
 		}
 	}
 	return strip, nil
+}
+
+// findStrip is GNU patch's strip level for the plain headers hs[plain]:
+// of 1, 0, then 2 and up to the most components a name has, the first
+// under which most files are there (exists); none there, 1 (0 when a
+// name has too few components for 1).
+func findStrip(hs []mailpatch.DiffHeader, plain []int, exists func(string) (bool, error)) (int, error) {
+	maxComp := 0
+	for _, i := range plain {
+		for _, n := range []string{hs[i].Old, hs[i].New, hs[i].Index} {
+			maxComp = max(maxComp, strings.Count(n, "/"))
+		}
+	}
+	order := []int{1, 0}
+	for k := 2; k <= maxComp; k++ {
+		order = append(order, k)
+	}
+	best, bestScore := -1, 0
+	for _, k := range order {
+		score := 0
+		for _, i := range plain {
+			for _, n := range candidates(hs[i], k) {
+				ok, err := exists(n)
+				if err != nil {
+					return -1, err
+				}
+				if ok {
+					score++
+					break
+				}
+			}
+		}
+		if score > bestScore {
+			best, bestScore = k, score
+		}
+	}
+	if best < 0 {
+		best = 1
+		for _, i := range plain {
+			if len(candidates(hs[i], 1)) == 0 {
+				best = 0
+			}
+		}
+	}
+	return best, nil
 }
 
 // candidates are a plain header's names stripped of k components, in

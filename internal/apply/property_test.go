@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -522,11 +523,10 @@ type gnuFile struct {
 }
 
 type gnuHunkResult struct {
-	ok          bool
-	line, fuzz  int
-	offset      int
-	failed      bool
-	ignoredOnly bool
+	ok         bool
+	line, fuzz int
+	offset     int
+	failed     bool
 }
 
 var (
@@ -562,7 +562,7 @@ func runGNUBatch(cases []*propCase, extra ...string) (map[string]*gnuFile, error
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) {
 			return nil, fmt.Errorf("running GNU patch: %v", err)
 		}
 	}

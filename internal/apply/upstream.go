@@ -241,6 +241,29 @@ type folderLine struct {
 // findUpstream measures the patch against the files of the folders it
 // touches (code that moved usually stays in its driver).
 func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
+	want := addedLines(p)
+	u := &UpstreamMatch{Total: len(want)}
+	ix := indexFolders(o, p)
+	u.Files, u.Found = ix.match(want)
+	introduced, used, err := introducedNames(o, p)
+	if err != nil {
+		return nil, err
+	}
+	u.NamesInPreimage = used
+	for _, n := range introduced {
+		if ats, ok := ix.names[n]; ok {
+			u.NamesPresent = append(u.NamesPresent, n)
+			u.NamesFound = append(u.NamesFound, nearestName(ats, u.Files))
+		} else {
+			u.NamesMissing = append(u.NamesMissing, n)
+		}
+	}
+	return u, nil
+}
+
+// addedLines are the patch's added lines that say something, each once,
+// normalized and cut into tokens.
+func addedLines(p *mailpatch.Patch) [][]string {
 	seen := map[string]bool{}
 	var want [][]string
 	for _, f := range p.Files {
@@ -255,7 +278,19 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 			}
 		}
 	}
-	u := &UpstreamMatch{Total: len(want)}
+	return want
+}
+
+// folderIndex holds the lines of the folders a patch touches, their
+// names' places, and the lines each distinctive token stands in.
+type folderIndex struct {
+	lines   []folderLine
+	names   map[string][]NameAt
+	byToken map[string][]int // rare-token index into lines
+}
+
+// indexFolders reads every file of the folders the patch touches.
+func indexFolders(o *overlay, p *mailpatch.Patch) *folderIndex {
 	dirs := map[string]bool{}
 	for _, f := range p.Files {
 		dirs[path.Dir(firstNonEmpty(f.NewName, f.OldName))] = true
@@ -265,9 +300,7 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 		sorted = append(sorted, d)
 	}
 	sort.Strings(sorted)
-	var lines []folderLine
-	names := map[string][]NameAt{}
-	byToken := map[string][]int{} // rare-token index into lines
+	ix := &folderIndex{names: map[string][]NameAt{}, byToken: map[string][]int{}}
 	for _, d := range sorted {
 		files, err := o.tree.ReadDir(d)
 		if err != nil {
@@ -279,25 +312,39 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 			if err != nil || !exists {
 				continue
 			}
-			for i, l := range splitLines(content) {
-				n := normalize(l)
-				if n == "" {
-					continue
-				}
-				toks := tokenRe.FindAllString(n, -1)
-				idx := len(lines)
-				lines = append(lines, folderLine{fp, i + 1, toks})
-				for _, t := range toks {
-					if identRe.MatchString(t) && (len(names[t]) == 0 || names[t][len(names[t])-1].Line != i+1) {
-						names[t] = append(names[t], NameAt{Name: t, Path: fp, Line: i + 1})
-					}
-					if distinctive(t) {
-						byToken[t] = append(byToken[t], idx)
-					}
-				}
+			ix.addFile(fp, content)
+		}
+	}
+	return ix
+}
+
+// addFile indexes the lines of the file fp.
+func (ix *folderIndex) addFile(fp string, content []byte) {
+	names := ix.names
+	for i, l := range splitLines(content) {
+		n := normalize(l)
+		if n == "" {
+			continue
+		}
+		toks := tokenRe.FindAllString(n, -1)
+		idx := len(ix.lines)
+		ix.lines = append(ix.lines, folderLine{fp, i + 1, toks})
+		for _, t := range toks {
+			if identRe.MatchString(t) && (len(names[t]) == 0 || names[t][len(names[t])-1].Line != i+1) {
+				names[t] = append(names[t], NameAt{Name: t, Path: fp, Line: i + 1})
+			}
+			if distinctive(t) {
+				ix.byToken[t] = append(ix.byToken[t], idx)
 			}
 		}
 	}
+}
+
+// match finds each wanted line's most similar line in the folders and
+// returns the files that hold them, most matches first, and how many
+// were found.
+func (ix *folderIndex) match(want [][]string) ([]UpstreamFile, int) {
+	found := 0
 	perFile := map[string]*UpstreamFile{}
 	for _, w := range want {
 		// Only lines that share a distinctive name are compared: two
@@ -305,22 +352,22 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 		cand := map[int]bool{}
 		for _, t := range w {
 			if distinctive(t) {
-				for _, i := range byToken[t] {
+				for _, i := range ix.byToken[t] {
 					cand[i] = true
 				}
 			}
 		}
 		best, bestAt := 0.0, -1
 		for i := range cand {
-			if d := dice(w, lines[i].tokens); d > best || d == best && i < bestAt {
+			if d := dice(w, ix.lines[i].tokens); d > best || d == best && i < bestAt {
 				best, bestAt = d, i
 			}
 		}
 		if best < LineSimilarity {
 			continue
 		}
-		u.Found++
-		fl := lines[bestAt]
+		found++
+		fl := ix.lines[bestAt]
 		uf := perFile[fl.path]
 		if uf == nil {
 			uf = &UpstreamFile{Path: fl.path, First: fl.line}
@@ -329,30 +376,18 @@ func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 		uf.Lines++
 		uf.matched = append(uf.matched, fl.line)
 	}
+	var files []UpstreamFile
 	for _, uf := range perFile {
 		uf.cluster(2*len(want) + 20)
-		u.Files = append(u.Files, *uf)
+		files = append(files, *uf)
 	}
-	sort.Slice(u.Files, func(i, j int) bool {
-		if u.Files[i].Lines != u.Files[j].Lines {
-			return u.Files[i].Lines > u.Files[j].Lines
+	sort.Slice(files, func(i, j int) bool {
+		if files[i].Lines != files[j].Lines {
+			return files[i].Lines > files[j].Lines
 		}
-		return u.Files[i].Path < u.Files[j].Path
+		return files[i].Path < files[j].Path
 	})
-	introduced, used, err := introducedNames(o, p)
-	if err != nil {
-		return nil, err
-	}
-	u.NamesInPreimage = used
-	for _, n := range introduced {
-		if ats, ok := names[n]; ok {
-			u.NamesPresent = append(u.NamesPresent, n)
-			u.NamesFound = append(u.NamesFound, nearestName(ats, u.Files))
-		} else {
-			u.NamesMissing = append(u.NamesMissing, n)
-		}
-	}
-	return u, nil
+	return files, found
 }
 
 // nearestName picks, of a name's places, the one in the file holding most

@@ -218,7 +218,7 @@ func TestPlotSVG(t *testing.T) {
 	lines := 0
 	for {
 		tok, err := d.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -134,7 +134,7 @@ func TestRunPass(t *testing.T) {
 	got := map[string]cpio.Record{}
 	for {
 		r, err := rr.ReadRecord()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

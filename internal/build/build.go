@@ -144,6 +144,7 @@ type Options struct {
 	Jobs      int
 	NoCcache  bool // build without ccache even when it is installed
 	Progress  *progress.Reporter
+	Runner    run.Runner // starts make, finds the host tools; nil: the real programs
 
 	selection *Selection // normalize's choice of fragments
 }
@@ -379,7 +380,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := o.normalize(); err != nil {
 		return nil, err
 	}
-	if err := CheckHostTools(); err != nil {
+	if err := checkHostTools(o.Runner); err != nil {
 		return nil, err
 	}
 	// kbuild refuses these ("source directory cannot contain spaces or
@@ -445,9 +446,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &maker{src: wt.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress}
+	m := &maker{src: wt.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress, runner: o.Runner}
 	m.ccache = !o.NoCcache
-	if _, err := run.LookPath("ccache"); err != nil {
+	if _, err := run.Or(o.Runner).LookPath("ccache"); err != nil {
 		m.ccache = false
 	}
 	md.Ccache = m.ccache
@@ -781,6 +782,7 @@ type maker struct {
 	ccache   bool
 	log      io.Writer
 	progress *progress.Reporter
+	runner   run.Runner
 }
 
 type makeResult struct {
@@ -869,7 +871,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	}
 	args = append(args, targets...)
 	pr, pw := io.Pipe()
-	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw}
+	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw, Runner: m.runner}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return res, err

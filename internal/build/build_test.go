@@ -11,7 +11,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/run/runtest"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -194,8 +194,9 @@ func TestCompileErrorAndUnknownFragment(t *testing.T) {
 }
 
 func TestMissingHostTools(t *testing.T) {
-	run.Stub(t).Missing("gcc", "make", "flex", "bison", "bc", "perl")
-	err := CheckHostTools()
+	stub := runtest.Stub(t)
+	stub.Missing("gcc", "make", "flex", "bison", "bc", "perl")
+	err := checkHostTools(stub)
 	if !errors.Is(err, errs.ErrEnv) {
 		t.Fatalf("error %v", err)
 	}

@@ -13,15 +13,15 @@ import (
 // that brings it.
 type hostTool struct {
 	what, pkg string
-	ok        func() bool
+	ok        func(run.Runner) bool
 }
 
-func onPath(prog string) func() bool {
-	return func() bool { _, err := run.LookPath(prog); return err == nil }
+func onPath(prog string) func(run.Runner) bool {
+	return func(r run.Runner) bool { _, err := r.LookPath(prog); return err == nil }
 }
 
-func fileExists(p string) func() bool {
-	return func() bool { _, err := os.Stat(p); return err == nil }
+func fileExists(p string) func(run.Runner) bool {
+	return func(run.Runner) bool { _, err := os.Stat(p); return err == nil }
 }
 
 var hostTools = []hostTool{
@@ -37,11 +37,15 @@ var hostTools = []hostTool{
 
 // CheckHostTools returns one error listing every missing tool and the
 // packages that bring them.
-func CheckHostTools() error {
+func CheckHostTools() error { return checkHostTools(nil) }
+
+// checkHostTools looks for the programs through r (nil: the real PATH).
+func checkHostTools(r run.Runner) error {
+	r = run.Or(r)
 	var what, pkgs []string
 	seen := map[string]bool{}
 	for _, t := range hostTools {
-		if t.ok() {
+		if t.ok(r) {
 			continue
 		}
 		what = append(what, t.what)

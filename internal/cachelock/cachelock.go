@@ -90,10 +90,10 @@ func lockFile(ctx context.Context, path string, waiting func(holder string)) (fu
 		}
 	}
 	// Who holds it, for whoever waits next.
-	f.Truncate(0)
+	_ = f.Truncate(0) // the holder line is a hint only
 	fmt.Fprintf(f, "pid %d (%s) since %s\n", os.Getpid(), strings.Join(os.Args, " "), time.Now().Format(time.RFC3339))
 	return func() {
-		f.Truncate(0)
+		_ = f.Truncate(0)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil

@@ -61,7 +61,7 @@ func withTarball(ctx context.Context, deb, tarball string, fn func(r io.Reader, 
 	defer func() {
 		cancel()
 		outer.Close()
-		<-waited
+		<-waited //nolint:errcheck // the reader's error is the one returned
 	}()
 	tr := tar.NewReader(outer)
 	want := "./" + strings.TrimPrefix(tarball, "/")

@@ -126,7 +126,7 @@ func (c *Cache) download(ctx context.Context, suite, spec string) (string, error
 				out, err = runIn(ctx, tmp, c.aptGet(), args...)
 			}
 		} else if os.Geteuid() == 0 {
-			runIn(ctx, tmp, c.aptGet(), "update", "-qq")
+			_, _ = runIn(ctx, tmp, c.aptGet(), "update", "-qq") // the download below says what fails
 			out, err = runIn(ctx, tmp, c.aptGet(), args...)
 		}
 	}

@@ -66,7 +66,7 @@ func TestMessageSaysItOnce(t *testing.T) {
 			err := w(s)
 			msg := Message(err)
 			want := 1
-			if s == ErrFindings {
+			if errors.Is(s, ErrFindings) {
 				want = 0
 			}
 			if got := strings.Count(msg, s.Error()); got != want {

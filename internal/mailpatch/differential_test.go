@@ -478,9 +478,7 @@ func flow(text string, delsp bool) string {
 			if delsp {
 				b.WriteString(l[:i] + "  \n"[:2] + "\n")
 				l = l[i:]
-				if strings.HasPrefix(l, " ") {
-					l = l[1:]
-				}
+				l = strings.TrimPrefix(l, " ")
 			} else {
 				b.WriteString(l[:i+1] + "\n")
 				l = l[i+1:]

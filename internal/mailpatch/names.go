@@ -166,12 +166,12 @@ func (r *Result) Write(dir string) (map[*Patch]string, error) {
 		}
 		if err := os.Rename(tmp, final); err != nil {
 			if old != "" {
-				os.Rename(old, final)
+				_ = os.Rename(old, final) // best effort: the error below says what failed
 			}
 			removeOwn(tmp, append(names, ownerMark))
 			return nil, fmt.Errorf("replacing %s: %w", final, err)
 		}
-		os.Chmod(final, 0o755)
+		_ = os.Chmod(final, 0o755) // MkdirTemp's 0700 opened up; ours, just renamed
 		if old != "" {
 			oldNames, _ := readMark(old)
 			removeOwn(old, append(oldNames, ownerMark))

@@ -175,153 +175,32 @@ var formatPatchSeparator = regexp.MustCompile(`^From [0-9a-f]{40} Mon Sep 17 00:
 // and its file header ("diff --cc", "diff --combined").
 var combinedHunk = regexp.MustCompile(`^(@@@+ |diff --cc |diff --combined )`)
 
-// buildPatch takes a message apart into a Patch and repairs it.
+// msgNoDiff is the error of a message without a diff (a reply in a
+// thread: ReadThread skips it).
 const msgNoDiff = "not a patch: the message has no diff"
 
+// buildPatch takes a message apart into a Patch and repairs it: line
+// ends, in-body headers, subject and date, commit message and notes, the
+// diff, then the repairs that read the parsed files and the author.
 func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 	p := &Patch{Series: series, Source: m.File, Line: m.StartLine, MessageID: m.MessageID}
 	p.Repairs = append(p.Repairs, m.Repairs...)
-	subject := m.Subject
-	dateText, dateLine := m.Date, m.DateLine
-	if dateLine == 0 {
-		dateLine = m.StartLine
-	}
-
-	body := append([]string(nil), m.Body...)
-	crlf := 0
-	for i, l := range body {
-		if strings.HasSuffix(l, "\r") {
-			body[i] = strings.TrimSuffix(l, "\r")
-			crlf++
-		}
-	}
-	if crlf > 0 {
-		p.Repairs = append(p.Repairs, Repair{Kind: KindLineEnds, File: m.File, Line: m.line(0),
-			Before: fmt.Sprintf("%d lines end in CRLF", crlf), After: "LF",
-			Why: "mail transport line ends; a patch for the kernel tree uses LF"})
-	}
+	body := p.lfBody(m)
 	if err := checkControl(m, body, opts.AllowUnicodeControl); err != nil {
 		return nil, err
 	}
-
-	// In-body headers, as git mailinfo's check_inbody_header reads them:
-	// empty lines before them are skipped; From, Subject and Date lines
-	// (each once, any case, continuation lines unfolded), "[PATCH] subject"
-	// lines and git format-patch's escaped ">From <sha1>" line are taken;
-	// an empty line right after a From, Subject or Date header (only
-	// there) or any other line ends them. A line of white space is not
-	// empty: after a header it continues it, elsewhere it ends the headers.
-	i := 0
-	var inBodyFrom string
-	inBodyFromLine := 0
-	seen := map[string]bool{}
-	acc := -1 // the body line of the From, Subject or Date being read
-	var accName, accVal string
-	flush := func(end int) error {
-		if acc < 0 {
-			return nil
-		}
-		at, name, val := acc, accName, accVal
-		acc = -1
-		dec, err := decodeWords(val)
-		if err != nil {
-			return &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
-		}
-		if dec, err = m.convert(at, dec); err != nil {
-			return &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
-		}
-		if end-at > 1 {
-			p.Repairs = append(p.Repairs, Repair{Kind: KindInBodyFold, File: m.File, Line: m.line(at),
-				Before: strings.Join(body[at:end], "\\n"), After: name + ": " + cleanupSpace(dec),
-				Why: "a folded header continues on lines that start with white space (RFC 5322 2.2.3); git am unfolds in-body headers too"})
-		}
-		switch name {
-		case "From":
-			inBodyFrom, inBodyFromLine = strings.TrimSpace(cleanupSpace(dec)), m.line(at)
-		case "Date":
-			dateText, dateLine = strings.TrimSpace(cleanupSpace(dec)), m.line(at)
-			if dateLine == 0 {
-				dateLine = m.StartLine
-			}
-		case "Subject":
-			subject = dec
-		}
-		return nil
+	h := inBodyHeaders{m: m, p: p, body: body, subject: m.Subject, dateText: m.Date, dateLine: m.DateLine, acc: -1}
+	if h.dateLine == 0 {
+		h.dateLine = m.StartLine
 	}
-	for i < len(body) {
-		l := body[i]
-		if l == "" {
-			i++
-			if acc >= 0 {
-				break
-			}
-			continue
-		}
-		if acc >= 0 && (l[0] == ' ' || l[0] == '\t') {
-			accVal += l // git keeps the continuation line as it is, its newline dropped
-			i++
-			continue
-		}
-		if err := flush(i); err != nil {
-			return nil, err
-		}
-		if strings.HasPrefix(l, ">From") && (len(l) == 5 || isSpace(l[5])) {
-			if formatPatchSeparator.MatchString(l[1:]) {
-				i++
-				continue
-			}
-			break
-		}
-		if strings.HasPrefix(l, "[PATCH]") && (len(l) == 7 || isSpace(l[7])) {
-			subject, seen["Subject"] = l, true
-			i++
-			continue
-		}
-		name, val := inBodyHeader(l, seen)
-		if name == "" {
-			break
-		}
-		seen[name] = true
-		acc, accName, accVal = i, name, val
-		i++
-	}
-	hdrEnd := i
-	if hdrEnd > 0 && body[hdrEnd-1] == "" && acc >= 0 {
-		hdrEnd-- // the empty line that ended the headers is not part of the last one
-	}
-	if err := flush(hdrEnd); err != nil {
+	msgStart, err := h.read()
+	if err != nil {
 		return nil, err
 	}
-	msgStart := i
-
-	p.parseSubject(subject)
-	if pfx := subjectPrefix.FindStringSubmatch(strings.TrimSpace(subject)); pfx != nil && strings.HasPrefix(strings.TrimSpace(subject), "[") && "["+pfx[1]+"]" != p.Prefix() {
-		p.Repairs = append(p.Repairs, Repair{Kind: KindSubjectPrefix, File: m.File, Line: m.StartLine,
-			Before: "[" + pfx[1] + "]", After: p.Prefix(),
-			Why: "the same tags, version and numbering in git format-patch's spelling"})
+	if err := p.takeSubjectAndDate(m, h.subject, h.dateText, h.dateLine); err != nil {
+		return nil, err
 	}
-	if dateText != "" {
-		t, ok := parseGitDate(dateText)
-		if !ok {
-			return nil, &InputError{File: m.File, Line: dateLine, Msg: fmt.Sprintf("invalid date format: Date %s", excerpt(dateText)),
-				Hint: "git am stops on it too; give the date as RFC 2822 (\"Mon, 2 Jan 2006 15:04:05 -0700\")"}
-		}
-		p.Date = t
-	}
-
-	// The commit message ends where git's patch starts; the notes are what
-	// stands between a "---" line and the diff.
-	diffAt, sepAt := -1, -1
-	for j := msgStart; j < len(body); j++ {
-		if sepAt < 0 && diffAt < 0 && patchBreak(body[j]) && !diffStart(body, j) {
-			sepAt = j
-			continue
-		}
-		if (sepAt >= 0 || patchBreak(body[j])) && diffStart(body, j) {
-			diffAt = j
-			break
-		}
-	}
+	sepAt, diffAt := splitBody(body, msgStart)
 	if diffAt < 0 {
 		if p.Number == 0 && p.Total > 0 {
 			return nil, nil // a cover letter: no diff by design
@@ -337,19 +216,209 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 			p.Notes += "\n"
 		}
 	}
-	for msgStart < msgEnd && strings.TrimSpace(body[msgStart]) == "" {
-		msgStart++
+	if msgStart, err = p.takeMessage(m, body, msgStart, msgEnd); err != nil {
+		return nil, err
 	}
-	// Only the message is converted to UTF-8: the diff stays the bytes
-	// the author sent (git am writes them so).
+	if err := p.takeDiff(m, body[diffAt:], diffAt); err != nil {
+		return nil, err
+	}
+	if err := checkFiles(m, p, diffAt); err != nil {
+		return nil, err
+	}
+	if err := p.repairEntities(m, diffAt, opts); err != nil {
+		return nil, err
+	}
+	p.repairTrailers(m, msgStart)
+	if err := p.resolveAuthor(m, h.from, h.fromLine); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// lfBody is the message's body with CRLF line ends made LF (a repair).
+func (p *Patch) lfBody(m *message) []string {
+	body := append([]string(nil), m.Body...)
+	crlf := 0
+	for i, l := range body {
+		if strings.HasSuffix(l, "\r") {
+			body[i] = strings.TrimSuffix(l, "\r")
+			crlf++
+		}
+	}
+	if crlf > 0 {
+		p.Repairs = append(p.Repairs, Repair{Kind: KindLineEnds, File: m.File, Line: m.line(0),
+			Before: fmt.Sprintf("%d lines end in CRLF", crlf), After: "LF",
+			Why: "mail transport line ends; a patch for the kernel tree uses LF"})
+	}
+	return body
+}
+
+// inBodyHeaders reads the headers at the top of a body, as git
+// mailinfo's check_inbody_header reads them: empty lines before them are
+// skipped; From, Subject and Date lines (each once, any case,
+// continuation lines unfolded), "[PATCH] subject" lines and git
+// format-patch's escaped ">From <sha1>" line are taken; an empty line
+// right after a From, Subject or Date header (only there) or any other
+// line ends them. A line of white space is not empty: after a header it
+// continues it, elsewhere it ends the headers. What they say overrides
+// the mail's own headers.
+type inBodyHeaders struct {
+	m    *message
+	p    *Patch
+	body []string
+
+	subject         string
+	dateText        string
+	dateLine        int
+	from            string
+	fromLine        int
+	seen            map[string]bool
+	acc             int // the body line of the From, Subject or Date being read; -1: none
+	accName, accVal string
+}
+
+// read reads the headers and returns the body line after them.
+func (h *inBodyHeaders) read() (int, error) {
+	h.seen = map[string]bool{}
+	body := h.body
+	i := 0
+	for i < len(body) {
+		l := body[i]
+		if l == "" {
+			i++
+			if h.acc >= 0 {
+				break
+			}
+			continue
+		}
+		if h.acc >= 0 && (l[0] == ' ' || l[0] == '\t') {
+			h.accVal += l // git keeps the continuation line as it is, its newline dropped
+			i++
+			continue
+		}
+		if err := h.flush(i); err != nil {
+			return 0, err
+		}
+		if strings.HasPrefix(l, ">From") && (len(l) == 5 || isSpace(l[5])) {
+			if formatPatchSeparator.MatchString(l[1:]) {
+				i++
+				continue
+			}
+			break
+		}
+		if strings.HasPrefix(l, "[PATCH]") && (len(l) == 7 || isSpace(l[7])) {
+			h.subject, h.seen["Subject"] = l, true
+			i++
+			continue
+		}
+		name, val := inBodyHeader(l, h.seen)
+		if name == "" {
+			break
+		}
+		h.seen[name] = true
+		h.acc, h.accName, h.accVal = i, name, val
+		i++
+	}
+	hdrEnd := i
+	if hdrEnd > 0 && body[hdrEnd-1] == "" && h.acc >= 0 {
+		hdrEnd-- // the empty line that ended the headers is not part of the last one
+	}
+	if err := h.flush(hdrEnd); err != nil {
+		return 0, err
+	}
+	return i, nil
+}
+
+// flush takes the header being read, which ends before body line end.
+func (h *inBodyHeaders) flush(end int) error {
+	if h.acc < 0 {
+		return nil
+	}
+	m := h.m
+	at, name, val := h.acc, h.accName, h.accVal
+	h.acc = -1
+	dec, err := decodeWords(val)
+	if err != nil {
+		return &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
+	}
+	if dec, err = m.convert(at, dec); err != nil {
+		return &InputError{File: m.File, Line: m.line(at), Msg: "in-body " + name + ": " + err.Error()}
+	}
+	if end-at > 1 {
+		h.p.Repairs = append(h.p.Repairs, Repair{Kind: KindInBodyFold, File: m.File, Line: m.line(at),
+			Before: strings.Join(h.body[at:end], "\\n"), After: name + ": " + cleanupSpace(dec),
+			Why: "a folded header continues on lines that start with white space (RFC 5322 2.2.3); git am unfolds in-body headers too"})
+	}
+	switch name {
+	case "From":
+		h.from, h.fromLine = strings.TrimSpace(cleanupSpace(dec)), m.line(at)
+	case "Date":
+		h.dateText, h.dateLine = strings.TrimSpace(cleanupSpace(dec)), m.line(at)
+		if h.dateLine == 0 {
+			h.dateLine = m.StartLine
+		}
+	case "Subject":
+		h.subject = dec
+	}
+	return nil
+}
+
+// takeSubjectAndDate parses the subject (its bracket prefix respelled as
+// git format-patch spells it is a repair) and the date.
+func (p *Patch) takeSubjectAndDate(m *message, subject, dateText string, dateLine int) error {
+	p.parseSubject(subject)
+	if pfx := subjectPrefix.FindStringSubmatch(strings.TrimSpace(subject)); pfx != nil && strings.HasPrefix(strings.TrimSpace(subject), "[") && "["+pfx[1]+"]" != p.Prefix() {
+		p.Repairs = append(p.Repairs, Repair{Kind: KindSubjectPrefix, File: m.File, Line: m.StartLine,
+			Before: "[" + pfx[1] + "]", After: p.Prefix(),
+			Why: "the same tags, version and numbering in git format-patch's spelling"})
+	}
+	if dateText == "" {
+		return nil
+	}
+	t, ok := parseGitDate(dateText)
+	if !ok {
+		return &InputError{File: m.File, Line: dateLine, Msg: fmt.Sprintf("invalid date format: Date %s", excerpt(dateText)),
+			Hint: "git am stops on it too; give the date as RFC 2822 (\"Mon, 2 Jan 2006 15:04:05 -0700\")"}
+	}
+	p.Date = t
+	return nil
+}
+
+// splitBody finds, from body line from on, the "---" line that ends the
+// commit message (sepAt; -1: none) and the line where git's patch
+// starts (diffAt; -1: no diff). The notes stand between them.
+func splitBody(body []string, from int) (sepAt, diffAt int) {
+	sepAt, diffAt = -1, -1
+	for j := from; j < len(body); j++ {
+		if sepAt < 0 && diffAt < 0 && patchBreak(body[j]) && !diffStart(body, j) {
+			sepAt = j
+			continue
+		}
+		if (sepAt >= 0 || patchBreak(body[j])) && diffStart(body, j) {
+			diffAt = j
+			break
+		}
+	}
+	return sepAt, diffAt
+}
+
+// takeMessage sets the commit message from body[start:end], converted
+// to UTF-8 (only the message: the diff stays the bytes the author sent,
+// as git am writes them), and, when the mail had no subject, the subject
+// from its first paragraph. It returns the body line where the message
+// proper starts.
+func (p *Patch) takeMessage(m *message, body []string, start, end int) (int, error) {
+	for start < end && strings.TrimSpace(body[start]) == "" {
+		start++
+	}
 	var msg []string
-	for j := msgStart; j < msgEnd; j++ {
+	for j := start; j < end; j++ {
 		l, err := m.convert(j, body[j])
 		if err != nil {
-			return nil, &InputError{File: m.File, Line: m.line(j), Msg: "commit message: " + err.Error()}
+			return 0, &InputError{File: m.File, Line: m.line(j), Msg: "commit message: " + err.Error()}
 		}
 		if !utf8.ValidString(l) {
-			return nil, &InputError{File: m.File, Line: m.line(j), Msg: "commit message: invalid UTF-8 and no charset is declared",
+			return 0, &InputError{File: m.File, Line: m.line(j), Msg: "commit message: invalid UTF-8 and no charset is declared",
 				Hint: "the archive copy is damaged; fetch it again or declare its charset"}
 		}
 		msg = append(msg, l)
@@ -371,17 +440,22 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 		for len(rest) > 0 && strings.TrimSpace(rest[0]) == "" {
 			rest = rest[1:]
 		}
-		msgStart += para
+		start += para
 		p.Message = strings.TrimRight(strings.Join(rest, "\n"), "\n")
 	}
 	if p.Subject == "" {
-		return nil, &InputError{File: m.File, Line: m.StartLine, Msg: "message has no subject", Hint: "a patch needs a Subject: line or a \"[PATCH] subject\" first line"}
+		return 0, &InputError{File: m.File, Line: m.StartLine, Msg: "message has no subject", Hint: "a patch needs a Subject: line or a \"[PATCH] subject\" first line"}
 	}
+	return start, nil
+}
 
-	diff := body[diffAt:]
+// takeDiff sets the diff (body line diffAt on: no combined diff, the
+// signature and the mail's padding taken off) and its files, parsed by
+// go-gitdiff; a diff that is damaged or changes nothing is refused.
+func (p *Patch) takeDiff(m *message, diff []string, diffAt int) error {
 	for k, l := range diff {
 		if combinedHunk.MatchString(l) {
-			return nil, &InputError{File: m.File, Line: m.line(diffAt + k),
+			return &InputError{File: m.File, Line: m.line(diffAt + k),
 				Msg:  fmt.Sprintf("combined diff (%s): a merge's diff against several parents, which no patch tool applies", excerpt(l)),
 				Hint: "send the change as a normal diff against one parent (git format-patch of a non-merge commit)"}
 		}
@@ -408,41 +482,37 @@ func buildPatch(m *message, series string, opts Options) (*Patch, error) {
 
 	files, _, err := gitdiff.Parse(strings.NewReader(p.Diff))
 	if err != nil {
-		ie := &InputError{File: m.File, Msg: "damaged diff: " + clip(err.Error(), 200),
-			Hint: "the hunk is cut short or its line counts are wrong; fetch the patch again"}
-		if sm := gitdiffLine.FindStringSubmatch(err.Error()); sm != nil {
-			n, _ := strconv.Atoi(sm[1])
-			ie.Msg = "damaged diff: " + clip(sm[2], 200)
-			if m.BodyStart > 0 {
-				ie.Line = m.line(diffAt) + n - 1
-			} else {
-				ie.Line = m.line(diffAt)
-				ie.Msg += fmt.Sprintf(" (line %d of the decoded diff; the encoded body starts at this line)", n)
-			}
-		}
-		return nil, ie
+		return damagedDiff(m, diffAt, err)
 	}
 	if len(files) == 0 {
-		return nil, &InputError{File: m.File, Line: m.line(diffAt), Msg: "not a patch: no file changes in the diff"}
+		return &InputError{File: m.File, Line: m.line(diffAt), Msg: "not a patch: no file changes in the diff"}
 	}
 	for _, f := range files {
 		if len(f.TextFragments) == 0 && !f.IsBinary && !f.IsNew && !f.IsDelete && !f.IsRename && !f.IsCopy && f.OldMode == f.NewMode {
-			return nil, &InputError{File: m.File, Line: m.line(diffAt), Msg: fmt.Sprintf("%s: the diff changes nothing (no hunk)", firstNonEmpty(f.NewName, f.OldName)),
+			return &InputError{File: m.File, Line: m.line(diffAt), Msg: fmt.Sprintf("%s: the diff changes nothing (no hunk)", firstNonEmpty(f.NewName, f.OldName)),
 				Hint: "git am refuses a patch with only garbage"}
 		}
 	}
 	p.Files = files
-	if err := checkFiles(m, p, diffAt); err != nil {
-		return nil, err
+	return nil
+}
+
+// damagedDiff is go-gitdiff's parse error as an InputError on the
+// input's line (or, for an encoded body, the line where it starts).
+func damagedDiff(m *message, diffAt int, err error) *InputError {
+	ie := &InputError{File: m.File, Msg: "damaged diff: " + clip(err.Error(), 200),
+		Hint: "the hunk is cut short or its line counts are wrong; fetch the patch again"}
+	if sm := gitdiffLine.FindStringSubmatch(err.Error()); sm != nil {
+		n, _ := strconv.Atoi(sm[1])
+		ie.Msg = "damaged diff: " + clip(sm[2], 200)
+		if m.BodyStart > 0 {
+			ie.Line = m.line(diffAt) + n - 1
+		} else {
+			ie.Line = m.line(diffAt)
+			ie.Msg += fmt.Sprintf(" (line %d of the decoded diff; the encoded body starts at this line)", n)
+		}
 	}
-	if err := p.repairEntities(m, diffAt, opts); err != nil {
-		return nil, err
-	}
-	p.repairTrailers(m, msgStart)
-	if err := p.resolveAuthor(m, inBodyFrom, inBodyFromLine); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return ie
 }
 
 // hunkShort is how many blank context lines the last hunk of diff lacks:

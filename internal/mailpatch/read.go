@@ -42,7 +42,7 @@ func (r *rawMessage) lineOf(i int) int {
 	if r.lineAt != nil && i < len(r.lineAt) {
 		return r.lineAt[i]
 	}
-	if r.lineAt != nil && len(r.lineAt) > 0 {
+	if len(r.lineAt) > 0 {
 		return r.lineAt[len(r.lineAt)-1]
 	}
 	return r.StartLine + i

@@ -113,21 +113,17 @@ var msgIDs = regexp.MustCompile(`<[^<>\s]+>`)
 // trailerNames spells the trailers as the kernel does.
 var trailerNames = map[string]string{"reviewed-by": "Reviewed-by", "acked-by": "Acked-by", "tested-by": "Tested-by", "reported-by": "Reported-by"}
 
-// ReadThread reads the inputs as one thread (an mbox of a whole thread, a
-// folder of messages, a single patch): patches, cover letters and replies
-// in any order. It takes the newest revision's patches ([PATCH vN n/m]),
-// numbers them in order, and adds to each the Reviewed-by, Acked-by,
-// Tested-by and Reported-by trailers of the replies to it (all patches get
-// those of replies to the cover letter). Replies are never refused; a
-// thread with no patch is.
-func ReadThread(inputs []Input, series string, opts Options) (*Thread, error) {
-	return ReadThreadContext(context.Background(), inputs, series, opts)
-}
-
-// ReadThreadContext is ReadThread under ctx: it stops, returning ctx's
-// error, soon after ctx ends (the reading polls it as it goes). Reading
-// takes time linear in the input: folded headers, reply chains and
-// trailers alike.
+// ReadThreadContext reads the inputs as one thread (an mbox of a whole
+// thread, a folder of messages, a single patch): patches, cover letters
+// and replies in any order. It takes the newest revision's patches
+// ([PATCH vN n/m]), numbers them in order, and adds to each the
+// Reviewed-by, Acked-by, Tested-by and Reported-by trailers of the
+// replies to it (all patches get those of replies to the cover letter).
+// Replies are never refused; a thread with no patch is.
+//
+// It stops, returning ctx's error, soon after ctx ends (the reading polls
+// it as it goes). Reading takes time linear in the input: folded headers,
+// reply chains and trailers alike.
 func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts Options) (*Thread, error) {
 	t := &Thread{byID: map[string]*threadMsg{}}
 	var msgs []*threadMsg
@@ -148,6 +144,39 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 			t.Warn = append(t.Warn, *m.note)
 		}
 	}
+	newest := newestVersion(msgs)
+	if newest == 0 {
+		return nil, &InputError{File: name, Msg: "not a patch: no message of the thread carries a diff",
+			Hint: "give the thread's mbox (or the Message-ID of one of its messages) with the patches in it"}
+	}
+	t.Version = newest
+	order, err := t.takeRevision(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.addTrailers(ctx, msgs, order); err != nil {
+		return nil, err
+	}
+	subject := ""
+	if t.Cover != nil {
+		subject = t.Cover.title
+	} else if len(order) > 0 {
+		subject = order[0].patch.Subject
+	}
+	t.Series = SeriesName(series, subject, name)
+	for _, m := range order {
+		m.patch.Series = t.Series
+		t.Patches = append(t.Patches, m.patch)
+		t.Raw = append(t.Raw, m.raw)
+	}
+	return t, nil
+}
+
+// newestVersion is the newest revision of the thread's patches (those
+// that read and those that do not); 0: none. With no patch at all, the
+// patches are in replies (git am reads a "Re: [PATCH]" mail as a patch
+// too), which then become the patches.
+func newestVersion(msgs []*threadMsg) int {
 	newest := 0
 	for _, m := range msgs {
 		switch {
@@ -158,8 +187,6 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 		}
 	}
 	if newest == 0 {
-		// No patch but in replies: those are the patches (git am reads a
-		// "Re: [PATCH]" mail as a patch too).
 		for _, m := range msgs {
 			if m.replyPatch != nil {
 				m.patch, m.trailers = m.replyPatch, nil
@@ -167,11 +194,16 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 			}
 		}
 	}
-	if newest == 0 {
-		return nil, &InputError{File: name, Msg: "not a patch: no message of the thread carries a diff",
-			Hint: "give the thread's mbox (or the Message-ID of one of its messages) with the patches in it"}
-	}
-	t.Version = newest
+	return newest
+}
+
+// takeRevision takes the patches and cover letter of revision t.Version
+// and returns the patches in order (a number sent twice: the first one,
+// with a warning); it notes the other revisions as skipped, the numbers
+// missing, and counts the replies. A patch of the revision taken that
+// does not read is the failure.
+func (t *Thread) takeRevision(ctx context.Context, msgs []*threadMsg) ([]*threadMsg, error) {
+	newest := t.Version
 	byNumber := map[int]*threadMsg{}
 	var order []*threadMsg
 	skipped := map[int]*Revision{}
@@ -226,12 +258,18 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	for _, v := range sortedKeys(skipped) {
 		t.Skipped = append(t.Skipped, *skipped[v])
 	}
+	return order, nil
+}
+
+// addTrailers gives each reply's trailers to the patch (or cover letter:
+// all patches) it answers, up the chain of replies, in the order they
+// were sent; order is the patches taken. What is added or not, and why,
+// is recorded in t.Added and t.Ignored.
+func (t *Thread) addTrailers(ctx context.Context, msgs, order []*threadMsg) error {
 	taken := map[*threadMsg]bool{}
 	for _, m := range order {
 		taken[m] = true
 	}
-	// Trailers: each reply's go to the patch (or cover letter) it answers,
-	// up the chain of replies, in the order they were sent.
 	for i, m := range msgs {
 		m.seq = i
 	}
@@ -256,7 +294,7 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	for i, m := range replies {
 		if i%pollEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if len(m.trailers) == 0 {
@@ -272,7 +310,7 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 			case target == nil:
 				rec.To = "no message of the thread"
 				t.Ignored = append(t.Ignored, rec)
-			case target.cover != nil && target.cover.Version == newest:
+			case target.cover != nil && target.cover.Version == t.Version:
 				rec.To = "all patches"
 				added := false
 				for _, o := range order {
@@ -295,19 +333,7 @@ func ReadThreadContext(ctx context.Context, inputs []Input, series string, opts 
 	for _, a := range adders {
 		a.flush()
 	}
-	subject := ""
-	if t.Cover != nil {
-		subject = t.Cover.title
-	} else if len(order) > 0 {
-		subject = order[0].patch.Subject
-	}
-	t.Series = SeriesName(series, subject, name)
-	for _, m := range order {
-		m.patch.Series = t.Series
-		t.Patches = append(t.Patches, m.patch)
-		t.Raw = append(t.Raw, m.raw)
-	}
-	return t, nil
+	return nil
 }
 
 // pollEvery is how many messages are read between two looks at the
@@ -503,45 +529,52 @@ func readThreadInput(ctx context.Context, in Input, opts Options) ([]*threadMsg,
 		tm.date, _ = parseGitDate(m.Date)
 		tm.parent = parentID(m.InReplyTo, m.References)
 		out = append(out, tm)
-		p, err := buildPatch(m, "", opts)
-		if replySubject.MatchString(m.Subject) {
-			// A reply; one that carries a diff is kept as a candidate: it
-			// is the patch when the thread has no other (a patch sent as
-			// "Re:"), else a reviewer's suggestion, not part of the series.
-			tm.trailers = replyTrailers(m.Body)
-			if err == nil && p != nil {
-				tm.replyPatch = p
-			}
-			continue
-		}
-		var ie *InputError
-		switch {
-		case err != nil && errors.As(err, &ie) && ie.Msg == msgNoDiff:
-			// Not a patch: a follow-up without "Re:" (or a note).
-			tm.trailers = replyTrailers(m.Body)
-			continue
-		case err != nil:
-			var c Patch
-			c.parseSubject(m.Subject)
-			tm.subject = c.SubjectLine()
-			tm.bad, tm.badVersion = err, version(c.Version)
-			continue
-		case p == nil:
-			var c Patch
-			c.parseSubject(m.Subject)
-			tm.cover = &Cover{Subject: c.SubjectLine(), title: c.Subject, MessageID: tm.id, Version: version(c.Version)}
-			continue
-		}
-		if i == len(raws)-1 && len(in.Data) > 0 && in.Data[len(in.Data)-1] != '\n' {
-			lines := bytes.Count(in.Data, []byte("\n")) + 1
-			tail := string(in.Data[bytes.LastIndexByte(in.Data, '\n')+1:])
-			p.Repairs = append(p.Repairs, Repair{Kind: KindFinalNewline, File: in.Name, Line: lines,
-				Before: tail, After: tail + "\\n",
-				Why: "every line of a patch ends in a newline; without one the last line reads as \"\\ No newline at end of file\""})
-		}
-		tm.patch = p
+		tm.classify(m, opts, in, i == len(raws)-1)
 	}
 	return out, nil
+}
+
+// classify says what a message of a thread is: a reply (its trailers,
+// and its patch when it carries one), a follow-up, a patch that does not
+// read, a cover letter, or a patch; last: the input's last message.
+func (tm *threadMsg) classify(m *message, opts Options, in Input, last bool) {
+	p, err := buildPatch(m, "", opts)
+	if replySubject.MatchString(m.Subject) {
+		// A reply; one that carries a diff is kept as a candidate: it
+		// is the patch when the thread has no other (a patch sent as
+		// "Re:"), else a reviewer's suggestion, not part of the series.
+		tm.trailers = replyTrailers(m.Body)
+		if err == nil && p != nil {
+			tm.replyPatch = p
+		}
+		return
+	}
+	var ie *InputError
+	switch {
+	case err != nil && errors.As(err, &ie) && ie.Msg == msgNoDiff:
+		// Not a patch: a follow-up without "Re:" (or a note).
+		tm.trailers = replyTrailers(m.Body)
+		return
+	case err != nil:
+		var c Patch
+		c.parseSubject(m.Subject)
+		tm.subject = c.SubjectLine()
+		tm.bad, tm.badVersion = err, version(c.Version)
+		return
+	case p == nil:
+		var c Patch
+		c.parseSubject(m.Subject)
+		tm.cover = &Cover{Subject: c.SubjectLine(), title: c.Subject, MessageID: tm.id, Version: version(c.Version)}
+		return
+	}
+	if last && len(in.Data) > 0 && in.Data[len(in.Data)-1] != '\n' {
+		lines := bytes.Count(in.Data, []byte("\n")) + 1
+		tail := string(in.Data[bytes.LastIndexByte(in.Data, '\n')+1:])
+		p.Repairs = append(p.Repairs, Repair{Kind: KindFinalNewline, File: in.Name, Line: lines,
+			Before: tail, After: tail + "\\n",
+			Why: "every line of a patch ends in a newline; without one the last line reads as \"\\ No newline at end of file\""})
+	}
+	tm.patch = p
 }
 
 // unreadable is a message whose headers or body encoding do not read:

@@ -312,7 +312,7 @@ func (r *kernelRun) run(ctx context.Context) {
 		quiet.Progress = nil
 		r.o.Progress.Note("fetching Debian's binary kernel of %s in the background", r.k.Name)
 		fetched := make(chan struct{})
-		go func() { defer close(fetched); distro.Prepare(ctx, &quiet, r.k) }()
+		go func() { defer close(fetched); _, _ = distro.Prepare(ctx, &quiet, r.k) }() // a failure is met again, and reported, where the stage needs it
 		defer func() { <-fetched }()
 	}
 

@@ -34,9 +34,6 @@ func New(w io.Writer) *Reporter {
 	return &Reporter{w: w, tty: tty, now: time.Now, Every: 10 * time.Second}
 }
 
-// Discard reports nothing.
-func Discard() *Reporter { return &Reporter{w: io.Discard, now: time.Now, Every: time.Hour} }
-
 // Start begins a stage.
 func (r *Reporter) Start(stage string) {
 	if r == nil {

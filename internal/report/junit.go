@@ -107,16 +107,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// JUnit writes the run as JUnit XML (paths relative to the repository
-// found above the run's patches).
-func JUnit(w io.Writer, res *pipeline.Result) error {
-	o := Options{}
-	if err := o.defaults(res); err != nil {
-		return err
-	}
-	return junit(w, res, newNamer(&o, ""))
-}
-
 func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 	all := junitSuites{Name: "patchctl", Time: secs(res.Duration)}
 	if res.Reason != "" {
@@ -127,65 +117,7 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 		all.Tests, all.Failures, all.Errors = s.Tests, s.Failures, s.Errors
 	}
 	for _, k := range res.Kernels {
-		s := junitSuite{Name: "patchctl." + k.Name}
-		if !k.Start.IsZero() {
-			s.Timestamp = k.Start.UTC().Format("2006-01-02T15:04:05")
-		}
-		cls := "patchctl." + k.Name
-		for _, st := range k.Stages {
-			s.add(statusCase("stage."+st.Name, cls+".stage", st.Status, n.subst(st.Detail), st.Duration))
-		}
-		for _, r := range k.Apply {
-			st := vocab.Pass
-			if !r.Match {
-				st = vocab.Fail
-			}
-			s.add(statusCase("apply."+r.Entry.Series(), cls+".apply", st,
-				fmt.Sprintf("%s: %s (manifest: %s) %s", n.rel(r.Source), r.Disposition, r.Expected, r.Reason), 0))
-		}
-		if k.Check != nil {
-			count := 0
-			for _, f := range k.Check.Findings {
-				st := vocab.Pass
-				if f.Severity == "error" && f.Judged() {
-					st = vocab.Fail
-				}
-				if f.Severity == "error" || f.Severity == "warning" {
-					count++
-					// A pre-existing finding (the pristine tree has it
-					// too) passes: it is not the patch's.
-					what := f.Severity
-					if f.Baseline != "" {
-						what += " (" + baselineWord(f) + ")"
-					}
-					s.add(statusCase(fmt.Sprintf("check.%s:%s:%d", f.Rule, n.rel(f.File), f.Line), cls+".check", st, what+": "+n.subst(f.Message), 0))
-				}
-			}
-			if count == 0 {
-				s.add(statusCase("check", cls+".check", vocab.Pass, "no findings", 0))
-			}
-		}
-		for _, v := range vocab.Variants() {
-			b := k.Boots[v]
-			if b == nil || b.KTAP == nil {
-				continue
-			}
-			st, start := stageOf(k, "boot-"+v)
-			dur := 0.0
-			if st != nil {
-				dur = st.Duration
-			}
-			times := ktapTimes(b.KTAP, start, dur)
-			if b.KTAP.Bail != "" {
-				s.add(statusCase("ktap", cls+".boot."+v, vocab.Error, "the guest could not run its tests: "+b.KTAP.Bail, 0))
-			}
-			for _, tr := range b.KTAP.Subtests {
-				addKTAP(&s, cls+".boot."+v, tr, times)
-			}
-		}
-		if k.Duration > 0 {
-			s.Time = secs(k.Duration) // the stages ran one after another, the KTAP tests inside a boot stage
-		}
+		s := kernelSuite(k, n)
 		all.Suites = append(all.Suites, s)
 		all.Tests += s.Tests
 		all.Failures += s.Failures
@@ -201,6 +133,76 @@ func junit(w io.Writer, res *pipeline.Result, n *namer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// kernelSuite is one kernel's suite: its stages, each patch's
+// disposition, the check's findings and the boots' KTAP tests.
+func kernelSuite(k *pipeline.Kernel, n *namer) junitSuite {
+	s := junitSuite{Name: "patchctl." + k.Name}
+	if !k.Start.IsZero() {
+		s.Timestamp = k.Start.UTC().Format("2006-01-02T15:04:05")
+	}
+	cls := "patchctl." + k.Name
+	for _, st := range k.Stages {
+		s.add(statusCase("stage."+st.Name, cls+".stage", st.Status, n.subst(st.Detail), st.Duration))
+	}
+	for _, r := range k.Apply {
+		st := vocab.Pass
+		if !r.Match {
+			st = vocab.Fail
+		}
+		s.add(statusCase("apply."+r.Entry.Series(), cls+".apply", st,
+			fmt.Sprintf("%s: %s (manifest: %s) %s", n.rel(r.Source), r.Disposition, r.Expected, r.Reason), 0))
+	}
+	if k.Check != nil {
+		checkCases(&s, k, cls, n)
+	}
+	for _, v := range vocab.Variants() {
+		b := k.Boots[v]
+		if b == nil || b.KTAP == nil {
+			continue
+		}
+		st, start := stageOf(k, "boot-"+v)
+		dur := 0.0
+		if st != nil {
+			dur = st.Duration
+		}
+		times := ktapTimes(b.KTAP, start, dur)
+		if b.KTAP.Bail != "" {
+			s.add(statusCase("ktap", cls+".boot."+v, vocab.Error, "the guest could not run its tests: "+b.KTAP.Bail, 0))
+		}
+		for _, tr := range b.KTAP.Subtests {
+			addKTAP(&s, cls+".boot."+v, tr, times)
+		}
+	}
+	if k.Duration > 0 {
+		s.Time = secs(k.Duration) // the stages ran one after another, the KTAP tests inside a boot stage
+	}
+	return s
+}
+
+// checkCases adds a case per error or warning of the kernel's check
+// (one that the pristine tree has too passes: it is not the patch's), or
+// one "no findings" case.
+func checkCases(s *junitSuite, k *pipeline.Kernel, cls string, n *namer) {
+	count := 0
+	for _, f := range k.Check.Findings {
+		st := vocab.Pass
+		if f.Severity == "error" && f.Judged() {
+			st = vocab.Fail
+		}
+		if f.Severity == "error" || f.Severity == "warning" {
+			count++
+			what := f.Severity
+			if f.Baseline != "" {
+				what += " (" + baselineWord(f) + ")"
+			}
+			s.add(statusCase(fmt.Sprintf("check.%s:%s:%d", f.Rule, n.rel(f.File), f.Line), cls+".check", st, what+": "+n.subst(f.Message), 0))
+		}
+	}
+	if count == 0 {
+		s.add(statusCase("check", cls+".check", vocab.Pass, "no findings", 0))
+	}
 }
 
 // ktapStatus is a KTAP result as a pipeline status.

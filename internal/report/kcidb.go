@@ -14,6 +14,7 @@ import (
 
 	"github.com/patchctl/patchctl/checks"
 
+	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/vocab"
@@ -130,146 +131,170 @@ func worst(a, b string) string {
 	return a
 }
 
-// KCIDB writes the run as KCIDB v5.3 JSON, with the default Options (no
-// links: see Options.URLBase).
-func KCIDB(w io.Writer, res *pipeline.Result) error {
-	o := Options{}
-	if err := o.defaults(res); err != nil {
-		return err
-	}
-	return kcidb(w, res, newNamer(&o, ""), published{})
-}
-
 func kcidb(w io.Writer, res *pipeline.Result, n *namer, pub published) error {
-	doc := kcidbDoc{Version: kcidbVersion{5, 3}, Checkouts: []kcidbCheckout{}, Builds: []kcidbBuild{}, Tests: []kcidbTest{}}
-	run := n.o.RunID
-	kid := func(parts ...string) string {
-		return Origin + ":" + idUnsafe.ReplaceAllString(run+"-"+strings.Join(parts, "-"), "_")
-	}
-	link := func(parts ...string) string { return n.url(pub[key(parts...)]) }
+	kw := &kcidbWriter{n: n, pub: pub, run: n.o.RunID,
+		doc: kcidbDoc{Version: kcidbVersion{5, 3}, Checkouts: []kcidbCheckout{}, Builds: []kcidbBuild{}, Tests: []kcidbTest{}}}
 	for _, k := range res.Kernels {
-		applyOK := true
-		for _, s := range k.Stages {
-			if s.Name == pipeline.StageApply && s.Status != vocab.Pass {
-				applyOK = false
-			}
-		}
-		_, prepStart := stageOf(k, pipeline.StagePrepare)
-		_, applyStart := stageOf(k, pipeline.StageApply)
-		treeName, what := "debian-"+k.Name, "Debian linux-source "+k.Name
-		if strings.HasPrefix(k.Source, "local ") {
-			treeName, what = k.Name, "the local tree "+k.Name
-		}
 		for _, v := range vocab.Variants() {
-			co := kcidbCheckout{ID: kid(k.Name, v), Origin: Origin, TreeName: treeName,
-				StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": run}}
-			if up := Upstream(k.Source); up.URL != "" {
-				co.GitRepoURL, co.GitCommitHash = up.URL, up.Commit
-				if up.Tag != "" {
-					co.GitCommitName, co.GitCommitTags = up.Tag, []string{up.Tag}
-				}
-			}
-			co.Comment = what + ", pristine"
-			if v == vocab.Patched {
-				co.Comment = what + " with the patches"
-				co.StartTime = kcidbTime(applyStart)
-				co.Valid = applyOK
-				var names []string
-				for i, p := range k.Patches {
-					names = append(names, filepath.Base(p))
-					u := link(k.Name, "patch", fmt.Sprint(i))
-					if u == "" {
-						u = repoFileURL(n.rel(p))
-					}
-					co.PatchsetFiles = append(co.PatchsetFiles, kcidbResource{Name: filepath.Base(p), URL: u})
-				}
-				co.Misc["patches"] = names
-				h, err := PatchsetHash(k.Patches)
-				if err != nil {
-					// A patch the run names is not there (series/ not
-					// refreshed): the checkout is not valid, and says why.
-					co.Valid = false
-					co.Misc["error"] = n.subst(err.Error())
-				}
-				co.PatchsetHash = h
-				var disp []string
-				for _, r := range k.Apply {
-					disp = append(disp, r.Entry.Series()+"="+r.Disposition)
-				}
-				co.Misc["dispositions"] = disp
-			}
-			doc.Checkouts = append(doc.Checkouts, co)
+			co := kw.checkout(k, v)
+			kw.doc.Checkouts = append(kw.doc.Checkouts, co)
 			b := k.Builds[v]
 			if b == nil {
 				continue
 			}
-			status := vocab.Pass
-			if b.Status != vocab.Pass {
-				status = vocab.Fail
-			}
-			bst, bstart := stageOf(k, "build-"+v)
-			bid := kid(k.Name, v, "build")
-			kb := kcidbBuild{ID: bid, CheckoutID: co.ID, Origin: Origin, Duration: *dur(b.Duration), Architecture: "x86_64", Compiler: b.Compiler,
-				Command:    fmt.Sprintf("patchctl build --kernel %s --variant %s", k.Name, v),
-				ConfigName: "tinyconfig+" + strings.Join(b.Fragments, "+"), Status: status, StartTime: kcidbTime(bstart),
-				Misc: map[string]any{"kernel_release": b.KernelRelease, "config_hash": b.ConfigHash, "compile_tested": b.CompileTested,
-					"reused": bst != nil && bst.Reused, "warnings": b.Warnings, "errors": b.Errors}}
-			from := b.KernelFrom
-			if from == "" {
-				from = vocab.FromSource
-			}
-			kb.Misc["kernel_from"] = from
-			if from == vocab.FromDistro {
-				kb.Command += " --kernel-from distro"
-				kb.ConfigName = "debian " + b.KernelRelease
-				kb.Misc["rebuilt_modules"] = append([]string{}, b.Rebuilt...)
-			}
-			kb.LogURL = link(k.Name, v, "log")
-			kb.ConfigURL = link(k.Name, v, "config")
-			if u := link(k.Name, v, "metadata"); u != "" {
-				kb.OutputFiles = append(kb.OutputFiles, kcidbResource{Name: "metadata.json", URL: u})
-			}
-			doc.Builds = append(doc.Builds, kb)
+			kb := kw.build(k, v, b, co.ID)
+			kw.doc.Builds = append(kw.doc.Builds, kb)
 			if bt := k.Boots[v]; bt != nil && bt.KTAP != nil {
-				st, start := stageOf(k, "boot-"+v)
-				sdur := 0.0
-				if st != nil {
-					sdur = st.Duration
-				}
-				times := ktapTimes(bt.KTAP, start, sdur)
-				log := link(k.Name, v, "console")
-				env := &kcidbEnv{Comment: fmt.Sprintf("QEMU x86_64 (%s), soft-RoCE and soft-iWARP loopback", bt.Accel)}
-				var tests []kcidbTest
-				for _, tr := range bt.KTAP.Subtests {
-					addTests(&tests, kid, bid, k.Name+"-"+v, "nvme.rdma."+pathPart(tr.Name), tr, log, env, times)
-				}
-				rt := times[bt.KTAP]
-				rootStatus := vocab.Pass
-				for _, t := range tests {
-					rootStatus = worst(rootStatus, t.Status)
-				}
-				comment := ""
-				if bt.KTAP.Bail != "" {
-					rootStatus, comment = vocab.Error, "the guest could not run its tests: "+bt.KTAP.Bail
-				}
-				for _, p := range []string{"nvme", "nvme.rdma"} {
-					t := kcidbTest{ID: kid(k.Name, v, p), BuildID: bid, Origin: Origin, Path: p, Status: rootStatus, Comment: comment,
-						LogURL: log, Environment: env, StartTime: kcidbTime(rt.start)}
-					if rt.known {
-						t.Duration = dur(rt.dur)
-					}
-					doc.Tests = append(doc.Tests, t)
-				}
-				doc.Tests = append(doc.Tests, tests...)
+				kw.doc.Tests = append(kw.doc.Tests, kw.bootTests(k, v, bt.KTAP, bt.Accel, kb.ID)...)
 			}
 			if v == vocab.Patched && k.Check != nil {
-				doc.Tests = append(doc.Tests, staticTests(k, kid, bid, n)...)
+				kw.doc.Tests = append(kw.doc.Tests, staticTests(k, kw.id, kb.ID, n)...)
 			}
 		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return enc.Encode(kw.doc)
+}
+
+// kcidbWriter makes a run's KCIDB document: per kernel and variant a
+// checkout, its build and the boot's tests.
+type kcidbWriter struct {
+	n   *namer
+	pub published
+	run string
+	doc kcidbDoc
+}
+
+// id is the KCIDB id of the run's object named by parts.
+func (kw *kcidbWriter) id(parts ...string) string {
+	return Origin + ":" + idUnsafe.ReplaceAllString(kw.run+"-"+strings.Join(parts, "-"), "_")
+}
+
+// link is the URL of the published file named by parts ("" when none).
+func (kw *kcidbWriter) link(parts ...string) string { return kw.n.url(kw.pub[key(parts...)]) }
+
+// checkout is the pristine tree (baseline) or the tree with the patches
+// (patched, valid when they applied).
+func (kw *kcidbWriter) checkout(k *pipeline.Kernel, v string) kcidbCheckout {
+	n := kw.n
+	_, prepStart := stageOf(k, pipeline.StagePrepare)
+	treeName, what := "debian-"+k.Name, "Debian linux-source "+k.Name
+	if strings.HasPrefix(k.Source, "local ") {
+		treeName, what = k.Name, "the local tree "+k.Name
+	}
+	co := kcidbCheckout{ID: kw.id(k.Name, v), Origin: Origin, TreeName: treeName,
+		StartTime: kcidbTime(prepStart), Valid: true, Misc: map[string]any{"source": n.subst(k.Source), "run_id": kw.run}}
+	if up := Upstream(k.Source); up.URL != "" {
+		co.GitRepoURL, co.GitCommitHash = up.URL, up.Commit
+		if up.Tag != "" {
+			co.GitCommitName, co.GitCommitTags = up.Tag, []string{up.Tag}
+		}
+	}
+	co.Comment = what + ", pristine"
+	if v != vocab.Patched {
+		return co
+	}
+	applyOK := true
+	for _, s := range k.Stages {
+		if s.Name == pipeline.StageApply && s.Status != vocab.Pass {
+			applyOK = false
+		}
+	}
+	_, applyStart := stageOf(k, pipeline.StageApply)
+	co.Comment = what + " with the patches"
+	co.StartTime = kcidbTime(applyStart)
+	co.Valid = applyOK
+	var names []string
+	for i, p := range k.Patches {
+		names = append(names, filepath.Base(p))
+		u := kw.link(k.Name, "patch", fmt.Sprint(i))
+		if u == "" {
+			u = repoFileURL(n.rel(p))
+		}
+		co.PatchsetFiles = append(co.PatchsetFiles, kcidbResource{Name: filepath.Base(p), URL: u})
+	}
+	co.Misc["patches"] = names
+	h, err := PatchsetHash(k.Patches)
+	if err != nil {
+		// A patch the run names is not there (series/ not
+		// refreshed): the checkout is not valid, and says why.
+		co.Valid = false
+		co.Misc["error"] = n.subst(err.Error())
+	}
+	co.PatchsetHash = h
+	var disp []string
+	for _, r := range k.Apply {
+		disp = append(disp, r.Entry.Series()+"="+r.Disposition)
+	}
+	co.Misc["dispositions"] = disp
+	return co
+}
+
+// build is variant v's build of the checkout coID.
+func (kw *kcidbWriter) build(k *pipeline.Kernel, v string, b *build.Metadata, coID string) kcidbBuild {
+	status := vocab.Pass
+	if b.Status != vocab.Pass {
+		status = vocab.Fail
+	}
+	bst, bstart := stageOf(k, "build-"+v)
+	kb := kcidbBuild{ID: kw.id(k.Name, v, "build"), CheckoutID: coID, Origin: Origin, Duration: *dur(b.Duration), Architecture: "x86_64", Compiler: b.Compiler,
+		Command:    fmt.Sprintf("patchctl build --kernel %s --variant %s", k.Name, v),
+		ConfigName: "tinyconfig+" + strings.Join(b.Fragments, "+"), Status: status, StartTime: kcidbTime(bstart),
+		Misc: map[string]any{"kernel_release": b.KernelRelease, "config_hash": b.ConfigHash, "compile_tested": b.CompileTested,
+			"reused": bst != nil && bst.Reused, "warnings": b.Warnings, "errors": b.Errors}}
+	from := b.KernelFrom
+	if from == "" {
+		from = vocab.FromSource
+	}
+	kb.Misc["kernel_from"] = from
+	if from == vocab.FromDistro {
+		kb.Command += " --kernel-from distro"
+		kb.ConfigName = "debian " + b.KernelRelease
+		kb.Misc["rebuilt_modules"] = append([]string{}, b.Rebuilt...)
+	}
+	kb.LogURL = kw.link(k.Name, v, "log")
+	kb.ConfigURL = kw.link(k.Name, v, "config")
+	if u := kw.link(k.Name, v, "metadata"); u != "" {
+		kb.OutputFiles = append(kb.OutputFiles, kcidbResource{Name: "metadata.json", URL: u})
+	}
+	return kb
+}
+
+// bootTests are variant v's boot's KTAP results (root, booted with
+// accel) as tests of build bid, under the "nvme" and "nvme.rdma" nodes.
+func (kw *kcidbWriter) bootTests(k *pipeline.Kernel, v string, root *ktap.Test, accel, bid string) []kcidbTest {
+	st, start := stageOf(k, "boot-"+v)
+	sdur := 0.0
+	if st != nil {
+		sdur = st.Duration
+	}
+	times := ktapTimes(root, start, sdur)
+	log := kw.link(k.Name, v, "console")
+	env := &kcidbEnv{Comment: fmt.Sprintf("QEMU x86_64 (%s), soft-RoCE and soft-iWARP loopback", accel)}
+	var tests []kcidbTest
+	for _, tr := range root.Subtests {
+		addTests(&tests, kw.id, bid, k.Name+"-"+v, "nvme.rdma."+pathPart(tr.Name), tr, log, env, times)
+	}
+	rt := times[root]
+	rootStatus := vocab.Pass
+	for _, t := range tests {
+		rootStatus = worst(rootStatus, t.Status)
+	}
+	comment := ""
+	if root.Bail != "" {
+		rootStatus, comment = vocab.Error, "the guest could not run its tests: "+root.Bail
+	}
+	var out []kcidbTest
+	for _, p := range []string{"nvme", "nvme.rdma"} {
+		t := kcidbTest{ID: kw.id(k.Name, v, p), BuildID: bid, Origin: Origin, Path: p, Status: rootStatus, Comment: comment,
+			LogURL: log, Environment: env, StartTime: kcidbTime(rt.start)}
+		if rt.known {
+			t.Duration = dur(rt.dur)
+		}
+		out = append(out, t)
+	}
+	return append(out, tests...)
 }
 
 // staticTests are the check stage's rules as tests of the patched build,

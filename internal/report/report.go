@@ -52,11 +52,6 @@ type Options struct {
 	RunID string
 }
 
-// Write writes every report into dir and returns the files written.
-func Write(dir string, res *pipeline.Result, version string) ([]string, error) {
-	return WriteWith(dir, res, Options{Version: version})
-}
-
 // RunID names a run: its start time and a hash of the kernels' patchset
 // hashes and that time, e.g. 20261201T072910Z-7b77b1b6. Two runs of the
 // same patches differ by their start; runs of different patches at the
@@ -226,81 +221,13 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 		return nil, err
 	}
 	n := newNamer(&o, dir)
-	var files []string
-	put := func(name string, write func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := write(f); err != nil {
-			f.Close()
-			return fmt.Errorf("writing %s: %w", name, err)
-		}
-		files = append(files, p)
-		return f.Close()
-	}
-	copyIn := func(name, src string) (bool, error) {
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return false, nil // not there (a reused stage's file cleaned away): not linked
-		}
-		return true, put(name, func(w io.Writer) error { _, err := w.Write(data); return err })
-	}
+	out := &outDir{dir: dir}
 	// What KCIDB links to is copied in first, so links only name files
 	// that are there.
 	pub := published{}
 	for _, k := range res.Kernels {
-		for i, p := range k.Patches {
-			name := fmt.Sprintf("patches/%s/%s", k.Name, filepath.Base(p))
-			if ok, err := copyIn(name, p); err != nil {
-				return nil, err
-			} else if ok {
-				pub[key(k.Name, "patch", fmt.Sprint(i))] = name
-			}
-		}
-		for v, b := range k.Builds {
-			if b.Log != "" {
-				if ok, err := copyIn(fmt.Sprintf("build-%s-%s.log", k.Name, v), b.Log); err != nil {
-					return nil, err
-				} else if ok {
-					pub[key(k.Name, v, "log")] = fmt.Sprintf("build-%s-%s.log", k.Name, v)
-				}
-			}
-			if c := b.Artifacts["config"]; c != "" {
-				if ok, err := copyIn(fmt.Sprintf("config-%s-%s", k.Name, v), c); err != nil {
-					return nil, err
-				} else if ok {
-					pub[key(k.Name, v, "config")] = fmt.Sprintf("config-%s-%s", k.Name, v)
-				}
-			}
-			b := b
-			name := fmt.Sprintf("build-%s-%s.json", k.Name, v)
-			if err := put(name, b.WriteTuxmake); err != nil {
-				return nil, err
-			}
-			pub[key(k.Name, v, "metadata")] = name
-		}
-		for v, bt := range k.Boots {
-			name := fmt.Sprintf("console-%s-%s.log", k.Name, v)
-			if ok, err := copyIn(name, bt.ConsoleLog); err != nil {
-				return nil, err
-			} else if ok {
-				pub[key(k.Name, v, "console")] = name
-			}
-		}
-		if k.Check != nil {
-			var tree string
-			if b := k.Builds[vocab.Patched]; b != nil {
-				tree = b.SourceDir
-			}
-			so := checks.SARIFOptions{Version: o.Version, Repo: o.Root, Tree: tree, Patches: k.Patches, Kernel: k.Name, RunID: o.RunID, URLBase: o.URLBase}
-			if err := put("check-"+k.Name+".sarif", func(w io.Writer) error { return k.Check.WriteSARIFWith(w, so) }); err != nil {
-				return nil, err
-			}
+		if err := out.kernelFiles(k, o, pub); err != nil {
+			return nil, err
 		}
 	}
 	// Each report is written whatever happened to the others, result.json
@@ -314,27 +241,113 @@ func WriteWith(dir string, res *pipeline.Result, o Options) ([]string, error) {
 		{"summary.txt", func(w io.Writer) error { summary(w, res, n.subst); return nil }},
 		{"junit.xml", func(w io.Writer) error { return junit(w, res, n) }},
 		{"kcidb.json", func(w io.Writer) error { return kcidb(w, res, n, pub) }},
+		{"result.json", func(w io.Writer) error { return resultJSON(w, res, n) }},
 	} {
-		if err := put(r.name, r.write); err != nil {
+		if err := out.put(r.name, r.write); err != nil {
 			failed = append(failed, err)
 		}
 	}
-	if err := put("result.json", func(w io.Writer) error {
-		b, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		var doc any
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return err
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(n.relativize(doc))
-	}); err != nil {
-		failed = append(failed, err)
+	return out.files, errors.Join(failed...)
+}
+
+// outDir is the output folder and the files written into it.
+type outDir struct {
+	dir   string
+	files []string
+}
+
+// put writes the file name (a path under the folder) with write.
+func (d *outDir) put(name string, write func(io.Writer) error) error {
+	p := filepath.Join(d.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
 	}
-	return files, errors.Join(failed...)
+	f, err := os.Create(p)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	d.files = append(d.files, p)
+	return f.Close()
+}
+
+// copyIn copies the file src in as name; false when src is not there (a
+// reused stage's file cleaned away): not linked.
+func (d *outDir) copyIn(name, src string) (bool, error) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return false, nil // not there: not linked
+	}
+	return true, d.put(name, func(w io.Writer) error { _, err := w.Write(data); return err })
+}
+
+// kernelFiles copies in one kernel's patches, build logs, configurations
+// and consoles and writes its builds' metadata and its SARIF, noting in
+// pub what KCIDB may link to.
+func (d *outDir) kernelFiles(k *pipeline.Kernel, o Options, pub published) error {
+	link := func(name, src, what string) error {
+		ok, err := d.copyIn(name, src)
+		if ok {
+			pub[what] = name
+		}
+		return err
+	}
+	for i, p := range k.Patches {
+		if err := link(fmt.Sprintf("patches/%s/%s", k.Name, filepath.Base(p)), p, key(k.Name, "patch", fmt.Sprint(i))); err != nil {
+			return err
+		}
+	}
+	for v, b := range k.Builds {
+		if b.Log != "" {
+			if err := link(fmt.Sprintf("build-%s-%s.log", k.Name, v), b.Log, key(k.Name, v, "log")); err != nil {
+				return err
+			}
+		}
+		if c := b.Artifacts["config"]; c != "" {
+			if err := link(fmt.Sprintf("config-%s-%s", k.Name, v), c, key(k.Name, v, "config")); err != nil {
+				return err
+			}
+		}
+		name := fmt.Sprintf("build-%s-%s.json", k.Name, v)
+		if err := d.put(name, b.WriteTuxmake); err != nil {
+			return err
+		}
+		pub[key(k.Name, v, "metadata")] = name
+	}
+	for v, bt := range k.Boots {
+		if err := link(fmt.Sprintf("console-%s-%s.log", k.Name, v), bt.ConsoleLog, key(k.Name, v, "console")); err != nil {
+			return err
+		}
+	}
+	if k.Check != nil {
+		var tree string
+		if b := k.Builds[vocab.Patched]; b != nil {
+			tree = b.SourceDir
+		}
+		so := checks.SARIFOptions{Version: o.Version, Repo: o.Root, Tree: tree, Patches: k.Patches, Kernel: k.Name, RunID: o.RunID, URLBase: o.URLBase}
+		if err := d.put("check-"+k.Name+".sarif", func(w io.Writer) error { return k.Check.WriteSARIFWith(w, so) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resultJSON writes the run as one document, its paths relative.
+func resultJSON(w io.Writer, res *pipeline.Result, n *namer) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(n.relativize(doc))
 }
 
 // published maps what KCIDB links to onto files in the output folder.

@@ -4,9 +4,12 @@
 // an interrupted patchctl leaves no compiler or VM behind. Errors carry
 // the tail of what the program printed.
 //
-// Tests replace the programs with Stub: a strict table of expected
+// Programs start through a Runner: Exec, the default, runs the real
+// ones; code that runs programs takes a Runner in its Options, and its
+// tests give it another one (runtest.Stub: a strict table of expected
 // commands that fails on a command nobody expected and on an expectation
-// never met (the model is cli/cli's internal/run).
+// never met, after cli/cli's internal/run). Nothing here is global
+// but the list of running children KillAll ends.
 package run
 
 import (
@@ -47,6 +50,33 @@ type Cmd struct {
 	// console) in a group of its own would otherwise be stopped
 	// (SIGTTIN, SIGTTOU) the moment it reads or sets up the terminal.
 	Foreground bool
+	// Runner starts it; nil: Exec, the real program.
+	Runner Runner
+}
+
+// Runner starts programs and finds them on PATH. Code that runs
+// programs takes one in its Options (nil meaning Exec); tests pass their
+// own (internal/run/runtest).
+type Runner interface {
+	Start(ctx context.Context, c *Cmd) (*Process, error)
+	LookPath(name string) (string, error)
+}
+
+// Exec is the Runner of the real programs.
+type Exec struct{}
+
+// Start starts the real program: see Cmd.Start.
+func (Exec) Start(ctx context.Context, c *Cmd) (*Process, error) { return c.startReal(ctx) }
+
+// LookPath finds an installed program.
+func (Exec) LookPath(name string) (string, error) { return LookPath(name) }
+
+// Or is r, or Exec when r is nil.
+func Or(r Runner) Runner {
+	if r == nil {
+		return Exec{}
+	}
+	return r
 }
 
 // Command makes a Cmd.
@@ -127,6 +157,7 @@ type Process struct {
 	x    *exec.Cmd
 	tail *tailBuffer
 	wait func() error
+	exit int // a stubbed process's exit status
 	once sync.Once
 	err  error
 }
@@ -160,6 +191,9 @@ func (p *Process) Wait() error {
 			return
 		}
 		e := &Error{Cmd: p.cmd.String(), ExitCode: -1, Tail: p.tail.String(), Err: err}
+		if p.x == nil {
+			e.ExitCode = p.exit
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			e.ExitCode = ee.ExitCode()
@@ -175,13 +209,22 @@ func (p *Process) Wait() error {
 // background job's would be /dev/null).
 const supervise = `exec 3<&0; trap 'kill -KILL 0' TERM; "$@" <&3 3<&- & exec 3<&-; wait $!`
 
-// Start starts the command. A program that is not installed is an
-// environment error (errs.ErrEnv) naming it.
+// Start starts the command through its Runner. A program that is not
+// installed is an environment error (errs.ErrEnv) naming it.
 func (c *Cmd) Start(ctx context.Context) (*Process, error) {
-	if s := active(); s != nil {
-		return s.start(ctx, c)
-	}
-	return c.startReal(ctx)
+	return Or(c.Runner).Start(ctx, c)
+}
+
+// Stubbed is a process of a Runner that starts none (a test's): it runs
+// in Wait, where do writes what it prints (to the command's Stdout, as
+// the program would, and to tail, which an error carries) and returns
+// its outcome; Wait returns a failure as an *Error with exitCode. Output
+// written in Wait, not Start, reaches a reader the caller starts after
+// Start (a pipe), as a real program's does.
+func Stubbed(c *Cmd, exitCode int, do func(tail io.Writer) error) *Process {
+	p := &Process{cmd: c, tail: &tailBuffer{n: 8 << 10}, exit: exitCode}
+	p.wait = func() error { return do(p.tail) }
+	return p
 }
 
 func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
@@ -280,15 +323,9 @@ func takeTerminal(fd int) {
 	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, syscall.Getpgrp())
 }
 
-// LookPath finds an installed program (under a stub, every program is
-// there but those the stub calls missing: the stub decides what runs).
+// LookPath finds an installed program; not installed is an environment
+// error (errs.ErrEnv).
 func LookPath(name string) (string, error) {
-	if s := active(); s != nil {
-		if s.isMissing(name) {
-			return "", fmt.Errorf("%s is not installed: %w", name, errs.ErrEnv)
-		}
-		return name, nil
-	}
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("%s is not installed: %w", name, errs.ErrEnv)

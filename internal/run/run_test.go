@@ -1,10 +1,8 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,45 +77,6 @@ func TestCancelKillsGrandchildren(t *testing.T) {
 	}
 	waitGone(t, pid)
 }
-
-func TestStubIsStrict(t *testing.T) {
-	ft := &fakeT{}
-	s := Stub(ft)
-	s.Register(`^gcc --version$`, 0, "gcc 12\n")
-	s.Register(`^make -C`, 2, "make: *** [x] Error 1\n")
-	s.Register(`^never`, 0, "")
-	out, err := Command("gcc", "--version").Output(context.Background())
-	if err != nil || string(out) != "gcc 12\n" {
-		t.Errorf("stubbed output %q %v", out, err)
-	}
-	var buf bytes.Buffer
-	c := Command("make", "-C", "x")
-	c.Stdout = &buf
-	var re *Error
-	if err := c.Run(context.Background()); !errors.As(err, &re) || re.ExitCode != 2 || buf.String() == "" {
-		t.Errorf("stubbed failure %v %q", err, buf.String())
-	}
-	if err := Command("rm", "-rf", "/").Run(context.Background()); err == nil {
-		t.Error("an unexpected command ran")
-	}
-	for _, f := range ft.cleanup {
-		f()
-	}
-	if len(ft.errs) != 2 || !strings.Contains(ft.errs[0], "unexpected command rm") || !strings.Contains(ft.errs[1], "never") {
-		t.Errorf("stub complaints %q", ft.errs)
-	}
-}
-
-type fakeT struct {
-	errs    []string
-	cleanup []func()
-}
-
-func (f *fakeT) Helper()                   {}
-func (f *fakeT) Cleanup(fn func())         { f.cleanup = append(f.cleanup, fn) }
-func (f *fakeT) Errorf(s string, a ...any) { f.errs = append(f.errs, sprintf(s, a...)) }
-
-func sprintf(s string, a ...any) string { return fmt.Sprintf(s, a...) }
 
 // TestStdinReaderThatNeverEnds: a program that exits while its standard
 // input (a pipe that is not a file) is still open returns from Wait.

@@ -35,12 +35,6 @@ type InboxOptions struct {
 	IgnoreOver bool
 }
 
-// Inbox finds the thread of msgid in a local public-inbox archive (a
-// grokmirror or lei mirror of lore) without a cache: see InboxIndexed.
-func Inbox(dir, msgid string) (mailpatch.Input, error) {
-	return InboxIndexed(dir, msgid, InboxOptions{})
-}
-
 // InboxIndexed finds the thread of msgid in a local public-inbox archive:
 // dir is the inbox (its git/N.git epochs), one epoch, or any git
 // repository whose commits each hold one message as the file "m" (a v1

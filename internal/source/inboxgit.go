@@ -230,7 +230,7 @@ func (g gitRepo) catBlobs(ctx context.Context, oids []string, fn func(i int, dat
 	defer func() {
 		if err != nil {
 			cancel()
-			cmd.Wait()
+			_ = cmd.Wait() // killed: err says why
 			return
 		}
 		if werr := cmd.Wait(); werr != nil {

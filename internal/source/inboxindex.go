@@ -65,8 +65,75 @@ func u32(b []byte, off, i int) int { return int(binary.LittleEndian.Uint32(b[off
 
 // encodeIndex writes the index of recs (archive order).
 func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, error) {
-	set := map[string]uint32{}
-	var ids []string
+	set, ids := internIDs(recs)
+	msgLinks, nlinks := messageLinks(recs, set)
+	strBytes := 0
+	for _, s := range ids {
+		strBytes += len(s)
+	}
+	var w indexWriter
+	w.b.WriteString(indexMagic)
+	w.u32(indexVersion)
+	flags := byte(0)
+	if v1 {
+		flags |= flagV1
+	}
+	w.b.Write([]byte{byte(oidLen), flags, 0, 0})
+	w.u32(len(tips))
+	for _, t := range tips {
+		raw, err := hex.DecodeString(t)
+		if err != nil || len(raw) != oidLen {
+			return nil, fmt.Errorf("tip %q is not an object name", t)
+		}
+		w.b.Write(raw)
+	}
+	if strBytes > 1<<31 || nlinks > 1<<31 || len(recs) > 1<<31 {
+		return nil, fmt.Errorf("inbox epoch too large to index (%d messages)", len(recs))
+	}
+	w.u32(len(recs))
+	w.u32(len(ids))
+	w.u32(nlinks)
+	w.u32(strBytes)
+	for _, r := range recs {
+		if len(r.commit) != oidLen || len(r.blob) != oidLen {
+			return nil, fmt.Errorf("message %s: object names of %d bytes, want %d", r.id, len(r.commit), oidLen)
+		}
+		w.b.Write(r.commit)
+		w.b.Write(r.blob)
+	}
+	for _, r := range recs {
+		w.u32(int(set[r.id]))
+	}
+	w.table(msgLinks)
+	off := 0
+	for _, s := range ids {
+		w.u32(off)
+		off += len(s)
+	}
+	w.u32(off)
+	for _, s := range ids {
+		w.b.WriteString(s)
+	}
+	// id -> messages, id -> referrers (counting sorts by id).
+	byID := make([][]uint32, len(ids))
+	refs := make([][]uint32, len(ids))
+	for i, r := range recs {
+		id := set[r.id]
+		byID[id] = append(byID[id], uint32(i))
+		for _, l := range msgLinks[i] {
+			refs[l] = append(refs[l], uint32(i))
+		}
+	}
+	w.table(byID)
+	w.table(refs)
+	w.u32(int(crc32.Checksum(w.b.Bytes(), castagnoli)))
+	return w.b.Bytes(), nil
+}
+
+// internIDs numbers every id the records name (their own and their
+// links) in sorted order: set maps an id to its number, ids is the list.
+func internIDs(recs []indexRec) (set map[string]uint32, ids []string) {
+	set = map[string]uint32{}
 	add := func(s string) {
 		if _, ok := set[s]; !ok {
 			set[s] = 0
@@ -83,96 +150,45 @@ func encodeIndex(oidLen int, v1 bool, tips []string, recs []indexRec) ([]byte, e
 	for i, s := range ids {
 		set[s] = uint32(i)
 	}
-	var b bytes.Buffer
-	le := func(v int) { binary.Write(&b, binary.LittleEndian, uint32(v)) }
-	b.WriteString(indexMagic)
-	le(indexVersion)
-	flags := byte(0)
-	if v1 {
-		flags |= flagV1
-	}
-	b.Write([]byte{byte(oidLen), flags, 0, 0})
-	le(len(tips))
-	for _, t := range tips {
-		raw, err := hex.DecodeString(t)
-		if err != nil || len(raw) != oidLen {
-			return nil, fmt.Errorf("tip %q is not an object name", t)
-		}
-		b.Write(raw)
-	}
-	// Links per message, each id once, not the message itself.
-	msgLinks := make([][]uint32, len(recs))
-	nlinks := 0
+	return set, ids
+}
+
+// messageLinks are the ids each message links to, each once, not the
+// message's own; n is how many in all.
+func messageLinks(recs []indexRec, set map[string]uint32) (links [][]uint32, n int) {
+	links = make([][]uint32, len(recs))
 	for i, r := range recs {
 		self := set[r.id]
 		seen := map[uint32]bool{self: true}
 		for _, l := range r.links {
 			if id := set[l]; !seen[id] {
 				seen[id] = true
-				msgLinks[i] = append(msgLinks[i], id)
+				links[i] = append(links[i], id)
 			}
 		}
-		nlinks += len(msgLinks[i])
+		n += len(links[i])
 	}
-	strBytes := 0
-	for _, s := range ids {
-		strBytes += len(s)
-	}
-	if strBytes > 1<<31 || nlinks > 1<<31 || len(recs) > 1<<31 {
-		return nil, fmt.Errorf("inbox epoch too large to index (%d messages)", len(recs))
-	}
-	le(len(recs))
-	le(len(ids))
-	le(nlinks)
-	le(strBytes)
-	for _, r := range recs {
-		if len(r.commit) != oidLen || len(r.blob) != oidLen {
-			return nil, fmt.Errorf("message %s: object names of %d bytes, want %d", r.id, len(r.commit), oidLen)
-		}
-		b.Write(r.commit)
-		b.Write(r.blob)
-	}
-	for _, r := range recs {
-		le(int(set[r.id]))
-	}
-	// table writes rows as an offset per row, the end, then the entries.
-	table := func(rows [][]uint32) {
-		off := 0
-		for _, r := range rows {
-			le(off)
-			off += len(r)
-		}
-		le(off)
-		for _, r := range rows {
-			for _, v := range r {
-				le(int(v))
-			}
-		}
-	}
-	table(msgLinks)
+	return links, n
+}
+
+// indexWriter writes an index's little-endian integers and tables.
+type indexWriter struct{ b bytes.Buffer }
+
+func (w *indexWriter) u32(v int) { w.b.Write(binary.LittleEndian.AppendUint32(nil, uint32(v))) }
+
+// table writes rows as an offset per row, the end, then the entries.
+func (w *indexWriter) table(rows [][]uint32) {
 	off := 0
-	for _, s := range ids {
-		le(off)
-		off += len(s)
+	for _, r := range rows {
+		w.u32(off)
+		off += len(r)
 	}
-	le(off)
-	for _, s := range ids {
-		b.WriteString(s)
-	}
-	// id -> messages, id -> referrers (counting sorts by id).
-	byID := make([][]uint32, len(ids))
-	refs := make([][]uint32, len(ids))
-	for i, r := range recs {
-		id := set[r.id]
-		byID[id] = append(byID[id], uint32(i))
-		for _, l := range msgLinks[i] {
-			refs[l] = append(refs[l], uint32(i))
+	w.u32(off)
+	for _, r := range rows {
+		for _, v := range r {
+			w.u32(int(v))
 		}
 	}
-	table(byID)
-	table(refs)
-	le(int(crc32.Checksum(b.Bytes(), castagnoli)))
-	return b.Bytes(), nil
 }
 
 // decodeIndex checks data and returns the index over it; any damage is

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -77,7 +78,7 @@ func overThread(ctx context.Context, dir string, sts []*epochState, id string, o
 	var tid int64
 	err = db.QueryRowContext(ctx, `SELECT over.tid FROM msgid JOIN id2num ON id2num.id = msgid.id JOIN over ON over.num = id2num.num
 		WHERE msgid.mid = ? AND id2num.num > 0 ORDER BY id2num.num LIMIT 1`, id).Scan(&tid)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return in, true, fmt.Errorf("Message-ID <%s> is not in the archive at %s (%d messages in %s): %w", id, dir, total, overPath, errs.ErrInput)
 	}
 	if err != nil {

@@ -59,7 +59,7 @@ func TestInboxAndLore(t *testing.T) {
 		if len(got) != len(msgs) || strings.Contains(string(in.Data), "other@example.org") {
 			t.Errorf("%s: thread has %d messages %v, want %d without the other thread", id, len(got), got, len(msgs))
 		}
-		th, err := mailpatch.ReadThread([]mailpatch.Input{in}, "", mailpatch.Options{})
+		th, err := mailpatch.ReadThreadContext(context.Background(), []mailpatch.Input{in}, "", mailpatch.Options{})
 		if err != nil || th.Version != 2 || len(th.Patches) != 2 {
 			t.Errorf("%s: thread read as %+v, %v", id, th, err)
 		}
@@ -144,7 +144,7 @@ func TestGitRangeDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		th, err := mailpatch.ReadThread(ins, "", mailpatch.Options{})
+		th, err := mailpatch.ReadThreadContext(context.Background(), ins, "", mailpatch.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", rng, err)
 		}
@@ -152,7 +152,7 @@ func TestGitRangeDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := mailpatch.ReadThread([]mailpatch.Input{{Name: "git", Data: out}}, "", mailpatch.Options{})
+		ref, err := mailpatch.ReadThreadContext(context.Background(), []mailpatch.Input{{Name: "git", Data: out}}, "", mailpatch.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func TestGitBinaryAndBare(t *testing.T) {
 			if err != nil {
 				t.Fatalf("step %d from %s: %v", len(steps)-i+1, repo, err)
 			}
-			if _, err := mailpatch.ReadThread(ins, "", mailpatch.Options{}); err != nil {
+			if _, err := mailpatch.ReadThreadContext(context.Background(), ins, "", mailpatch.Options{}); err != nil {
 				t.Errorf("step %d from %s: the patch patchctl made does not read: %v", len(steps)-i+1, repo, err)
 			}
 			_, diff, _ := strings.Cut(string(ins[0].Data), "\ndiff --git ")

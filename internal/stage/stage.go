@@ -199,7 +199,7 @@ func (s *Store) Load(scope, name, key string, out any) (ok bool, why string) {
 		return false, "record unreadable"
 	}
 	now := time.Now()
-	os.Chtimes(s.path(scope, name, key), now, now) // used: the last to be pruned
+	_ = os.Chtimes(s.path(scope, name, key), now, now) // used: the last to be pruned (best effort)
 	return true, ""
 }
 

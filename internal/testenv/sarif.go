@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ func ValidateSARIF(t testing.TB, path string) string {
 	os.WriteFile(script, []byte(validateJS), 0o644)
 	out, err := exec.Command("node", script, dir, path).CombinedOutput()
 	if err != nil {
-		if _, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			return string(out)
 		}
 		t.Fatalf("running the SARIF validator: %v\n%s", err, out)

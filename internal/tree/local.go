@@ -270,7 +270,7 @@ func readStats(statFile string) map[string]statEntry {
 	old := map[string]statEntry{}
 	if statFile != "" {
 		if f, err := os.Open(statFile); err == nil {
-			gob.NewDecoder(f).Decode(&old)
+			_ = gob.NewDecoder(f).Decode(&old) // unreadable: every file is hashed again
 			f.Close()
 		}
 	}
@@ -290,7 +290,7 @@ func writeStats(statFile string, now map[string]statEntry) {
 	}
 	err = gob.NewEncoder(f).Encode(now)
 	if cerr := f.Close(); err == nil && cerr == nil {
-		os.Rename(tmp, statFile)
+		_ = os.Rename(tmp, statFile) // a cache: not kept, the next run hashes again
 	} else {
 		os.Remove(tmp)
 	}

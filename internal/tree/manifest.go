@@ -234,7 +234,7 @@ func added(dir string, scopes []string, seen map[string]bool) []string {
 	var bad []string
 	for _, s := range scopes {
 		root := filepath.Join(dir, filepath.FromSlash(s))
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil
 			}

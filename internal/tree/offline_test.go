@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +46,7 @@ func TestOfflineRefusesDownloads(t *testing.T) {
 // names the package and its size as apt-cache knows it.
 func TestDownloadSaysHowBig(t *testing.T) {
 	f := newFakeDebian(t)
-	os.WriteFile(filepath.Join(filepath.Dir(f.aptGet), "apt-cache"), []byte(fmt.Sprintf("#!/bin/sh\nprintf 'Package: linux-source-9.9\\nSize: 153476148\\n'\n")), 0o755)
+	os.WriteFile(filepath.Join(filepath.Dir(f.aptGet), "apt-cache"), []byte("#!/bin/sh\nprintf 'Package: linux-source-9.9\\nSize: 153476148\\n'\n"), 0o755)
 	var log bytes.Buffer
 	c := &Cache{Dir: t.TempDir(), AptGet: f.aptGet, Progress: progress.New(&log)}
 	if _, err := c.Prepare(context.Background(), &f.kernel); err != nil {

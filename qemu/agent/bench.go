@@ -51,7 +51,7 @@ func benchRun(k *ktap, n int, transport string, cfg *Config) {
 	b := cfg.Bench
 	begin := time.Now()
 	marker := fmt.Sprintf("patchctl: bench %s %d", transport, time.Now().UnixNano())
-	writeFile("/dev/kmsg", marker)
+	_ = writeFile("/dev/kmsg", marker) // a marker in the log, best effort
 	names := benchPlan(b)
 	k.header(transport, len(names))
 	ok := true

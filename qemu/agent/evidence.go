@@ -48,10 +48,10 @@ func addProbe(cfg *Config, transport string) error {
 }
 
 func removeProbe(transport string) {
-	writeFile(fmt.Sprintf("%s/events/patchctl/%s/enable", tracing, probeName(transport)), "0")
+	_ = writeFile(fmt.Sprintf("%s/events/patchctl/%s/enable", tracing, probeName(transport)), "0") // undoing, best effort
 	f, err := os.OpenFile(tracing+"/kprobe_events", os.O_WRONLY|os.O_APPEND, 0)
 	if err == nil {
-		f.WriteString("-:patchctl/" + probeName(transport) + "\n")
+		_, _ = f.WriteString("-:patchctl/" + probeName(transport) + "\n") // undoing, best effort
 		f.Close()
 	}
 }

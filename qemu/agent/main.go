@@ -51,7 +51,7 @@ func mountAll(late bool) error {
 		if m.late != late {
 			continue
 		}
-		os.MkdirAll(m.target, 0o755)
+		_ = os.MkdirAll(m.target, 0o755) // the mount below says what fails
 		if err := unix.Mount(m.source, m.target, m.fstype, 0, ""); err != nil && err != unix.EBUSY {
 			if m.optional {
 				continue

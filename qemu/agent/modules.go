@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -19,7 +20,7 @@ func loadModules(mods []guestconf.Module) error {
 		}
 		err = unix.FinitModule(int(f.Fd()), m.Params, 0)
 		f.Close()
-		if err != nil && err != unix.EEXIST {
+		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return fmt.Errorf("loading %s (%s %s): %w", m.Name, m.Path, m.Params, err)
 		}
 	}

@@ -16,7 +16,7 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 	begin := time.Now()
 	parentOK := true
 	marker := fmt.Sprintf("patchctl: begin %s %d", transport, time.Now().UnixNano())
-	writeFile("/dev/kmsg", marker)
+	_ = writeFile("/dev/kmsg", marker) // a marker in the log, best effort
 	names := []string{"link", "target", "connect"}
 	for _, size := range cfg.Sizes {
 		names = append(names, "write_read_"+sizeName(size))
@@ -41,8 +41,8 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		}
 		finishParent(k, n, transport, false, begin)
 	}
-	undoTarget := func() { teardownTarget(cfg.NQN) }
-	undoLink := func() { delRDMALink(transport) }
+	undoTarget := func() { _ = teardownTarget(cfg.NQN) }
+	undoLink := func() { _ = delRDMALink(transport) }
 
 	// 1. link
 	if err := addRDMALink(transport); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -240,7 +241,8 @@ func inJobImage(t *testing.T, root, repo, gocache string, offline bool, argv []s
 	err = c.Run()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
+		var ee *exec.ExitError
+		ok := errors.As(err, &ee)
 		if !ok {
 			testenv.Unavailable(t, "unshare: "+err.Error())
 		}

@@ -1,4 +1,9 @@
-package run
+// Package runtest is the test Runner of internal/run: a strict table of
+// expected commands that fails the test on a command nobody expected and
+// on an expectation never met (the model is cli/cli's internal/run). A
+// test gives it to the code under test through that code's Options, so
+// tests that stub can run in parallel. Only tests import this package.
+package runtest
 
 import (
 	"context"
@@ -7,6 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/run"
 )
 
 // T is the part of testing.TB the stub needs.
@@ -16,7 +24,7 @@ type T interface {
 	Cleanup(func())
 }
 
-// Stubber answers commands from a table while a test runs.
+// Stubber answers commands from a table; it is a run.Runner.
 type Stubber struct {
 	t       T
 	mu      sync.Mutex
@@ -28,35 +36,19 @@ type stub struct {
 	pattern *regexp.Regexp
 	exit    int
 	output  string
-	fn      func(*Cmd) error
+	fn      func(*run.Cmd) error
 	real    bool // run the real program
 	used    int
 }
 
-var current struct {
-	mu sync.Mutex
-	s  *Stubber
-}
+var _ run.Runner = (*Stubber)(nil)
 
-func active() *Stubber {
-	current.mu.Lock()
-	defer current.mu.Unlock()
-	return current.s
-}
-
-// Stub makes every command the test runs answer from the table. At the
+// Stub makes a Runner that answers every command from the table. At the
 // end of the test, an expectation that no command met is an error.
-// Tests that stub must not run in parallel with each other.
 func Stub(t T) *Stubber {
 	t.Helper()
 	s := &Stubber{t: t}
-	current.mu.Lock()
-	current.s = s
-	current.mu.Unlock()
 	t.Cleanup(func() {
-		current.mu.Lock()
-		current.s = nil
-		current.mu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, st := range s.stubs {
@@ -71,25 +63,26 @@ func Stub(t T) *Stubber {
 // Register answers a command line matching pattern (a regexp over the
 // shell-quoted line) with output and an exit status.
 func (s *Stubber) Register(pattern string, exit int, output string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stubs = append(s.stubs, &stub{pattern: regexp.MustCompile(pattern), exit: exit, output: output})
+	s.add(&stub{pattern: regexp.MustCompile(pattern), exit: exit, output: output})
 }
 
-// RegisterFunc answers a command line matching pattern by calling fn,
-// which may write to the command's Stdout and returns its outcome.
-func (s *Stubber) RegisterFunc(pattern string, fn func(*Cmd) error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stubs = append(s.stubs, &stub{pattern: regexp.MustCompile(pattern), fn: fn})
+// RegisterFunc answers a command line matching pattern by calling fn
+// (when the command is waited for), which may write to the command's
+// Stdout and returns its outcome (a failure: exit status 1).
+func (s *Stubber) RegisterFunc(pattern string, fn func(*run.Cmd) error) {
+	s.add(&stub{pattern: regexp.MustCompile(pattern), fn: fn})
 }
 
 // Passthrough runs the real program for a command line matching pattern
 // (still counted: a passthrough never used is an error too).
 func (s *Stubber) Passthrough(pattern string) {
+	s.add(&stub{pattern: regexp.MustCompile(pattern), real: true})
+}
+
+func (s *Stubber) add(st *stub) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stubs = append(s.stubs, &stub{pattern: regexp.MustCompile(pattern), real: true})
+	s.stubs = append(s.stubs, st)
 }
 
 // Missing makes LookPath say these programs are not installed.
@@ -104,13 +97,20 @@ func (s *Stubber) Missing(names ...string) {
 	}
 }
 
-func (s *Stubber) isMissing(name string) bool {
+// LookPath finds every program but those Missing names: the stub decides
+// what runs.
+func (s *Stubber) LookPath(name string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.missing[name]
+	if s.missing[name] {
+		return "", fmt.Errorf("%s is not installed: %w", name, errs.ErrEnv)
+	}
+	return name, nil
 }
 
-func (s *Stubber) start(ctx context.Context, c *Cmd) (*Process, error) {
+// Start answers the command from the first entry of the table its line
+// matches; a command no entry matches fails, and fails the test.
+func (s *Stubber) Start(ctx context.Context, c *run.Cmd) (*run.Process, error) {
 	line := c.String()
 	s.mu.Lock()
 	var match *stub
@@ -129,26 +129,20 @@ func (s *Stubber) start(ctx context.Context, c *Cmd) (*Process, error) {
 		return nil, fmt.Errorf("unexpected command %s", line)
 	}
 	if match.real {
-		return c.startReal(ctx)
+		return run.Exec{}.Start(ctx, c)
 	}
-	tail := &tailBuffer{n: 8 << 10}
-	var err error
 	if match.fn != nil {
-		err = match.fn(c)
-	} else {
-		var w io.Writer = tail
+		return run.Stubbed(c, 1, func(io.Writer) error { return match.fn(c) }), nil
+	}
+	return run.Stubbed(c, match.exit, func(tail io.Writer) error {
+		w := tail
 		if c.Stdout != nil {
 			w = io.MultiWriter(c.Stdout, tail)
 		}
 		io.Copy(w, strings.NewReader(match.output))
 		if match.exit != 0 {
-			err = fmt.Errorf("exit status %d", match.exit)
+			return fmt.Errorf("exit status %d", match.exit)
 		}
-	}
-	p := &Process{cmd: c, tail: tail, wait: func() error { return err }}
-	if err != nil {
-		p.err = &Error{Cmd: line, ExitCode: match.exit, Tail: tail.String(), Err: err}
-		p.once.Do(func() {})
-	}
-	return p, nil
+		return nil
+	}), nil
 }

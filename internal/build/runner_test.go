@@ -1,0 +1,24 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/run/runtest"
+)
+
+// TestMakeRunsThroughTheRunner: the build's make is started by the
+// Runner the build was given (Options.Runner), never the real one: a
+// stubbed make that fails becomes a CompileError naming its first error.
+func TestMakeRunsThroughTheRunner(t *testing.T) {
+	stub := runtest.Stub(t)
+	stub.Register(`^make -C .* -j3 .*bzImage$`, 2, "drivers/x.c:6:1: error: expected ';'\nmake[1]: *** [x] Error 1\n")
+	m := &maker{src: t.TempDir(), dir: t.TempDir(), jobs: 3, runner: stub}
+	res, err := m.make(context.Background(), "bzImage")
+	var ce *CompileError
+	if !errors.As(err, &ce) || res.errors == 0 || !strings.Contains(strings.Join(ce.First, "\n"), "x.c:6:1") {
+		t.Errorf("result %+v, error %v", res, err)
+	}
+}
