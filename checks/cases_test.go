@@ -38,21 +38,31 @@ func loadCase(t *testing.T, path string) (tree string, wants []want) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var srcs []string
+	var srcs []string // relative to path's folder (or path's name)
+	base := filepath.Dir(path)
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		ents, _ := os.ReadDir(path)
-		for _, e := range ents {
-			srcs = append(srcs, filepath.Join(path, e.Name()))
-		}
+		// A folder is a module, or several modules in its subfolders
+		// (a request built in one and posted in another).
+		base = path
+		filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(path, p)
+				srcs = append(srcs, rel)
+			}
+			return nil
+		})
 	} else {
-		srcs = []string{path}
+		srcs = []string{filepath.Base(path)}
 	}
 	for _, s := range srcs {
-		b, err := os.ReadFile(s)
+		b, err := os.ReadFile(filepath.Join(base, s))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dst, filepath.Base(s)), b, 0o644); err != nil {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, s)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, s), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for i, l := range strings.Split(string(b), "\n") {
@@ -61,7 +71,7 @@ func loadCase(t *testing.T, path string) (tree string, wants []want) {
 				if sev == "" {
 					sev = SevError
 				}
-				wants = append(wants, want{caseModule + "/" + filepath.Base(s), m[1], sev, i + 1})
+				wants = append(wants, want{caseModule + "/" + filepath.ToSlash(s), m[1], sev, i + 1})
 			}
 		}
 	}

@@ -105,6 +105,8 @@ func (b *cfgBuilder) hoisted(n *sitter.Node, entry int) int {
 }
 
 // stmt builds statement n to continue at next and returns its entry.
+// Each statement kind has its own step below; nodekinds.go says what
+// each kind becomes.
 func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 	if n == nil {
 		return next
@@ -117,25 +119,7 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 	}
 	switch n.Kind() {
 	case "compound_statement", "ERROR", "translation_unit":
-		kids := named(n)
-		for i := len(kids) - 1; i >= 0; i-- {
-			c := kids[i]
-			// iterator(...) { body }: the macro call parses as a
-			// statement missing its ';', then the block.
-			if c.Kind() == "compound_statement" && i > 0 && iteratorCall(kids[i-1]) {
-				head := b.node(cNop, nil)
-				b.loops = append(b.loops, loopCtx{brk: next, cont: head})
-				body := b.stmt(c, head)
-				b.loops = b.loops[:len(b.loops)-1]
-				b.g.nodes[head].succ = []int{body, next}
-				expr := b.node(cExpr, kids[i-1], head)
-				next = b.hoisted(kids[i-1], expr)
-				i--
-				continue
-			}
-			next = b.stmt(c, next)
-		}
-		return next
+		return b.sequence(n, next)
 	case "expression_statement":
 		if len(named(n)) == 0 {
 			return next
@@ -144,112 +128,19 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 	case "declaration":
 		return b.hoisted(n, b.node(cDecl, n, next))
 	case "if_statement":
-		t := b.stmt(n.ChildByFieldName("consequence"), next)
-		e := next
-		if alt := n.ChildByFieldName("alternative"); alt != nil {
-			e = b.stmt(alt, next)
-		}
-		cond := n.ChildByFieldName("condition")
-		return b.hoisted(cond, b.node(cBranch, cond, t, e))
+		return b.ifStmt(n, next)
 	case "else_clause", "attributed_statement":
-		kids := named(n)
-		for i := len(kids) - 1; i >= 0; i-- {
-			if kids[i].Kind() != "attribute_declaration" {
-				next = b.stmt(kids[i], next)
-			}
-		}
-		return next
+		return b.children(n, next, func(k *sitter.Node) bool { return k.Kind() != "attribute_declaration" })
 	case "while_statement":
-		cond := n.ChildByFieldName("condition")
-		head := b.node(cBranch, cond)
-		b.loops = append(b.loops, loopCtx{brk: next, cont: head})
-		body := b.stmt(n.ChildByFieldName("body"), head)
-		b.loops = b.loops[:len(b.loops)-1]
-		b.g.nodes[head].succ = []int{body, next}
-		if runsOnce(b.f, n) {
-			return body
-		}
-		return b.hoisted(cond, head)
+		return b.whileStmt(n, next)
 	case "do_statement":
-		cond := n.ChildByFieldName("condition")
-		head := b.node(cBranch, cond)
-		b.loops = append(b.loops, loopCtx{brk: next, cont: head})
-		body := b.stmt(n.ChildByFieldName("body"), head)
-		b.loops = b.loops[:len(b.loops)-1]
-		b.g.nodes[head].succ = []int{body, next}
-		return body
+		return b.doStmt(n, next)
 	case "for_statement":
-		var head int
-		cond := n.ChildByFieldName("condition")
-		if cond != nil {
-			head = b.node(cBranch, cond)
-		} else {
-			head = b.node(cNop, nil)
-		}
-		cont := head
-		if u := n.ChildByFieldName("update"); u != nil {
-			cont = b.node(cExpr, u, head)
-		}
-		b.loops = append(b.loops, loopCtx{brk: next, cont: cont})
-		body := b.stmt(n.ChildByFieldName("body"), cont)
-		b.loops = b.loops[:len(b.loops)-1]
-		if cond != nil {
-			b.g.nodes[head].succ = []int{body, next}
-		} else {
-			b.g.nodes[head].succ = []int{body}
-		}
-		entry := head
-		if runsOnce(b.f, n) && cond != nil {
-			entry = body // the first test of the condition surely holds
-		}
-		if init := n.ChildByFieldName("initializer"); init != nil {
-			k := cExpr
-			if init.Kind() == "declaration" {
-				k = cDecl
-			}
-			entry = b.node(k, init, entry)
-		}
-		return entry
+		return b.forStmt(n, next)
 	case "switch_statement":
-		body := n.ChildByFieldName("body")
-		disp := b.node(cNop, nil)
-		b.loops = append(b.loops, loopCtx{brk: next, cont: b.loop().cont})
-		var entries []int
-		hasDefault := false
-		fall := next
-		cases := named(body)
-		for i := len(cases) - 1; i >= 0; i-- {
-			c := cases[i]
-			if c.Kind() != "case_statement" {
-				fall = b.stmt(c, fall)
-				continue
-			}
-			if c.ChildByFieldName("value") == nil {
-				hasDefault = true
-			}
-			kids := named(c)
-			for j := len(kids) - 1; j >= 0; j-- {
-				if !same(kids[j], c.ChildByFieldName("value")) {
-					fall = b.stmt(kids[j], fall)
-				}
-			}
-			entries = append(entries, fall)
-		}
-		b.loops = b.loops[:len(b.loops)-1]
-		if !hasDefault {
-			entries = append(entries, next)
-		}
-		b.g.nodes[disp].succ = entries
-		cond := n.ChildByFieldName("condition")
-		return b.hoisted(cond, b.node(cExpr, cond, disp))
+		return b.switchStmt(n, next)
 	case "case_statement": // outside a switch: its statements
-		kids := named(n)
-		for j := len(kids) - 1; j >= 0; j-- {
-			if !same(kids[j], n.ChildByFieldName("value")) {
-				next = b.stmt(kids[j], next)
-			}
-		}
-		return next
+		return b.caseBody(n, next)
 	case "break_statement":
 		return b.node(cNop, nil, b.loop().brk)
 	case "continue_statement":
@@ -261,40 +152,191 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 		b.gotos[id] = b.f.text(n.ChildByFieldName("label"))
 		return id
 	case "labeled_statement":
-		l := b.node(cNop, nil)
-		b.labels[b.f.text(n.ChildByFieldName("label"))] = l
-		var inner int = next
-		kids := named(n)
-		for j := len(kids) - 1; j >= 0; j-- {
-			if kids[j].Kind() != "statement_identifier" {
-				inner = b.stmt(kids[j], inner)
-			}
-		}
-		b.g.nodes[l].succ = []int{inner}
-		return l
+		return b.labeled(n, next)
 	case "preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else":
-		// Either arm may be what the configuration compiles.
-		alt := next
-		if a := n.ChildByFieldName("alternative"); a != nil {
-			alt = b.stmt(a, next)
-		}
-		body := next
-		kids := named(n)
-		for j := len(kids) - 1; j >= 0; j-- {
-			k := kids[j]
-			if same(k, n.ChildByFieldName("alternative")) || same(k, n.ChildByFieldName("name")) || same(k, n.ChildByFieldName("condition")) {
-				continue
-			}
-			body = b.stmt(k, body)
-		}
-		if n.Kind() == "preproc_else" {
-			return body
-		}
-		return b.node(cNop, nil, body, alt)
+		return b.preprocIf(n, next)
 	}
+	return b.unknownStmt(n, next)
+}
+
+// children builds n's named children that keep passes, in order, to
+// continue at next.
+func (b *cfgBuilder) children(n *sitter.Node, next int, keep func(*sitter.Node) bool) int {
+	kids := named(n)
+	for i := len(kids) - 1; i >= 0; i-- {
+		if keep(kids[i]) {
+			next = b.stmt(kids[i], next)
+		}
+	}
+	return next
+}
+
+// sequence builds a block's statements in order; a for_each-style
+// iterator macro followed by its block becomes a loop.
+func (b *cfgBuilder) sequence(n *sitter.Node, next int) int {
+	kids := named(n)
+	for i := len(kids) - 1; i >= 0; i-- {
+		c := kids[i]
+		// iterator(...) { body }: the macro call parses as a
+		// statement missing its ';', then the block.
+		if c.Kind() == "compound_statement" && i > 0 && iteratorCall(kids[i-1]) {
+			head := b.node(cNop, nil)
+			body := b.loopBody(c, next, head)
+			b.g.nodes[head].succ = []int{body, next}
+			expr := b.node(cExpr, kids[i-1], head)
+			next = b.hoisted(kids[i-1], expr)
+			i--
+			continue
+		}
+		next = b.stmt(c, next)
+	}
+	return next
+}
+
+// loopBody builds a loop's body, where break goes to brk and continue
+// to cont, continuing at cont.
+func (b *cfgBuilder) loopBody(body *sitter.Node, brk, cont int) int {
+	b.loops = append(b.loops, loopCtx{brk: brk, cont: cont})
+	entry := b.stmt(body, cont)
+	b.loops = b.loops[:len(b.loops)-1]
+	return entry
+}
+
+// ifStmt: a branch on the condition to either arm, both continuing at
+// next.
+func (b *cfgBuilder) ifStmt(n *sitter.Node, next int) int {
+	t := b.stmt(n.ChildByFieldName("consequence"), next)
+	e := next
+	if alt := n.ChildByFieldName("alternative"); alt != nil {
+		e = b.stmt(alt, next)
+	}
+	cond := n.ChildByFieldName("condition")
+	return b.hoisted(cond, b.node(cBranch, cond, t, e))
+}
+
+// whileStmt: the condition, the body, the back edge; a loop the
+// analysis knows runs once (do-while(0)-style macros) is its body.
+func (b *cfgBuilder) whileStmt(n *sitter.Node, next int) int {
+	cond := n.ChildByFieldName("condition")
+	head := b.node(cBranch, cond)
+	body := b.loopBody(n.ChildByFieldName("body"), next, head)
+	b.g.nodes[head].succ = []int{body, next}
+	if runsOnce(b.f, n) {
+		return body
+	}
+	return b.hoisted(cond, head)
+}
+
+// doStmt: the body first, then the condition and the back edge.
+func (b *cfgBuilder) doStmt(n *sitter.Node, next int) int {
+	head := b.node(cBranch, n.ChildByFieldName("condition"))
+	body := b.loopBody(n.ChildByFieldName("body"), next, head)
+	b.g.nodes[head].succ = []int{body, next}
+	return body
+}
+
+// forStmt: initializer, condition, body, update, back edge.
+func (b *cfgBuilder) forStmt(n *sitter.Node, next int) int {
+	var head int
+	cond := n.ChildByFieldName("condition")
+	if cond != nil {
+		head = b.node(cBranch, cond)
+	} else {
+		head = b.node(cNop, nil)
+	}
+	cont := head
+	if u := n.ChildByFieldName("update"); u != nil {
+		cont = b.node(cExpr, u, head)
+	}
+	body := b.loopBody(n.ChildByFieldName("body"), next, cont)
+	if cond != nil {
+		b.g.nodes[head].succ = []int{body, next}
+	} else {
+		b.g.nodes[head].succ = []int{body}
+	}
+	entry := head
+	if runsOnce(b.f, n) && cond != nil {
+		entry = body // the first test of the condition surely holds
+	}
+	if init := n.ChildByFieldName("initializer"); init != nil {
+		k := cExpr
+		if init.Kind() == "declaration" {
+			k = cDecl
+		}
+		entry = b.node(k, init, entry)
+	}
+	return entry
+}
+
+// switchStmt: a dispatch to every case (and past them without a
+// default), each case falling through to the next.
+func (b *cfgBuilder) switchStmt(n *sitter.Node, next int) int {
+	body := n.ChildByFieldName("body")
+	disp := b.node(cNop, nil)
+	b.loops = append(b.loops, loopCtx{brk: next, cont: b.loop().cont})
+	var entries []int
+	hasDefault := false
+	fall := next
+	cases := named(body)
+	for i := len(cases) - 1; i >= 0; i-- {
+		c := cases[i]
+		if c.Kind() != "case_statement" {
+			fall = b.stmt(c, fall)
+			continue
+		}
+		if c.ChildByFieldName("value") == nil {
+			hasDefault = true
+		}
+		fall = b.caseBody(c, fall)
+		entries = append(entries, fall)
+	}
+	b.loops = b.loops[:len(b.loops)-1]
+	if !hasDefault {
+		entries = append(entries, next)
+	}
+	b.g.nodes[disp].succ = entries
+	cond := n.ChildByFieldName("condition")
+	return b.hoisted(cond, b.node(cExpr, cond, disp))
+}
+
+// caseBody builds a case's statements (not its value).
+func (b *cfgBuilder) caseBody(c *sitter.Node, next int) int {
+	value := c.ChildByFieldName("value")
+	return b.children(c, next, func(k *sitter.Node) bool { return !same(k, value) })
+}
+
+// labeled: a join where gotos land, then the labelled statement.
+func (b *cfgBuilder) labeled(n *sitter.Node, next int) int {
+	l := b.node(cNop, nil)
+	b.labels[b.f.text(n.ChildByFieldName("label"))] = l
+	inner := b.children(n, next, func(k *sitter.Node) bool { return k.Kind() != "statement_identifier" })
+	b.g.nodes[l].succ = []int{inner}
+	return l
+}
+
+// preprocIf: either arm may be what the configuration compiles.
+func (b *cfgBuilder) preprocIf(n *sitter.Node, next int) int {
+	alt := next
+	altNode := n.ChildByFieldName("alternative")
+	if altNode != nil {
+		alt = b.stmt(altNode, next)
+	}
+	name, cond := n.ChildByFieldName("name"), n.ChildByFieldName("condition")
+	body := b.children(n, next, func(k *sitter.Node) bool {
+		return !same(k, altNode) && !same(k, name) && !same(k, cond)
+	})
+	if n.Kind() == "preproc_else" {
+		return body
+	}
+	return b.node(cNop, nil, body, alt)
+}
+
+// unknownStmt: an expression where a statement goes (macro damage) is
+// evaluated; any other kind is skipped with its note.
+func (b *cfgBuilder) unknownStmt(n *sitter.Node, next int) int {
 	if note, ok := nodeKinds[n.Kind()]; ok && note.stmt == "" {
 		if isExpression(n.Kind()) {
-			return b.node(cExpr, n, next) // an expression where a statement goes (macro damage)
+			return b.node(cExpr, n, next)
 		}
 		b.g.skipped[n.Kind()+": "+note.note]++
 		return next

@@ -5,10 +5,13 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/patchctl/patchctl/checks/findings"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
@@ -28,64 +31,6 @@ type Options struct {
 	// (preprocessed.go); nil reads raw C.
 	Preprocessor Preprocessor
 }
-
-// Report is a check's result.
-type Report struct {
-	Findings  []Finding     `json:"findings"`
-	Providers []ProviderRow `json:"providers"`
-	Layouts   []LayoutRow   `json:"layouts,omitempty"`
-	Inline    []string      `json:"inline_users"` // files that set IB_SEND_INLINE
-	// Analysis says what the rules read: raw C with the modules' own
-	// macros expanded, or the preprocessed units (Options.Preprocessor).
-	Analysis  string  `json:"analysis"`
-	Files     int     `json:"files_analysed"`
-	Functions int     `json:"functions_analysed"`
-	Duration  float64 `json:"duration_s"`
-	// Baseline says what the findings were judged against (nil: not
-	// judged, every finding counts).
-	Baseline *Comparison `json:"baseline,omitempty"`
-}
-
-// Errors counts the findings of severity error that count for the
-// verdict: the new ones once the report was judged against a baseline,
-// every one before.
-func (r *Report) Errors() int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.Severity == SevError && f.Judged() {
-			n++
-		}
-	}
-	return n
-}
-
-// Failing counts the findings that fail a verdict: new errors, and with
-// strict new warnings too.
-func (r *Report) Failing(strict bool) int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.Judged() && (f.Severity == SevError || strict && f.Severity == SevWarning) {
-			n++
-		}
-	}
-	return n
-}
-
-// PreExisting counts the findings the baseline has too.
-func (r *Report) PreExisting() int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.PreExisting() {
-			n++
-		}
-	}
-	return n
-}
-
-// AnalysisRawC is Report.Analysis for raw C: the kernel's macros and
-// #ifdef arms unexpanded, the module's own macros that touch what the
-// rules read expanded (macro.go).
-const AnalysisRawC = "raw C, the module's own macros expanded (no preprocessor: every #if arm is read)"
 
 // Run runs every rule.
 func Run(opts Options) (*Report, error) {
@@ -109,7 +54,7 @@ func Run(opts Options) (*Report, error) {
 		<-provCh
 		return nil, err
 	}
-	all, analysed, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
+	all, analysed, linkedDirs, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		<-provCh
 		return nil, err
@@ -122,11 +67,22 @@ func Run(opts Options) (*Report, error) {
 			byDir[path.Dir(f.Rel)] = newFacts()
 		}
 	}
-	for i := 0; i < 2; i++ {
-		for _, f := range all {
+	// Twice: a file's facts may need another's learned first. A linked
+	// module is learned once, its headers first (link.go: it is read for
+	// the link and the reverse rule only).
+	for _, f := range all {
+		if linkedDirs[path.Dir(f.Rel)] && strings.HasSuffix(f.Rel, ".h") {
 			byDir[path.Dir(f.Rel)].learn(f)
 		}
 	}
+	for i := 0; i < 2; i++ {
+		for _, f := range all {
+			if d := path.Dir(f.Rel); !linkedDirs[d] || i == 1 && !strings.HasSuffix(f.Rel, ".h") {
+				byDir[d].learn(f)
+			}
+		}
+	}
+	newLinker(all, byDir)
 	rep := &Report{Files: len(all), Inline: []string{}, Analysis: AnalysisRawC}
 	seenFile := map[string]bool{}
 	for _, f := range all {
@@ -155,8 +111,17 @@ func Run(opts Options) (*Report, error) {
 			if grantsOnly && !recordsCaps(f, fn) || !grantsOnly && !worthRunning(f, fn, facts) {
 				continue
 			}
+			if linkedDirs[path.Dir(f.Rel)] && !grantsOnly && !worthLinked(f, fn, facts) {
+				continue // a linked module: only what touches the link
+			}
 			rep.Functions++
 			fs, fsites := analyseFunction(f, fn, facts, visits, grantsOnly)
+			if linkedDirs[path.Dir(f.Rel)] && slices.ContainsFunc(fs, func(x Finding) bool { return x.Rule == RuleIncomplete }) {
+				// A function of a linked module the budget cut short
+				// is not judged: said in the report, not guessed at.
+				rep.LinkedIncomplete = append(rep.LinkedIncomplete, fmt.Sprintf("%s:%d %s", f.Rel, f.line(fn), functionName(f, fn)))
+				continue
+			}
 			rep.Findings = append(rep.Findings, fs...)
 			sites = append(sites, fsites...)
 		}
@@ -183,7 +148,7 @@ func Run(opts Options) (*Report, error) {
 		rep.Findings = append(rep.Findings, cp...)
 	}
 	addMacroEvidence(rep.Findings, append(append([]*file{}, all...), analysed...))
-	rep.Findings = sortFindings(rep.Findings)
+	rep.Findings = findings.Sort(rep.Findings)
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
@@ -200,10 +165,20 @@ func Run(opts Options) (*Report, error) {
 // sets the flag (a provider that only tests it) has nothing to check; in
 // the others, every header and the .c files that map DMA, post, create or
 // size QPs, or set opcodes are read for facts.
-func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*file, err error) {
-	files, err := loadFilesOpt(tree, pp, true, rels, "IB_SEND_INLINE")
+func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*file, linkedDirs map[string]bool, err error) {
+	// The first read of the scope also keeps the .c files that use RDMA
+	// requests: the candidates for linking (link.go).
+	var mu sync.Mutex
+	rdma := map[string][]byte{}
+	files, err := loadFilesScan(tree, pp, true, rels, func(rel string, b []byte) {
+		if strings.HasSuffix(rel, ".c") && containsAny(b, rdmaNeedles) {
+			mu.Lock()
+			rdma[rel] = b
+			mu.Unlock()
+		}
+	}, "IB_SEND_INLINE")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	have := map[string]bool{}
 	headerDirs := map[string]bool{}
@@ -221,7 +196,7 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 	}
 	mod, err := loadFilesOpt(tree, pp, true, more)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	analysed = append(files, mod...)
 	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
@@ -232,6 +207,51 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 			dirs[path.Dir(f.Rel)] = true
 		}
 	}
+	// Modules linked to them (link.go).
+	var read []*file
+	for _, f := range analysed {
+		if dirs[path.Dir(f.Rel)] {
+			read = append(read, f)
+		}
+	}
+	// A few rounds: a module linked in may call into a third.
+	linkedDirs = map[string]bool{}
+	for round := 0; round < maxLinkRounds; round++ {
+		linked, err := linkedModules(rdma, dirs, read)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(linked) == 0 {
+			break
+		}
+		for _, d := range linked {
+			dirs[d] = true
+			linkedDirs[d] = true
+		}
+		have = map[string]bool{}
+		for _, f := range analysed {
+			have[f.Rel] = true
+		}
+		read = read[:0]
+		for _, f := range analysed {
+			if dirs[path.Dir(f.Rel)] {
+				read = append(read, f)
+			}
+		}
+		var linkedC []string
+		for _, r := range rels {
+			if !have[r] && strings.HasSuffix(r, ".c") && slices.Contains(linked, path.Dir(r)) {
+				linkedC = append(linkedC, r)
+			}
+		}
+		lfiles, err := loadFilesOpt(tree, pp, true, linkedC, rdmaNeedles...)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		analysed = append(analysed, lfiles...)
+		read = append(read, lfiles...)
+	}
+	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
 	var nearC, nearH []string
 	have = map[string]bool{}
 	for _, f := range analysed {
@@ -243,17 +263,33 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 		}
 		if strings.HasSuffix(r, ".h") {
 			nearH = append(nearH, r)
-		} else {
+		} else if !linkedDirs[path.Dir(r)] {
+			// A linked module is read only where it uses RDMA
+			// requests (and its headers).
 			nearC = append(nearC, r)
+		}
+	}
+	var nearHLinked []string
+	for i := 0; i < len(nearH); i++ {
+		if linkedDirs[path.Dir(nearH[i])] {
+			nearHLinked = append(nearHLinked, nearH[i])
+			nearH = append(nearH[:i], nearH[i+1:]...)
+			i--
 		}
 	}
 	headers, err := loadFilesOpt(tree, pp, true, nearH)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	// A linked module's headers that declare what the rules read.
+	lheaders, err := loadFilesOpt(tree, pp, true, nearHLinked, "ib_sge", "ib_send_wr", "dma_addr_t", "IB_SEND_INLINE", "max_inline_data")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	headers = append(headers, lheaders...)
 	neighbours, err := loadFilesOpt(tree, pp, true, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var work []*file
 	for _, f := range analysed {
@@ -262,7 +298,7 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 		}
 	}
 	all = append(append(append([]*file{}, work...), headers...), neighbours...)
-	return all, analysed, nil
+	return all, analysed, linkedDirs, nil
 }
 
 // addMacroEvidence names, for findings and evidence on a line where a
@@ -422,7 +458,7 @@ func worthRunning(f *file, fn *sitter.Node, facts *Facts) bool {
 		if n.Kind() == "call_expression" {
 			c := n.ChildByFieldName("function")
 			name := f.text(c)
-			_, poster := facts.posters[name]
+			_, poster := facts.posterOf(name)
 			if name == "ib_post_send" || poster || c.Kind() == "field_expression" && f.text(c.ChildByFieldName("field")) == "post_send" {
 				found = true
 			}

@@ -1011,7 +1011,7 @@ func (in *interp) postedWR(call *sitter.Node, st *state) string {
 			return pointee(f, args[1], st.alias)
 		}
 	}
-	if p, ok := in.facts.posters[name]; ok && p.param < len(args) {
+	if p, ok := in.facts.posterOf(name); ok && p.param < len(args) {
 		if base := pointee(f, args[p.param], st.alias); base != "" {
 			return base + p.suffix
 		}
@@ -1033,7 +1033,17 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 			bases[i] = pointee(in.f, a, st.alias)
 		}
 		orig := st.clone()
-		for vi, v := range s.variants {
+		keys := keysOf(in.f, args)
+		var feasible [][]varEffect
+		for _, v := range s.variants {
+			if variantFeasible(v, s.names, keys, st) {
+				feasible = append(feasible, v)
+			}
+		}
+		if len(feasible) == 0 {
+			feasible = s.variants // the facts disagree with every exit: decide nothing
+		}
+		for vi, v := range feasible {
 			target := st
 			if vi > 0 {
 				target = orig.clone()
@@ -1068,10 +1078,36 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 	}
 }
 
+func keysOf(f *file, args []*sitter.Node) []string {
+	keys := make([]string, len(args))
+	for i, a := range args {
+		keys[i] = condKey(f, a)
+	}
+	return keys
+}
+
+// variantFeasible reports whether the caller's path (st) can take a
+// callee's exit path: no condition that exit established on the
+// parameters, restated in the caller's terms (keys: the arguments),
+// is one the caller's path decided the other way.
+func variantFeasible(v []varEffect, names, keys []string, st *state) bool {
+	for _, e := range v {
+		if e.kind != 'c' {
+			continue
+		}
+		if b, ok := st.facts[substParams(e.rel, names, keys)]; ok && b != (e.s == "1") {
+			return false
+		}
+	}
+	return true
+}
+
 // applyVariant applies one exit path of a callee to the caller's state.
 func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Node, bases []string, call *sitter.Node, st *state) {
 	for _, e := range v {
 		switch e.kind {
+		case 'c':
+			continue // an exit condition: variantFeasible reads it
 		case 'r':
 			// The exit path's constant return: what the call's
 			// value is on this path (if (helper(...)) decides).

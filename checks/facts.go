@@ -53,6 +53,9 @@ type Facts struct {
 	retKinds map[string]Kind
 	// retPtr are the module's functions that return pointers.
 	retPtr map[string]bool
+	// link resolves the calls of functions other modules define
+	// (link.go); nil: the module alone.
+	link *linker
 }
 
 type funcDef struct {
@@ -410,6 +413,9 @@ func (fs *Facts) pointerMember(name string) bool { return fs.ptrMembers[name] }
 
 // returnKind is the address kind a module function's return type says.
 func (fs *Facts) returnKind(name string) (Kind, string) {
+	if o := fs.linked(name); o != nil {
+		return o.returnKind(name)
+	}
 	if k, ok := fs.retKinds[name]; ok {
 		d := fs.funcs[name]
 		return k, fmt.Sprintf("%s() returns %s, %s:%d", name, strings.TrimSpace(d.f.text(d.fn.ChildByFieldName("type"))), d.f.Rel, d.f.line(d.fn))
@@ -451,6 +457,9 @@ func (fs *Facts) summary(name string) *summary {
 	if s, ok := fs.summaries[name]; ok {
 		return s
 	}
+	if o := fs.linked(name); o != nil {
+		return o.summary(name)
+	}
 	d, ok := fs.funcs[name]
 	if !ok || fs.computing[name] || len(fs.computing) >= maxSummaryDepth {
 		return nil
@@ -489,6 +498,7 @@ func (fs *Facts) summary(name string) *summary {
 		exits++
 		if len(variants) <= maxVariants {
 			v := exitVariant(cp.state, ps, d.f.Rel)
+			v = append(v, exitConditions(cp.state, s.names)...)
 			if r := stripParens(cp.ret); r != nil {
 				// A constant return (return true;) tells the caller
 				// which exit path it took.
@@ -632,6 +642,9 @@ var summaryWorthy = regexp.MustCompile(`send_flags|opcode|IB_SEND_|dma|_pa\(|phy
 // mentionsInline reports whether a module function's text mentions an
 // inline size or flag (a candidate guard predicate).
 func (fs *Facts) mentionsInline(name string) bool {
+	if o := fs.linked(name); o != nil {
+		return o.mentionsInline(name)
+	}
 	d, ok := fs.funcs[name]
 	return ok && strings.Contains(strings.ToLower(d.f.text(d.fn)), "inline")
 }
@@ -705,6 +718,26 @@ func substParams(k string, params, args []string) string {
 	}
 	b.WriteString(k[last:])
 	return b.String()
+}
+
+// exitConditions are the facts an exit path established on the
+// function's parameters alone (if (len <= q->max_inline) ...): a caller
+// whose path decided the same condition the other way cannot take that
+// exit (kind 'c': rel the condition key in the callee's terms, s "1" or
+// "0").
+func exitConditions(st *state, names []string) []varEffect {
+	var out []varEffect
+	for _, k := range sortedKeys(st.facts) {
+		if k == "" || !onlyParams(k, names) || !strings.ContainsAny(k, "<>=!") && !identTok.MatchString(k) {
+			continue
+		}
+		b := "0"
+		if st.facts[k] {
+			b = "1"
+		}
+		out = append(out, varEffect{kind: 'c', rel: k, s: b})
+	}
+	return out
 }
 
 // exitVariant lists what an exit state leaves in the objects the

@@ -33,41 +33,6 @@ var IncapsuleDirs = []string{"drivers/nvme/target", "drivers/nvme/host", "driver
 var wire64Funcs = map[string]bool{"le64_to_cpu": true, "be64_to_cpu": true, "get_unaligned_le64": true, "get_unaligned_be64": true,
 	"le64_to_cpup": true, "__le64_to_cpu": true}
 
-// knownFinding is a true positive the pinned pristine trees have: the
-// baseline of record of a check with no pristine tree to compare with
-// (Report.JudgeKnown), and a note on the finding wherever it is found.
-type knownFinding struct {
-	rule, file, function, note string
-}
-
-// knownFindings are the true positives of the pinned pristine trees.
-var knownFindings = []knownFinding{
-	{RuleIncapsule, "drivers/nvme/target/rdma.c", "nvmet_rdma_map_sgl_inline",
-		// series/known-findings.yaml's note, whose claims
-		// internal/defects checks against the trees: the two must agree.
-		"unfixed in every pinned kernel (5.10.223 to 7.3-rc7): the bound check off + len can wrap (reported on linux-rdma on 2026-05-29); of the posted fixes, \"nvmet-rdma: reject inline data with a nonzero offset\" closes it, while \"handle inline data with a nonzero offset\" (v2) is already in 6.12.117 and does not touch the wrapping off + len check (series/known-findings.yaml, checked against the trees)"},
-}
-
-// KnownNote is the note reports give a known finding ("" when the
-// finding is not known).
-func KnownNote(rule, file, function string) string {
-	if k := knownOf(Finding{Rule: rule, File: file, Function: function}); k != nil {
-		return k.note
-	}
-	return ""
-}
-
-func knownOf(f Finding) *knownFinding {
-	for i, k := range knownFindings {
-		if f.Rule == k.rule && f.File == k.file && f.Function == k.function {
-			return &knownFindings[i]
-		}
-	}
-	return nil
-}
-
-func isKnown(f Finding) bool { return knownOf(f) != nil }
-
 func inIncapsuleScope(rel string) bool {
 	for _, d := range IncapsuleDirs {
 		if strings.HasPrefix(rel, d+"/") {
@@ -95,8 +60,8 @@ func checkIncapsuleBounds(tree string, rels []string, pp Preprocessor) ([]Findin
 		}
 	}
 	for i := range out {
-		if k := knownOf(out[i]); k != nil {
-			out[i].Message += " [" + k.note + "]"
+		if note := KnownNote(out[i].Rule, out[i].File, out[i].Function); note != "" {
+			out[i].Message += " [" + note + "]"
 		}
 	}
 	return out, nil

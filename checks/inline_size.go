@@ -33,23 +33,6 @@ import (
 
 var createFuncs = map[string]bool{"rdma_create_qp": true, "ib_create_qp": true, "ib_create_qp_kernel": true, "ib_query_qp": true}
 
-// ProviderRow is what one provider in the tree grants for a requested
-// inline size, read from its source.
-type ProviderRow struct {
-	Provider string   `json:"provider"`
-	Rejects  []string `json:"rejects_above,omitempty"` // limits a request may not exceed
-	Grants   []string `json:"grants,omitempty"`        // what it writes back into the caps
-}
-
-// LayoutRow is a struct size from the headers and, when a build exists,
-// from DWARF.
-type LayoutRow struct {
-	Struct  string `json:"struct"`
-	Headers int64  `json:"headers"`
-	DWARF   int64  `json:"dwarf,omitempty"`
-	Object  string `json:"object,omitempty"`
-}
-
 type sizeCheck struct {
 	posts     []siteVisit // the posts of the site being judged
 	providers []ProviderRow
@@ -429,10 +412,14 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 					continue
 				}
 				ok := false
+				callerFacts := facts
+				if cf := c.facts[path.Dir(a.f.Rel)]; cf != nil {
+					callerFacts = cf // the caller's module knows its fields
+				}
 				for _, g := range cmps {
 					for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
 						if side != nil {
-							if yes, _ := c.granted(g.f, g.fn, side, facts); yes {
+							if yes, _ := c.granted(g.f, g.fn, side, callerFacts); yes {
 								ok = true
 							}
 						}
@@ -476,9 +463,16 @@ func (c *sizeCheck) callerArgs(f *file, fn *sitter.Node, i int) []callerArg {
 	if name == "" {
 		return nil
 	}
+	// A static function is called from its module; another from any
+	// module that links to this one's definition (link.go).
+	own := c.facts[path.Dir(f.Rel)]
+	exported := !isStatic(f, fn)
 	var out []callerArg
 	for _, g := range c.files {
-		if path.Dir(g.Rel) != path.Dir(f.Rel) || !strings.Contains(string(g.Src), name+"(") {
+		if !strings.Contains(string(g.Src), name+"(") {
+			continue
+		}
+		if path.Dir(g.Rel) != path.Dir(f.Rel) && (!exported || own == nil || c.facts[path.Dir(g.Rel)].linked(name) != own) {
 			continue
 		}
 		for _, cfn := range functions(g) {
@@ -633,7 +627,7 @@ func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, d
 	if expr.Kind() != "field_expression" {
 		return false, ""
 	}
-	as := facts.granted[fieldKey(placeOf(f, expr, nil))]
+	as, owner := facts.grantedAt(fieldKey(placeOf(f, expr, nil)))
 	if len(as) == 0 {
 		return false, ""
 	}
@@ -641,7 +635,7 @@ func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, d
 		ok := false
 		walk(a.rhs, func(n *sitter.Node) bool {
 			if n.Kind() == "field_expression" && strings.HasSuffix(a.file.text(n), "cap.max_inline_data") {
-				if g, _ := c.granted(a.file, a.fn, n, facts); g {
+				if g, _ := c.granted(a.file, a.fn, n, owner); g {
 					ok = true
 				}
 			}

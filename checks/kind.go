@@ -318,7 +318,9 @@ func (s *scope) isPointer(n *sitter.Node) bool {
 	return false
 }
 
-// valueOf abstracts an expression.
+// valueOf abstracts an expression. Each expression kind has its own
+// step below, which answers ok=false when it knows nothing: the value is
+// then Unknown, described by the expression's text.
 func (s *scope) valueOf(n *sitter.Node) *val {
 	if n == nil {
 		return leaf(Unknown, "nothing", 0)
@@ -328,167 +330,235 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 	if len(why) > 120 {
 		why = why[:117] + "..."
 	}
+	var v *val
+	ok := true
 	switch n.Kind() {
 	case "parenthesized_expression":
-		if c := named(n); len(c) == 1 {
-			if c[0].Kind() == "compound_statement" {
-				// ({ ...; e; }) is e.
-				kids := named(c[0])
-				if len(kids) > 0 && kids[len(kids)-1].Kind() == "expression_statement" {
-					if e := named(kids[len(kids)-1]); len(e) == 1 {
-						return s.valueOf(e[0])
-					}
-				}
-				break
-			}
-			return s.valueOf(c[0])
-		}
+		v, ok = s.parenValue(n)
 	case "conditional_expression":
-		cond := stripCond(f, n.ChildByFieldName("condition"))
-		// GNU a ?: b has no consequence: it is a when a is nonzero.
-		cons := n.ChildByFieldName("consequence")
-		if cons == nil {
-			cons = cond
-		}
-		t, e := s.valueOf(cons), s.valueOf(n.ChildByFieldName("alternative"))
-		k, neg := factKey(f, cond)
-		if neg {
-			t, e = e, t
-		}
-		if s.st != nil {
-			if b, ok := s.st.facts[k]; ok {
-				if b {
-					return t
-				}
-				return e
-			}
-		}
-		return widen(&val{cond: k, t: t, f: e, why: why, line: line})
+		v = s.conditionalValue(n, why, line)
 	case "cast_expression":
-		v := n.ChildByFieldName("value")
-		inner := s.valueOf(v)
-		ptr := s.isPointer(v)
-		return mapLeaves(inner, func(l *val) *val {
-			if l.kind == Unknown && ptr {
-				// A pointer converted to an integer.
-				return &val{kind: Virt, inl: l.inl, why: why, line: line}
-			}
-			// A cast keeps what the value is, and proves nothing
-			// about an unknown one.
-			return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: l.file}
-		})
+		v = s.castValue(n, why, line)
 	case "pointer_expression":
-		if f.text(n.ChildByFieldName("operator")) == "&" {
-			return leaf(Virt, why, line)
-		}
+		v, ok = leaf(Virt, why, line), f.text(n.ChildByFieldName("operator")) == "&"
 	case "unary_expression":
-		op := f.text(n.ChildByFieldName("operator"))
-		a := s.valueOf(n.ChildByFieldName("argument"))
-		if op == "~" {
-			return mapLeaves(a, func(l *val) *val {
-				i := flagUnset
-				switch l.inl {
-				case flagOn:
-					i = flagOff
-				case flagOff:
-					i = flagOn
-				}
-				return &val{inl: i, why: l.why, line: l.line, file: l.file}
-			})
-		}
-		return flagVal(flagOff, why, line)
+		v = s.unaryValue(n, why, line)
 	case "binary_expression":
-		op := f.text(n.ChildByFieldName("operator"))
-		if op == "&" && isTypeName(f, n.ChildByFieldName("left")) {
-			// (u64)&x, parsed without knowing u64 is a type as
-			// (u64) & x: a pointer made an integer.
-			return leaf(Virt, why, line)
-		}
-		switch op {
-		case "+", "-", "|", "&", "^":
-			a, b := s.valueOf(n.ChildByFieldName("left")), s.valueOf(n.ChildByFieldName("right"))
-			return combine(a, b, func(x, y *val) *val { return binop(op, x, y) })
-		}
-		return flagVal(flagOff, why, line) // a comparison: 0 or 1
+		v = s.binaryValue(n, why, line)
 	case "number_literal", "char_literal", "true", "false", "null", "sizeof_expression":
-		return flagVal(flagOff, why, line)
+		v = flagVal(flagOff, why, line)
 	case "string_literal", "concatenated_string":
-		return &val{kind: Virt, inl: flagOff, why: why, line: line}
+		v = &val{kind: Virt, inl: flagOff, why: why, line: line}
 	case "call_expression":
-		name := f.text(n.ChildByFieldName("function"))
-		args := named(n.ChildByFieldName("arguments"))
-		switch {
-		case dmaFuncs[name]:
-			return leaf(DMA, why, line)
-		case physFuncs[name]:
-			return leaf(Phys, why, line)
-		case virtFuncs[name]:
-			return leaf(Virt, why, line)
-		case passThrough[name] && len(args) > 0:
-			return s.valueOf(args[0])
-		}
-		if sum := s.facts.summary(name); sum != nil && sum.ret != nil {
-			r := sum.ret
-			v := mapLeaves(r, func(l *val) *val {
-				return &val{kind: l.kind, inl: l.inl, why: why + " (" + name + "() returns " + l.why + ")", line: line}
-			})
-			if v.cond != "" {
-				var keys []string
-				for _, a := range args {
-					keys = append(keys, condKey(f, a))
-				}
-				v = &val{cond: substParams(v.cond, sum.params, keys), t: v.t, f: v.f, why: why, line: line}
-				if s.st != nil {
-					if b, ok := s.st.facts[v.cond]; ok {
-						if b {
-							return v.t
-						}
-						return v.f
-					}
-				}
-			}
-			return v
-		}
-		if k, w := s.facts.returnKind(name); k != Unknown {
-			return leaf(k, why+" ("+w+")", line)
-		}
+		v, ok = s.callValue(n, why, line)
 	case "identifier":
-		name := f.text(n)
-		if name == "IB_SEND_INLINE" {
-			return flagVal(flagOn, why, line)
-		}
-		if w, ok := s.facts.flagMacros[name]; ok {
-			return flagVal(flagOn, why+" (defined with IB_SEND_INLINE at "+w+")", line)
-		}
-		if v, ok := s.locals[name]; ok {
-			return v
-		}
-		if t := s.types[name]; strings.Contains(t, "dma_addr_t") {
-			return leaf(DMA, why+" (declared dma_addr_t)", line)
-		} else if t == "phys_addr_t" {
-			return leaf(Phys, why+" (declared phys_addr_t)", line)
-		}
-		if _, ok := s.types[name]; !ok && strings.ToUpper(name) == name {
-			return flagVal(flagOff, why, line) // a constant
-		}
+		v, ok = s.identValue(n, why, line)
 	case "field_expression", "subscript_expression":
-		p := placeOf(f, n, s.alias)
-		if wr, m := splitMember(p); m == "send_flags" && s.flags != nil {
-			if v, ok := s.flags[wr]; ok {
-				return v
-			}
-		}
-		if v, ok := s.places[p]; ok {
-			return v
-		}
-		if v, ok := s.places[sgeAlias(p)]; ok {
-			return v
-		}
-		if k, w := s.facts.fieldKind(p); k != Unknown {
-			return leaf(k, why+" ("+w+")", line)
+		v, ok = s.placeValue(n, why, line)
+	default:
+		ok = false
+	}
+	if !ok {
+		return leaf(Unknown, why, line)
+	}
+	return v
+}
+
+// parenValue: (e) is e, and a GNU statement expression ({ ...; e; }) is
+// its last expression.
+func (s *scope) parenValue(n *sitter.Node) (*val, bool) {
+	c := named(n)
+	if len(c) != 1 {
+		return nil, false
+	}
+	if c[0].Kind() != "compound_statement" {
+		return s.valueOf(c[0]), true
+	}
+	kids := named(c[0])
+	if len(kids) > 0 && kids[len(kids)-1].Kind() == "expression_statement" {
+		if e := named(kids[len(kids)-1]); len(e) == 1 {
+			return s.valueOf(e[0]), true
 		}
 	}
-	return leaf(Unknown, why, line)
+	return nil, false
+}
+
+// conditionalValue: c ? t : e is the arm the path's facts decide, or
+// both under the condition.
+func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *val {
+	f := s.f
+	cond := stripCond(f, n.ChildByFieldName("condition"))
+	// GNU a ?: b has no consequence: it is a when a is nonzero.
+	cons := n.ChildByFieldName("consequence")
+	if cons == nil {
+		cons = cond
+	}
+	t, e := s.valueOf(cons), s.valueOf(n.ChildByFieldName("alternative"))
+	k, neg := factKey(f, cond)
+	if neg {
+		t, e = e, t
+	}
+	if s.st != nil {
+		if b, ok := s.st.facts[k]; ok {
+			if b {
+				return t
+			}
+			return e
+		}
+	}
+	return widen(&val{cond: k, t: t, f: e, why: why, line: line})
+}
+
+// castValue: a cast keeps what the value is; a pointer cast to an
+// integer is a virtual address.
+func (s *scope) castValue(n *sitter.Node, why string, line int) *val {
+	v := n.ChildByFieldName("value")
+	inner := s.valueOf(v)
+	ptr := s.isPointer(v)
+	return mapLeaves(inner, func(l *val) *val {
+		if l.kind == Unknown && ptr {
+			// A pointer converted to an integer.
+			return &val{kind: Virt, inl: l.inl, why: why, line: line}
+		}
+		// A cast keeps what the value is, and proves nothing
+		// about an unknown one.
+		return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: l.file}
+	})
+}
+
+// unaryValue: ~ flips the inline bit (a mask that clears it); any other
+// unary operator yields a plain number.
+func (s *scope) unaryValue(n *sitter.Node, why string, line int) *val {
+	op := s.f.text(n.ChildByFieldName("operator"))
+	a := s.valueOf(n.ChildByFieldName("argument"))
+	if op != "~" {
+		return flagVal(flagOff, why, line)
+	}
+	return mapLeaves(a, func(l *val) *val {
+		i := flagUnset
+		switch l.inl {
+		case flagOn:
+			i = flagOff
+		case flagOff:
+			i = flagOn
+		}
+		return &val{inl: i, why: l.why, line: l.line, file: l.file}
+	})
+}
+
+// binaryValue: arithmetic and bit operators combine their operands'
+// values; a comparison is 0 or 1.
+func (s *scope) binaryValue(n *sitter.Node, why string, line int) *val {
+	op := s.f.text(n.ChildByFieldName("operator"))
+	if op == "&" && isTypeName(s.f, n.ChildByFieldName("left")) {
+		// (u64)&x, parsed without knowing u64 is a type as
+		// (u64) & x: a pointer made an integer.
+		return leaf(Virt, why, line)
+	}
+	switch op {
+	case "+", "-", "|", "&", "^":
+		a, b := s.valueOf(n.ChildByFieldName("left")), s.valueOf(n.ChildByFieldName("right"))
+		return combine(a, b, func(x, y *val) *val { return binop(op, x, y) })
+	}
+	return flagVal(flagOff, why, line) // a comparison: 0 or 1
+}
+
+// callValue: the address kinds of the mapping and address functions,
+// pass-through helpers, and the summaries of the scope's functions
+// (their return value with its condition on the arguments).
+func (s *scope) callValue(n *sitter.Node, why string, line int) (*val, bool) {
+	f := s.f
+	name := f.text(n.ChildByFieldName("function"))
+	args := named(n.ChildByFieldName("arguments"))
+	switch {
+	case dmaFuncs[name]:
+		return leaf(DMA, why, line), true
+	case physFuncs[name]:
+		return leaf(Phys, why, line), true
+	case virtFuncs[name]:
+		return leaf(Virt, why, line), true
+	case passThrough[name] && len(args) > 0:
+		return s.valueOf(args[0]), true
+	}
+	if sum := s.facts.summary(name); sum != nil && sum.ret != nil {
+		return s.summaryReturn(sum, name, args, why, line), true
+	}
+	if k, w := s.facts.returnKind(name); k != Unknown {
+		return leaf(k, why+" ("+w+")", line), true
+	}
+	return nil, false
+}
+
+// summaryReturn is what a call of a summarised function returns, its
+// condition on the parameters put in terms of the call's arguments and
+// decided by the path's facts where they can.
+func (s *scope) summaryReturn(sum *summary, name string, args []*sitter.Node, why string, line int) *val {
+	v := mapLeaves(sum.ret, func(l *val) *val {
+		return &val{kind: l.kind, inl: l.inl, why: why + " (" + name + "() returns " + l.why + ")", line: line}
+	})
+	if v.cond == "" {
+		return v
+	}
+	var keys []string
+	for _, a := range args {
+		keys = append(keys, condKey(s.f, a))
+	}
+	v = &val{cond: substParams(v.cond, sum.params, keys), t: v.t, f: v.f, why: why, line: line}
+	if s.st != nil {
+		if b, ok := s.st.facts[v.cond]; ok {
+			if b {
+				return v.t
+			}
+			return v.f
+		}
+	}
+	return v
+}
+
+// identValue: IB_SEND_INLINE and the macros defined with it, locals,
+// variables declared with an address type, and upper-case constants.
+func (s *scope) identValue(n *sitter.Node, why string, line int) (*val, bool) {
+	name := s.f.text(n)
+	if name == "IB_SEND_INLINE" {
+		return flagVal(flagOn, why, line), true
+	}
+	if w, ok := s.facts.flagMacros[name]; ok {
+		return flagVal(flagOn, why+" (defined with IB_SEND_INLINE at "+w+")", line), true
+	}
+	if v, ok := s.locals[name]; ok {
+		return v, true
+	}
+	if t := s.types[name]; strings.Contains(t, "dma_addr_t") {
+		return leaf(DMA, why+" (declared dma_addr_t)", line), true
+	} else if t == "phys_addr_t" {
+		return leaf(Phys, why+" (declared phys_addr_t)", line), true
+	}
+	if _, ok := s.types[name]; !ok && strings.ToUpper(name) == name {
+		return flagVal(flagOff, why, line), true // a constant
+	}
+	return nil, false
+}
+
+// placeValue: a field or an element holds what the path stored there
+// (a request's send_flags, an SGE's address through its aliases), or
+// what the scope's functions store into that field.
+func (s *scope) placeValue(n *sitter.Node, why string, line int) (*val, bool) {
+	p := placeOf(s.f, n, s.alias)
+	if wr, m := splitMember(p); m == "send_flags" && s.flags != nil {
+		if v, ok := s.flags[wr]; ok {
+			return v, true
+		}
+	}
+	if v, ok := s.places[p]; ok {
+		return v, true
+	}
+	if v, ok := s.places[sgeAlias(p)]; ok {
+		return v, true
+	}
+	if k, w := s.facts.fieldKind(p); k != Unknown {
+		return leaf(k, why+" ("+w+")", line), true
+	}
+	return nil, false
 }
 
 // intTypes are the integer type names a pointer is cast to.

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +22,29 @@ type file struct {
 	Tree *sitter.Tree
 	// Macros are the lines where a macro of the module was expanded.
 	Macros map[int]macroUse
+
+	callsOnce sync.Once
+	calls     []string // callNames
+}
+
+// callNames are the names the file calls directly (f(...)), in order,
+// each once; computed once per parsed file (files are cached by content).
+func (f *file) callNames() []string {
+	f.callsOnce.Do(func() {
+		seen := map[string]bool{}
+		walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+			if n.Kind() == "call_expression" {
+				if c := n.ChildByFieldName("function"); c != nil && c.Kind() == "identifier" {
+					if name := f.text(c); !seen[name] {
+						seen[name] = true
+						f.calls = append(f.calls, name)
+					}
+				}
+			}
+			return true
+		})
+	})
+	return f.calls
 }
 
 func (f *file) text(n *sitter.Node) string {
@@ -42,6 +66,30 @@ func parse(rel string, src []byte) *file {
 	return &file{Rel: rel, Src: src, Tree: p.Parse(src, nil)}
 }
 
+// parsed are the files parsed so far, by path and content as parsed
+// (the module's macros expanded): a later check of the same tree (a
+// warm run, the pristine and the patched tree of one kernel) parses only
+// what changed. Parsed files are only read after loading.
+var parsed sync.Map
+
+func parseCached(rel string, src []byte, uses map[int]macroUse) *file {
+	if len(uses) > 0 {
+		// Where the macros are defined is not in src: parse anew.
+		f := parse(rel, src)
+		f.Macros = uses
+		return f
+	}
+	h := sha256.Sum256(src)
+	key := rel + "\x00" + string(h[:])
+	if f, ok := parsed.Load(key); ok {
+		return f.(*file)
+	}
+	f := parse(rel, src)
+	f.Macros = uses
+	parsed.Store(key, f)
+	return f
+}
+
 // loadFiles reads and parses, in parallel, the files under root (relative
 // paths) whose bytes contain any of the needles.
 func loadFiles(root string, rels []string, needles ...string) ([]*file, error) {
@@ -60,6 +108,13 @@ func loadModuleFiles(root string, rels []string, needles ...string) ([]*file, er
 // preprocessed text has a needle, and is preprocessed when its raw text
 // could hide one behind a macro (it posts or sets send flags).
 func loadFilesOpt(root string, pp Preprocessor, expand bool, rels []string, needles ...string) ([]*file, error) {
+	return loadFilesScan(root, pp, expand, rels, nil, needles...)
+}
+
+// loadFilesScan is loadFilesOpt that also hands every file's bytes, as
+// read, to scan (when not nil; called concurrently), so one read of the
+// scope serves two questions.
+func loadFilesScan(root string, pp Preprocessor, expand bool, rels []string, scan func(rel string, b []byte), needles ...string) ([]*file, error) {
 	type result struct {
 		f   *file
 		err error
@@ -73,18 +128,19 @@ func loadFilesOpt(root string, pp Preprocessor, expand bool, rels []string, need
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			b, err := os.ReadFile(filepath.Join(root, rel))
+			b, err := readSource(root, rel)
 			if err != nil {
 				out[i] = result{err: err}
 				return
+			}
+			if scan != nil {
+				scan(rel, b)
 			}
 			hit := len(needles) == 0 || containsAny(b, needles)
 			if pp != nil && (hit || containsAny(b, ppHints)) {
 				if src, uses, ok := pp.Source(rel, b); ok {
 					if hit || containsAny(src, needles) {
-						f := parse(rel, src)
-						f.Macros = uses
-						out[i] = result{f: f}
+						out[i] = result{f: parseCached(rel, src, uses)}
 					}
 					return
 				}
@@ -96,9 +152,7 @@ func loadFilesOpt(root string, pp Preprocessor, expand bool, rels []string, need
 			if expand {
 				src, uses = expandMacros(root, rel, b)
 			}
-			f := parse(rel, src)
-			f.Macros = uses
-			out[i] = result{f: f}
+			out[i] = result{f: parseCached(rel, src, uses)}
 		}(i, rel)
 	}
 	wg.Wait()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -103,7 +104,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			if dir, err = t.Cache.Prepare(ctx, t.Kernel); err != nil {
 				return err
 			}
-			if cpTree, err = checks.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
+			if cpTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
 				return err
 			}
 			so.Repo, so.Kernel = t.Root, t.Kernel.Name
@@ -129,8 +130,8 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if err := checkPaths(t.Cache.PristineDir(t.Kernel), opts.Paths); err != nil {
 			return err
 		}
-		in := checks.StageIn{Cache: t.Cache, Apply: out, Paths: opts.Paths}
-		if in.CheckpatchTree, err = checks.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
+		in := pipeline.CheckStageIn{Cache: t.Cache, Apply: out, Paths: opts.Paths}
+		if in.CheckpatchTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
 			return err
 		}
 		if dir, err := t.BuildFolder(out); err == nil {
@@ -138,10 +139,10 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 				in.BuildDir = dir
 			}
 		}
-		if in.Pristine, err = checks.RunPristine(ctx, in); err != nil {
+		if in.Pristine, err = pipeline.RunCheckPristine(ctx, in); err != nil {
 			return err
 		}
-		if rep, err = checks.RunStage(ctx, in); err != nil {
+		if rep, err = pipeline.RunCheckStage(ctx, in); err != nil {
 			return err
 		}
 		so.Repo, so.Kernel = t.Root, t.Kernel.Name

@@ -318,12 +318,12 @@ func TestCheckStageJudgesNewFindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := checks.StageIn{Cache: c, Apply: out, Pristine: &checks.Report{Findings: []checks.Finding{}}}
-	k1, err1 := checks.StageKey(in)
+	in := pipeline.CheckStageIn{Cache: c, Apply: out, Pristine: &checks.Report{Findings: []checks.Finding{}}}
+	k1, err1 := pipeline.CheckStageKey(in)
 	in.Pristine = kr.Check
-	k2, err2 := checks.StageKey(in)
+	k2, err2 := pipeline.CheckStageKey(in)
 	in.Pristine = nil
-	k3, err3 := checks.StageKey(in)
+	k3, err3 := pipeline.CheckStageKey(in)
 	if err1 != nil || err2 != nil || err3 != nil || k1 == k2 || k2 == k3 || k1 == k3 {
 		t.Errorf("keys for different baselines: %s %s %s (%v %v %v)", k1, k2, k3, err1, err2, err3)
 	}

@@ -449,8 +449,8 @@ const StageCheckPristine = "check-pristine"
 
 func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 	r.stage(StageCheck, func(s *Stage) error {
-		in := checks.StageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
-		cp, err := checks.CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
+		in := CheckStageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
+		cp, err := CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
 		if err != nil {
 			return err
 		}
@@ -460,13 +460,13 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 		}
 		// The baseline first: the same check on the pristine tree,
 		// recorded apart, its findings an input of the judged check.
-		pkey, err := checks.PristineKey(in)
+		pkey, err := CheckPristineKey(in)
 		if err != nil {
 			return err
 		}
 		var pristine checks.Report
 		if ok, _ := r.store.Load(r.k.Name, StageCheckPristine, pkey, &pristine); !ok {
-			got, err := checks.RunPristine(ctx, in)
+			got, err := RunCheckPristine(ctx, in)
 			if err != nil {
 				return err
 			}
@@ -476,13 +476,13 @@ func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
 			}
 		}
 		in.Pristine = &pristine
-		key, err := checks.StageKey(in)
+		key, err := CheckStageKey(in)
 		if err != nil {
 			return err
 		}
 		var rep checks.Report
 		if !reuse(r, s, key, &rep) {
-			got, err := checks.RunStage(ctx, in)
+			got, err := RunCheckStage(ctx, in)
 			if err != nil {
 				return err
 			}

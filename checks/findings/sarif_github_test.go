@@ -1,4 +1,4 @@
-package checks
+package findings
 
 import (
 	"bytes"
@@ -175,13 +175,13 @@ func TestRulesPageCurrent(t *testing.T) {
 	if err := WriteRulesMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", RulesPage)
+	path := filepath.Join("..", "..", RulesPage)
 	if os.Getenv("PATCHCTL_UPDATE_RULES") != "" {
 		os.WriteFile(path, b.Bytes(), 0o644)
 	}
 	have, err := os.ReadFile(path)
 	if err != nil || !bytes.Equal(have, b.Bytes()) {
-		t.Errorf("%s is not current (%v): PATCHCTL_UPDATE_RULES=1 go test -run TestRulesPageCurrent ./checks", RulesPage, err)
+		t.Errorf("%s is not current (%v): PATCHCTL_UPDATE_RULES=1 go test -run TestRulesPageCurrent ./checks/findings", RulesPage, err)
 	}
 }
 

@@ -1,13 +1,15 @@
-package checks
+package findings
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +101,7 @@ func makeSeries(t *testing.T, seed int64, npatches int) *series {
 		os.RemoveAll(c)
 		writeTree(a, files)
 		writeTree(c, next)
-		for _, f := range sortedKeys(next) {
+		for _, f := range slices.Sorted(maps.Keys(next)) {
 			cmd := exec.Command("diff", "-uN", "--label", "a/"+f, "--label", "b/"+f, filepath.Join(a, f), filepath.Join(c, f))
 			out, _ := cmd.Output()
 			if len(out) > 0 {

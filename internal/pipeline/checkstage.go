@@ -1,20 +1,21 @@
-package checks
+package pipeline
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
 
+	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
-// StageIn is the check stage's input: the apply stage's output (whose
+// CheckStageIn is the check stage's input: the apply stage's output (whose
 // patched state is checked, and whose regenerated patches go to
 // checkpatch) and, optionally, a build with debug info for layouts.
-type StageIn struct {
+type CheckStageIn struct {
 	Cache *tree.Cache
 	Apply *apply.Out
 	// BuildDir is a build folder of the kernel (DWARF layouts), and
@@ -24,25 +25,25 @@ type StageIn struct {
 	// CheckpatchTree is a pristine tree whose checkpatch.pl runs instead
 	// of the kernel's own (tree.Lock.Checkpatch); optional.
 	CheckpatchTree string
-	// Pristine is the same check of the pristine tree (RunPristine): the
+	// Pristine is the same check of the pristine tree (RunCheckPristine): the
 	// patched tree's findings are judged against it. Without it they are
 	// judged against the known findings of the pinned kernels.
-	Pristine *Report
+	Pristine *checks.Report
 }
 
-// PristineKey names what the pristine tree's check depends on: the
+// CheckPristineKey names what the pristine tree's check depends on: the
 // pristine tree's content, the build whose layouts it reads, the paths
 // and patchctl's own code.
-func PristineKey(in StageIn) (string, error) {
+func CheckPristineKey(in CheckStageIn) (string, error) {
 	return stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
 		Add("build", in.BuildID).Add("paths", in.Paths...).Sum()
 }
 
-// StageKey names what the check's report depends on: the patched tree's
+// CheckStageKey names what the check's report depends on: the patched tree's
 // content, the patches checkpatch reads, the build whose layouts it
 // reads, patchctl's own code (the rules) and the baseline it is judged
 // against (the pristine tree's findings).
-func StageKey(in StageIn) (string, error) {
+func CheckStageKey(in CheckStageIn) (string, error) {
 	base := "known"
 	if in.Pristine != nil {
 		base = in.Pristine.FindingsHash()
@@ -55,33 +56,33 @@ func StageKey(in StageIn) (string, error) {
 	return k.Sum()
 }
 
-// RunPristine checks the kernel's pristine tree (read only: nothing
+// RunCheckPristine checks the kernel's pristine tree (read only: nothing
 // writes into it), the baseline a patch is judged against. Checkpatch
 // has nothing to read there.
-func RunPristine(ctx context.Context, in StageIn) (*Report, error) {
+func RunCheckPristine(ctx context.Context, in CheckStageIn) (*checks.Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	scopes := in.Paths
 	if len(scopes) == 0 {
-		scopes = DefaultPaths
+		scopes = checks.DefaultPaths
 	}
 	if err := in.Cache.Verify(in.Apply.Kernel, scopes, nil); err != nil {
 		return nil, err
 	}
 	dir := in.Cache.PristineDir(in.Apply.Kernel)
-	rep, err := Run(Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir})
+	rep, err := checks.Run(checks.Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir})
 	if err != nil {
 		return nil, fmt.Errorf("checking the pristine tree of %s (%s), the baseline of the patches: %w", in.Apply.Kernel.Name, dir, err)
 	}
 	return rep, nil
 }
 
-// RunStage puts the kernel's work tree into its patched state and checks
+// RunCheckStage puts the kernel's work tree into its patched state and checks
 // it, holding the work tree throughout: no build or apply of another
 // process can change the files under the check. The findings are judged
 // against in.Pristine (or the known findings without it).
-func RunStage(ctx context.Context, in StageIn) (*Report, error) {
+func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error) {
 	wt, release, err := in.Cache.HoldWorkTree(ctx, in.Apply.Kernel)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 	defer release()
 	scopes := in.Paths
 	if len(scopes) == 0 {
-		scopes = DefaultPaths
+		scopes = checks.DefaultPaths
 	}
 	if err := in.Cache.Verify(in.Apply.Kernel, scopes, nil); err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func RunStage(ctx context.Context, in StageIn) (*Report, error) {
 	if err := apply.Checkout(wt, in.Apply, vocab.Patched); err != nil {
 		return nil, err
 	}
-	rep, err := Run(Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree})
+	rep, err := checks.Run(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree})
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
 	}

@@ -1,4 +1,4 @@
-package checks
+package findings
 
 import (
 	"crypto/sha256"
@@ -63,6 +63,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "inline senders analysed: %s\n", strings.Join(r.Inline, ", "))
+	if len(r.LinkedIncomplete) > 0 {
+		fmt.Fprintf(w, "not judged (linked modules, over the analysis budget): %s\n", strings.Join(r.LinkedIncomplete, ", "))
+	}
 	if c := r.Baseline; c != nil {
 		fmt.Fprintf(w, "against the %s: %d new, %d pre-existing (not judged), %d gone\n", c.Against, c.New, c.Unchanged, len(c.Absent))
 		for _, f := range c.Absent {

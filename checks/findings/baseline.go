@@ -1,4 +1,4 @@
-package checks
+package findings
 
 import (
 	"crypto/sha256"
