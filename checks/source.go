@@ -96,12 +96,6 @@ func loadFiles(root string, rels []string, needles ...string) ([]*file, error) {
 	return loadFilesOpt(root, nil, false, rels, needles...)
 }
 
-// loadModuleFiles is loadFiles with the module's macros expanded
-// (macro.go): the files the engine interprets.
-func loadModuleFiles(root string, rels []string, needles ...string) ([]*file, error) {
-	return loadFilesOpt(root, nil, true, rels, needles...)
-}
-
 // loadFilesOpt is loadFiles with a Preprocessor (nil: raw C) and the
 // module's macros expanded where expand is set and the file is read raw.
 // A .c file a Preprocessor serves is kept when its raw text or its
