@@ -63,6 +63,20 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "inline senders analysed: %s\n", strings.Join(r.Inline, ", "))
+	if r.Analysis != "" && r.Analysis != AnalysisRawC {
+		// The preprocessed units and the configuration; the files read
+		// as raw C, with why, are in the JSON report.
+		a, rest, raw := r.Analysis, "", 0
+		if i := strings.Index(a, "; raw C"); i >= 0 {
+			a, rest = a[:i], a[i:]
+			raw = strings.Count(rest, ".c (")
+		}
+		fmt.Fprintf(w, "read as: %s", a)
+		if raw > 0 {
+			fmt.Fprintf(w, "; %d other .c files as raw C (why: --format json, \"analysis\")", raw)
+		}
+		fmt.Fprintln(w)
+	}
 	if len(r.LinkedIncomplete) > 0 {
 		fmt.Fprintf(w, "not judged (linked modules, over the analysis budget): %s\n", strings.Join(r.LinkedIncomplete, ", "))
 	}

@@ -27,6 +27,10 @@ type CheckOptions struct {
 	// Baseline is a tree to judge --tree's findings against (the tree
 	// before the patch); without it, the known findings.
 	Baseline string
+	// Preprocess analyses the translation units the compiler sees;
+	// BuildDir is --tree's kbuild output folder for their flags.
+	Preprocess bool
+	BuildDir   string
 }
 
 func newCheckCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -72,6 +76,8 @@ Exit status: 0 no new errors (warnings do not fail unless --strict),
 	enumFlag(cmd.Flags(), &opts.Format, "format", "text", "text, json or sarif")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "new warnings fail too")
 	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "with --tree: the tree before the patch, whose findings are pre-existing")
+	cmd.Flags().BoolVar(&opts.Preprocess, "preprocess", false, "analyse each .c file as the compiler sees it (kbuild's flags from the build folder; raw C where a file has none)")
+	cmd.Flags().StringVar(&opts.BuildDir, "build-dir", "", "with --tree --preprocess: the tree's kbuild output folder (O=; default: the tree itself)")
 	return cmd
 }
 
@@ -84,6 +90,9 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if opts.Tree != "" && opts.Kernel != "" {
 		return fmt.Errorf("--tree and --kernel exclude each other: %w", errs.ErrUsage)
+	}
+	if opts.BuildDir != "" && (opts.Tree == "" || !opts.Preprocess) {
+		return fmt.Errorf("--build-dir goes with --tree and --preprocess (--kernel uses its own build folder): %w", errs.ErrUsage)
 	}
 	if opts.Baseline != "" && opts.Tree == "" {
 		return fmt.Errorf("--baseline goes with --tree (--kernel compares with its pristine tree itself): %w", errs.ErrUsage)
@@ -130,7 +139,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if err := checkPaths(t.Cache.PristineDir(t.Kernel), opts.Paths); err != nil {
 			return err
 		}
-		in := pipeline.CheckStageIn{Cache: t.Cache, Apply: out, Paths: opts.Paths}
+		in := pipeline.CheckStageIn{Cache: t.Cache, Apply: out, Paths: opts.Paths, Preprocess: opts.Preprocess}
 		if in.CheckpatchTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
 			return err
 		}
@@ -154,8 +163,24 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		if err := checkPaths(opts.Tree, opts.Paths); err != nil {
 			return err
 		}
+		co := checks.Options{Tree: opts.Tree, Paths: opts.Paths}
+		if opts.Preprocess {
+			bd := opts.BuildDir
+			if bd == "" {
+				bd = opts.Tree
+			}
+			c, err := opts.Global.cache(opts.IO)
+			if err != nil {
+				return err
+			}
+			pp, err := pipeline.NewPreprocessor(ctx, opts.Tree, bd, c.Dir)
+			if err != nil {
+				return err
+			}
+			co.Preprocessor = pp
+		}
 		var err error
-		if rep, err = checks.Run(checks.Options{Tree: opts.Tree, Paths: opts.Paths}); err != nil {
+		if rep, err = checks.Run(co); err != nil {
 			return fmt.Errorf("checking %s: %w", opts.Tree, err)
 		}
 		if err := judgeAgainst(rep, opts.Baseline, opts.Paths); err != nil {

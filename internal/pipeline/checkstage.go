@@ -7,6 +7,8 @@ import (
 
 	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/preproc"
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
@@ -25,6 +27,10 @@ type CheckStageIn struct {
 	// CheckpatchTree is a pristine tree whose checkpatch.pl runs instead
 	// of the kernel's own (tree.Lock.Checkpatch); optional.
 	CheckpatchTree string
+	// Preprocess analyses each .c file as the compiler sees it: its
+	// kbuild flags from BuildDir's .o.cmd files (raw C where a file has
+	// none, and the report says which).
+	Preprocess bool
 	// Pristine is the same check of the pristine tree (RunCheckPristine): the
 	// patched tree's findings are judged against it. Without it they are
 	// judged against the known findings of the pinned kernels.
@@ -36,7 +42,7 @@ type CheckStageIn struct {
 // and patchctl's own code.
 func CheckPristineKey(in CheckStageIn) (string, error) {
 	return stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
-		Add("build", in.BuildID).Add("paths", in.Paths...).Sum()
+		Add("build", in.BuildID).Add("paths", in.Paths...).Add("preprocess", fmt.Sprint(in.Preprocess)).Sum()
 }
 
 // CheckStageKey names what the check's report depends on: the patched tree's
@@ -49,7 +55,7 @@ func CheckStageKey(in CheckStageIn) (string, error) {
 		base = in.Pristine.FindingsHash()
 	}
 	k := stage.NewKey("check").Code().Add("state", in.Apply.State(vocab.Patched)).File(in.Apply.Patches...).
-		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base)
+		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base).Add("preprocess", fmt.Sprint(in.Preprocess))
 	if in.CheckpatchTree != "" {
 		k = k.File(filepath.Join(in.CheckpatchTree, "scripts", "checkpatch.pl"), filepath.Join(in.CheckpatchTree, "scripts", "spelling.txt"))
 	}
@@ -71,7 +77,11 @@ func RunCheckPristine(ctx context.Context, in CheckStageIn) (*checks.Report, err
 		return nil, err
 	}
 	dir := in.Cache.PristineDir(in.Apply.Kernel)
-	rep, err := checks.Run(checks.Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir})
+	pp, err := in.preprocessor(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := checks.Run(checks.Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir, Preprocessor: pp})
 	if err != nil {
 		return nil, fmt.Errorf("checking the pristine tree of %s (%s), the baseline of the patches: %w", in.Apply.Kernel.Name, dir, err)
 	}
@@ -98,7 +108,11 @@ func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error)
 	if err := apply.Checkout(wt, in.Apply, vocab.Patched); err != nil {
 		return nil, err
 	}
-	rep, err := checks.Run(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree})
+	pp, err := in.preprocessor(ctx, wt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := checks.Run(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree, Preprocessor: pp})
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
 	}
@@ -123,4 +137,26 @@ func CheckpatchTree(ctx context.Context, c *tree.Cache, l *tree.Lock, k *tree.Ke
 		return "", fmt.Errorf("preparing %s, whose checkpatch.pl judges the patches (checkpatch: in series/kernels.yaml): %w", ck.Name, err)
 	}
 	return dir, nil
+}
+
+// preprocessor is the check's Preprocessor for tree (nil: raw C).
+func (in CheckStageIn) preprocessor(ctx context.Context, tree string) (checks.Preprocessor, error) {
+	if !in.Preprocess {
+		return nil, nil
+	}
+	if in.BuildDir == "" {
+		return nil, fmt.Errorf("--preprocess needs the kernel's build folder for its compile flags, and %s has none yet: run patchctl build --kernel %s first: %w", in.Apply.Kernel.Name, in.Apply.Kernel.Name, errs.ErrInput)
+	}
+	return NewPreprocessor(ctx, tree, in.BuildDir, in.Cache.Dir)
+}
+
+// NewPreprocessor gives the checks the translation units the compiler
+// sees for the files of tree, with the flags kbuild recorded in buildDir
+// (a tree's own O= folder, or the tree itself), cached under cacheDir.
+func NewPreprocessor(ctx context.Context, tree, buildDir, cacheDir string) (checks.Preprocessor, error) {
+	s, err := preproc.New(preproc.Options{Tree: tree, BuildDir: buildDir, CacheDir: cacheDir})
+	if err != nil {
+		return nil, err
+	}
+	return checks.NewPreprocessor(ctx, s), nil
 }

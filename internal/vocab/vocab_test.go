@@ -22,16 +22,16 @@ var words = map[string]bool{Pass: true, Fail: true, Error: true, Skip: true, Don
 // allowed are the bare literals that spell another vocabulary's word,
 // by file (relative to the module's root) and word, with the reason.
 var allowed = map[string]string{
-	"checks/cfg.go ERROR":                 "tree-sitter's error node type",
-	"checks/checkpatch.go ERROR":          "checkpatch.pl's severity word",
-	"cmd/patchctl/b4check.go ERROR":       "checkpatch.pl's severity word, as b4 reads it",
-	"internal/ktap/ktap.go SKIP":          "a KTAP directive",
-	"internal/ktap/ktap.go ERROR":         "a KTAP directive",
-	"internal/report/junit.go ERROR":      "a KTAP directive",
-	"checks/stage.go baseline":            "a field of the check stage's key (the --baseline tree)",
-	"checks/output.go baseline":           "SARIF's run property name",
-	"cmd/patchctl/check.go baseline":      "the check verb's --baseline flag (a tree, not a variant)",
-	"internal/guestconf/guestconf.go siw": "the kernel module's name (siw.ko)",
+	"checks/cfg.go ERROR":                      "tree-sitter's error node type",
+	"checks/checkpatch.go ERROR":               "checkpatch.pl's severity word",
+	"cmd/patchctl/b4check.go ERROR":            "checkpatch.pl's severity word, as b4 reads it",
+	"internal/ktap/ktap.go SKIP":               "a KTAP directive",
+	"internal/ktap/ktap.go ERROR":              "a KTAP directive",
+	"internal/report/junit.go ERROR":           "a KTAP directive",
+	"internal/pipeline/checkstage.go baseline": "a field of the check stage's key (the --baseline tree)",
+	"checks/findings/output.go baseline":       "SARIF's run property name",
+	"cmd/patchctl/check.go baseline":           "the check verb's --baseline flag (a tree, not a variant)",
+	"internal/guestconf/guestconf.go siw":      "the kernel module's name (siw.ko)",
 }
 
 // bareWords lists, in the non-test Go files under root, every string
