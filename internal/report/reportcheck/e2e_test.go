@@ -40,6 +40,8 @@ import (
 // it; PATCHCTL_TEST_CI_KERNEL names the kernel (default 6.12), and
 // PATCHCTL_TEST_CI_LOCK a lock file held (flock) while a step builds
 // kernels, for a machine that serializes its kernel builds.
+// PATCHCTL_TEST_CI_WARM=1 simulates an exact cache hit instead: the
+// kernel's build folders of this machine's cache restored as well.
 
 //go:embed dockersim.sh
 var dockerSim string
@@ -387,10 +389,17 @@ func (r *runner) uses(s wfStep) error {
 		if strings.Contains(key, "--") || strings.HasSuffix(key, "-") {
 			return fmt.Errorf("cache key %q has an empty part (the key step's outputs: %v)", key, r.outputs)
 		}
-		t.Logf("cache key %s: restored an older entry of the kernel (restore-keys): its source package and ccache", key)
-		restoreCache(t, r.home, r.kernel)
+		warm := os.Getenv("PATCHCTL_TEST_CI_WARM") != ""
+		restoreCache(t, r.home, r.kernel, warm)
+		hit := "false"
+		if warm {
+			hit = "true"
+			t.Logf("cache key %s: an exact hit (PATCHCTL_TEST_CI_WARM): source package, ccache and build folders", key)
+		} else {
+			t.Logf("cache key %s: restored an older entry of the kernel (restore-keys): its source package and ccache", key)
+		}
 		if s.ID != "" {
-			r.outputs[s.ID] = map[string]string{"cache-hit": "false"}
+			r.outputs[s.ID] = map[string]string{"cache-hit": hit}
 		}
 		return nil
 	case "actions/cache/save":
@@ -494,9 +503,21 @@ func hostNetwork(t *testing.T, root string) {
 
 // restoreCache puts into the runner's ~/.cache what an older cache entry
 // of the kernel holds: its source package (linked from the host's cache)
-// and a copy of the host's ccache (same compiler: bookworm's gcc).
-func restoreCache(t *testing.T, home, kernel string) {
+// and a copy of the host's ccache (same compiler: bookworm's gcc); warm,
+// a copy of the host's build folders of the kernel too (an exact hit: the
+// same paths in the container, so kbuild rebuilds only what changed).
+func restoreCache(t *testing.T, home, kernel string, warm bool) {
 	t.Helper()
+	if warm {
+		src := filepath.Join(testenv.Cache().Dir, "build", kernel)
+		dst := filepath.Join(home, ".cache", "patchctl", "build")
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := exec.Command("cp", "-a", "--reflink=auto", src, dst).CombinedOutput(); err != nil {
+			t.Fatalf("copying the build folders %s: %v: %s", src, err, b)
+		}
+	}
 	debs := filepath.Join(home, ".cache", "patchctl", "debs")
 	if err := os.MkdirAll(debs, 0o755); err != nil {
 		t.Fatal(err)
