@@ -9,7 +9,7 @@ KERNEL  ?= 6.12
 # 6.12, 7.2, 7.3); any list works: make test TEST_KERNELS="6.12 7.3".
 TEST_KERNELS ?= 6.12
 
-.PHONY: all deps build run test test-matrix test-ci actionlint lint vet fuzz bench clean
+.PHONY: all deps build run test test-matrix test-ci test-ci-e2e actionlint lint vet fuzz bench clean
 
 all: build
 
@@ -57,7 +57,14 @@ lint:
 # from Debian's packages (docs/ci.md): matrix, pins, and a kernel job
 # through make build and tree prepare. No kernel build.
 test-ci:
-	PATCHCTL_TEST_CI=1 $(GO) test -count=1 -timeout 40m -v -run '^TestJobImage' ./internal/report/reportcheck
+	PATCHCTL_TEST_CI=1 $(GO) test -count=1 -timeout 40m -v -run '^TestJobImage$$' ./internal/report/reportcheck
+
+# The workflow's kernel job for one kernel, then its verdict job, simulated
+# end to end in the job image's bookworm root filesystem (TCG boots, a
+# fresh patchctl cache, the source package and ccache restored as from an
+# older cache entry): builds and boots a kernel. See docs/ci.md.
+test-ci-e2e:
+	PATCHCTL_TEST_CI_E2E=1 PATCHCTL_TEST_CI_KERNEL=$(KERNEL) $(GO) test -count=1 -timeout 300m -v -run '^TestJobImageWorkflow$$' ./internal/report/reportcheck
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

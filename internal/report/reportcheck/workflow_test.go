@@ -58,6 +58,14 @@ func TestWorkflow(t *testing.T) {
 	if !started {
 		t.Error("the kernel job does not start its container with scripts/ci/container")
 	}
+	// The kernel job's runner host has the checkout, Go and docker, no
+	// Debian packages (python3-junitparser, QEMU, the compiler): every
+	// run step goes through the container.
+	for _, s := range k.Steps {
+		if s.Run != "" && !strings.HasPrefix(s.Run, "scripts/ci/container ") {
+			t.Errorf("the kernel job runs %q on the runner host: run it with scripts/ci/container exec (the host has none of the job's packages)", s.Run)
+		}
+	}
 	// Jobs are thin calls of scripts/ci/<job>: every run step is one
 	// (the bootstrap apt-get for actions/checkout's git and the JUnit
 	// summary aside).
