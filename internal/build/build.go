@@ -197,8 +197,15 @@ type Metadata struct {
 	// (distro: the test's modules and their dependencies).
 	Modules []string `json:"modules,omitempty"`
 	// Rebuilt names the modules built from the work tree that replace
-	// the distro kernel's (distro, patched).
+	// the distro kernel's (distro, patched); from source, the patched
+	// build's modules that differ from the baseline's (stripped .ko).
 	Rebuilt []string `json:"rebuilt,omitempty"`
+	// ModuleSHA256 is the hash of each module the image carries
+	// (source builds; the files are Modules, in the snapshot).
+	ModuleSHA256 map[string]string `json:"module_sha256,omitempty"`
+	// VmlinuxShared says whether a patched source build's bzImage is
+	// the baseline's, byte for byte (the series touched modules only).
+	VmlinuxShared *bool `json:"vmlinux_shared,omitempty"`
 	// ID names the image (ImageID): boot --image and bench --image take
 	// it. Key is the build's stage key (Key).
 	ID  string `json:"image_id,omitempty"`
@@ -617,7 +624,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return nil, err
 	}
 	m := &maker{src: wt.Dir, dir: obj, jobs: o.Jobs, progress: o.Progress}
-	m.ccache = !o.NoCcache
+	m.ccache, m.cacheDir = !o.NoCcache, o.Cache.Dir
 	if _, err := run.LookPath("ccache"); err != nil {
 		m.ccache = false
 	}
@@ -639,7 +646,15 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	m.log = logf
 	o.Progress.Start(fmt.Sprintf("build %s %s", o.Kernel.Name, o.Variant))
 	step = time.Now()
-	res, err := m.make(ctx, "bzImage")
+	kcfg, err := kconfig.Load(filepath.Join(obj, ".config"))
+	if err != nil {
+		return finish(md, start, fmt.Errorf("reading the build's configuration: %w", err))
+	}
+	kernelTargets := []string{"bzImage"}
+	if kcfg.Value("MODULES") == "y" {
+		kernelTargets = append(kernelTargets, "modules")
+	}
+	res, err := m.make(ctx, kernelTargets...)
 	md.TargetDurations["kernel"] = time.Since(step).Seconds()
 	md.Warnings, md.Errors = res.warnings, res.errors
 	if err != nil {
@@ -685,6 +700,19 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	if _, err := os.Stat(filepath.Join(obj, "vmlinux")); err == nil {
 		md.Artifacts["vmlinux"] = filepath.Join(obj, "vmlinux")
+	}
+	base := ""
+	if o.Variant == Patched {
+		base = dir
+		if h, err := fsutil.HashFile(filepath.Join(dir, "arch/x86/boot/bzImage")); err == nil {
+			shared := h == md.SHA256["bzImage"]
+			md.VmlinuxShared = &shared
+		}
+	}
+	if kcfg.Value("MODULES") == "y" {
+		if err := snapshotModules(ctx, obj, base, kcfg, md); err != nil {
+			return finish(md, start, err)
+		}
 	}
 	rec.Complete = true
 	if err := writeRecord(obj, rec); err != nil {
@@ -1036,11 +1064,34 @@ var compilerVersion = sync.OnceValue(func() string {
 	return strings.SplitN(string(out), "\n", 2)[0]
 })
 
+// ccacheEnv makes ccache's results shared between build folders and
+// caches: paths under patchctl's cache are hashed relative to the
+// compiler's directory (base_dir), and that directory itself is not
+// hashed (hash_dir off; with -g it otherwise is, for the objects'
+// DW_AT_comp_dir, which then may name the folder that filled the cache).
+// Kbuild compiles in the build folder and names the sources by absolute
+// path: both variants' folders (build/K/H, build/K/H.patched) and the
+// same kernel in another cache (a CI job's PATCHCTL_CACHE) sit at the
+// same place relative to their work tree (../../../work/K), so their
+// compiles hit each other's results. A tree of another name (a user's
+// --tree) still misses: only a build folder that is a direct
+// subdirectory of its source tree makes kbuild name sources "../"
+// (srctree ..), on every pinned kernel, independent of the tree's path
+// (docs/build.md).
+func ccacheEnv(cacheDir string) []string {
+	env := []string{"CCACHE_NOHASHDIR=true"}
+	if abs, err := filepath.Abs(cacheDir); err == nil && abs != "/" {
+		env = append(env, "CCACHE_BASEDIR="+abs)
+	}
+	return env
+}
+
 // maker runs make in the source tree with O=dir.
 type maker struct {
 	src, dir string
 	jobs     int
 	ccache   bool
+	cacheDir string // patchctl's cache: ccache's base_dir
 	log      io.Writer
 	progress *progress.Reporter
 }
@@ -1132,6 +1183,9 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	args = append(args, targets...)
 	pr, pw := io.Pipe()
 	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw}
+	if m.ccache {
+		cmd.Env = ccacheEnv(m.cacheDir)
+	}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return res, err
