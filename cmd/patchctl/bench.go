@@ -149,7 +149,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 		if err != nil {
 			return fmt.Errorf("bench %s %s: %w", k.Name, v.name, err)
 		}
-		*v.o = boot.Options{Root: root, Kernel: k.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.md.BuildDir,
+		*v.o = boot.Options{Root: root, Kernel: k.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.md.BuildDir, Modules: img.md.Modules,
 			Accel: accel, Progress: cache.Progress, BuildCommand: buildCommand(bop)}
 	}
 	bo.Kernel, bo.OutDir, bo.Log = k.Name, out, opts.IO.ErrOut
