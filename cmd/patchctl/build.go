@@ -29,8 +29,10 @@ func newBuildCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 olddefconfig and checks that every requested symbol landed (naming the unmet
 dependency of each that did not), then builds bzImage out of tree in a
 folder per kernel, variant and configuration, kept between runs (ccache when
-installed). Both variants share the folder, so switching variant redoes only
-what the series changes; each variant's artifacts are kept apart. Every C file the manifest's patches
+installed). The baseline is compiled once, from the pristine tree only; the
+patched variant compiles in a folder of its own seeded from the baseline's
+objects, so a series, another series or a revert recompiles only what
+changed and never the baseline; each variant's artifacts are kept apart. Every C file the manifest's patches
 touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.json.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {

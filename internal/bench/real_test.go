@@ -40,7 +40,7 @@ func TestRealBenchShort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		*v.bo = boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", BzImage: img, BzImageSHA256: sum, BuildDir: md.BuildDir}
+		*v.bo = boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", BzImage: img, BzImageSHA256: sum, BuildDir: md.BuildDir, Modules: md.Modules}
 	}
 	res, err := bench.Run(context.Background(), o)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func realOptions(t *testing.T, md *build.Metadata, expect bool) boot.Options {
 		testenv.Unavailable(t, "qemu-system-x86_64 not installed")
 	}
 	return boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", Variant: md.Variant, BzImage: md.Artifacts["bzImage"],
-		BuildDir: md.BuildDir, OutDir: t.TempDir(), ExpectInline: guestconf.ExpectOf(expect), InlineDataSize: 16384}
+		BuildDir: md.BuildDir, Modules: md.Modules, OutDir: t.TempDir(), ExpectInline: guestconf.ExpectOf(expect), InlineDataSize: 16384}
 }
 
 // TestRealBoot boots the built 6.12 kernels: both variants pass every test
@@ -95,9 +96,11 @@ func TestRealKernelWithoutRxe(t *testing.T) {
 	md := kbuild.Build(t, "6.12", vocab.Patched)
 	dir := t.TempDir()
 	cfg, _ := os.ReadFile(filepath.Join(md.BuildDir, ".config"))
-	os.WriteFile(filepath.Join(dir, ".config"), []byte(strings.Replace(string(cfg), "CONFIG_RDMA_RXE=y", "# CONFIG_RDMA_RXE is not set", 1)), 0o644)
+	cfg = regexp.MustCompile(`(?m)^CONFIG_RDMA_RXE=[ym]$`).ReplaceAll(cfg, []byte("# CONFIG_RDMA_RXE is not set"))
+	os.WriteFile(filepath.Join(dir, ".config"), cfg, 0o644)
 	o := realOptions(t, md, true)
 	o.BuildDir = dir
+	o.Modules = nil // the configuration alone decides
 	_, err := boot.Run(context.Background(), o)
 	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "CONFIG_RDMA_RXE") {
 		t.Errorf("error %v", err)
@@ -115,7 +118,7 @@ func benchBoot(b *testing.B, tr string) {
 	defer cpu.Report()
 	for b.Loop() {
 		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: "6.12", Variant: md.Variant,
-			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: guestconf.ExpectInline})
+			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: guestconf.ExpectInline})
 		if err != nil || res.Verdict != "PASS" {
 			b.Fatalf("%v %+v", err, res)
 		}

@@ -2,6 +2,7 @@ package build
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -60,7 +61,7 @@ type Selection struct {
 // given (and kconfig/kernel-<k>.config when it exists), else the
 // defaults, each conditional one only when a patch that applies on k
 // (out) touches what it is for. Both variants get the same selection:
-// they share one build folder.
+// the patched folder is seeded from the baseline's objects.
 func SelectFragments(root string, k *tree.Kernel, out *apply.Out, names []string) (*Selection, error) {
 	sel := &Selection{On: map[string]string{}, Off: map[string]string{}}
 	if len(names) > 0 {
@@ -192,8 +193,15 @@ type Metadata struct {
 	// (distro: the test's modules and their dependencies).
 	Modules []string `json:"modules,omitempty"`
 	// Rebuilt names the modules built from the work tree that replace
-	// the distro kernel's (distro, patched).
+	// the distro kernel's (distro, patched); from source, the patched
+	// build's modules that differ from the baseline's (stripped .ko).
 	Rebuilt []string `json:"rebuilt,omitempty"`
+	// ModuleSHA256 is the hash of each module the image carries
+	// (source builds; the files are Modules, in the snapshot).
+	ModuleSHA256 map[string]string `json:"module_sha256,omitempty"`
+	// VmlinuxShared says whether a patched source build's bzImage is
+	// the baseline's, byte for byte (the series touched modules only).
+	VmlinuxShared *bool `json:"vmlinux_shared,omitempty"`
 	// ID names the image (ImageID): boot --image and bench --image take
 	// it. Key is the build's stage key (Key).
 	ID  string `json:"image_id,omitempty"`
@@ -239,12 +247,131 @@ func (e *CompileError) Error() string {
 
 func (e *CompileError) Unwrap() error { return errs.ErrFindings }
 
-// Dir is the build folder of a kernel and configuration, shared by both
-// variants: the source path and the folder never change, so switching
-// variant recompiles only what the series changes (kbuild and tools such
-// as 6.1's objtool record absolute paths: a copied folder rebuilds all).
+// Dir is the build folder of a kernel and configuration: the baseline's
+// objects and every variant's snapshots (variants/). The patched variant
+// compiles beside it (ObjDir). The source path never changes; kbuild
+// records object paths relative to the folder, and the tools built along
+// (objtool) their absolute output path, which seedVariant rewrites in the
+// copy.
 func Dir(c *tree.Cache, k *tree.Kernel, hash string) string {
 	return filepath.Join(c.Dir, "build", k.Name, hash[:12])
+}
+
+// ObjDir is where variant compiles: the baseline in dir itself (built
+// from the pristine state only, never from a patched one), the patched
+// variant in a folder beside it, seeded from the baseline's objects
+// (seedVariant). Switching variants, trying another series or reverting
+// an edit then never recompiles the baseline, and each patched build
+// redoes only what changed since the patched folder's last build.
+func ObjDir(dir, variant string) string {
+	if variant == vocab.Patched {
+		return dir + ".patched"
+	}
+	return dir
+}
+
+// seedVariant makes obj, when absent, a copy of the baseline folder's
+// objects (times kept, reflinked where the file system can, the
+// snapshots in variants/ left out), so the patched build starts
+// incremental from the baseline. The baseline seeds only when its last
+// build completed; else obj starts empty (a cold build). A folder of
+// another kernel source (re-pinned) is dropped first.
+func seedVariant(ctx context.Context, dir, obj, key string, p *progress.Reporter) error {
+	if b, err := os.ReadFile(filepath.Join(obj, ".patchctl-kernel")); err == nil && strings.TrimSpace(string(b)) != key {
+		p.Note("the kernel source of %s changed (re-pinned): starting the build folder afresh", obj)
+		if err := os.RemoveAll(obj); err != nil {
+			return fmt.Errorf("emptying the build folder of an old kernel source: %w", err)
+		}
+	}
+	if _, err := os.Lstat(obj); err == nil {
+		return nil
+	}
+	var rec sources
+	b, err := os.ReadFile(sourcesPath(dir))
+	if err != nil || json.Unmarshal(b, &rec) != nil || !rec.Complete {
+		return nil // no complete baseline build to start from
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".config")); err != nil {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	// Leftovers of an interrupted copy.
+	old, _ := filepath.Glob(obj + ".tmp-*")
+	for _, o := range old {
+		os.RemoveAll(o)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(obj), filepath.Base(obj)+".tmp-")
+	if err != nil {
+		return err
+	}
+	args := []string{"-a", "--reflink=auto"}
+	for _, e := range ents {
+		if e.Name() == "variants" {
+			continue
+		}
+		args = append(args, filepath.Join(dir, e.Name()))
+	}
+	args = append(args, tmp)
+	p.Start("seed " + filepath.Base(obj) + " from the baseline's objects")
+	if err := run.Command("cp", args...).Run(ctx); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("copying the baseline's objects to %s (is the disk full?): %w", obj, err)
+	}
+	n, err := relocate(tmp, dir, obj)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, obj); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("seeding %s: %w", obj, err)
+	}
+	p.Done("%d command records relocated", n)
+	return nil
+}
+
+// relocate rewrites, in the command records of the folder copied into
+// tmp, the path of the folder it was copied from (from) to its new place
+// (to), keeping each file's time. kbuild records paths relative to the
+// build folder, but tools built along (objtool, its libsubcmd) record
+// their output's absolute path: a record naming another folder is a
+// changed command, objtool is rebuilt, and every object that depends on
+// it recompiles.
+func relocate(tmp, from, to string) (int, error) {
+	oldb, newb := []byte(from), []byte(to)
+	n := 0
+	err := filepath.WalkDir(tmp, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() || !d.Type().IsRegular() || !(strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".cmd") || strings.HasSuffix(name, ".d")) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, oldb) {
+			return nil
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, bytes.ReplaceAll(b, oldb, newb), st.Mode().Perm()); err != nil {
+			return err
+		}
+		n++
+		return os.Chtimes(path, st.ModTime(), st.ModTime())
+	})
+	if err != nil {
+		return n, fmt.Errorf("relocating the copied build folder %s: %w", to, err)
+	}
+	return n, nil
 }
 
 // VariantDir is the variant's latest snapshot of the artifacts and
@@ -419,6 +546,18 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := claimFolder(dir, o.Kernel.Key(), o.Progress); err != nil {
 		return nil, err
 	}
+	// Each variant compiles in its own folder (ObjDir): the baseline's
+	// only ever holds the pristine state; the patched one starts as a
+	// copy of the baseline's objects and stays incremental from there.
+	obj := ObjDir(dir, o.Variant)
+	if o.Variant == vocab.Patched {
+		if err := seedVariant(ctx, dir, obj, o.Kernel.Key(), o.Progress); err != nil {
+			return nil, err
+		}
+		if err := claimFolder(obj, o.Kernel.Key(), o.Progress); err != nil {
+			return nil, err
+		}
+	}
 	// The snapshot is written aside and published whole at the end
 	// (publish): a snapshot another process named is never rewritten.
 	final := StateDir(dir, o.Variant, md.State)
@@ -429,7 +568,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	md.BuildDir, md.VariantDir = dir, staging
+	md.BuildDir, md.VariantDir = obj, staging
 	md.Log = filepath.Join(md.VariantDir, "build.log")
 	md.ID, md.Patches = ImageID(o.Cache.Dir, final), PatchRecords(o.Apply, o.Variant)
 	if md.Key, err = Key(o); err != nil {
@@ -442,12 +581,29 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return nil, err
 	}
 	touched := o.Apply.Touched()
-	rec, err := syncSources(wt.Dir, dir, append(append([]string{}, touched...), st0.Touched...))
+	paths := append(append([]string{}, touched...), st0.Touched...)
+	if o.Variant == vocab.Baseline {
+		// Files the patched folder freshened back to their pristine
+		// content are newer than the baseline's objects: the pristine
+		// files again, so the baseline compiles nothing of them.
+		if err := relinkPristine(wt, append(paths, recordedPaths(ObjDir(dir, vocab.Patched))...)); err != nil {
+			return nil, err
+		}
+	}
+	synced := paths
+	if o.Variant == vocab.Baseline {
+		// The baseline compiles the pristine state only: what its record
+		// does not name was compiled from pristine content, so it needs
+		// naming only for what an older build of the folder compiled
+		// otherwise (a folder both variants once shared).
+		synced = nil
+	}
+	rec, err := syncSources(wt.Dir, obj, synced)
 	if err != nil {
 		return nil, err
 	}
-	m := &maker{src: wt.Dir, dir: dir, jobs: o.Jobs, progress: o.Progress, runner: o.Runner}
-	m.ccache = !o.NoCcache
+	m := &maker{src: wt.Dir, dir: obj, jobs: o.Jobs, progress: o.Progress, runner: o.Runner}
+	m.ccache, m.cacheDir = !o.NoCcache, o.Cache.Dir
 	if _, err := run.Or(o.Runner).LookPath("ccache"); err != nil {
 		m.ccache = false
 	}
@@ -469,7 +625,15 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	m.log = logf
 	o.Progress.Start(fmt.Sprintf("build %s %s", o.Kernel.Name, o.Variant))
 	step = time.Now()
-	res, err := m.make(ctx, "bzImage")
+	kcfg, err := kconfig.Load(filepath.Join(obj, ".config"))
+	if err != nil {
+		return finish(md, start, fmt.Errorf("reading the build's configuration: %w", err))
+	}
+	kernelTargets := []string{"bzImage"}
+	if kcfg.Value("MODULES") == "y" {
+		kernelTargets = append(kernelTargets, "modules")
+	}
+	res, err := m.make(ctx, kernelTargets...)
 	md.TargetDurations["kernel"] = time.Since(step).Seconds()
 	md.Warnings, md.Errors = res.warnings, res.errors
 	if err != nil {
@@ -493,7 +657,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		md.CompileTested = targets
 	}
 	md.UpToDate = work == 0
-	if b, err := os.ReadFile(filepath.Join(dir, "include", "config", "kernel.release")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(obj, "include", "config", "kernel.release")); err == nil {
 		md.KernelRelease = strings.TrimSpace(string(b))
 	}
 	md.Compiler = compilerVersion()
@@ -501,7 +665,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// variant's once it builds.
 	for name, rel := range map[string]string{"bzImage": "arch/x86/boot/bzImage", "System.map": "System.map", "config": ".config"} {
 		dst := filepath.Join(md.VariantDir, filepath.Base(rel))
-		if err := fsutil.CopyFile(filepath.Join(dir, rel), dst); err != nil {
+		if err := fsutil.CopyFile(filepath.Join(obj, rel), dst); err != nil {
 			if name == "bzImage" {
 				return finish(md, start, fmt.Errorf("snapshot of %s: %w", name, err))
 			}
@@ -513,11 +677,24 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		}
 		md.Artifacts[name], md.SHA256[name] = dst, sum
 	}
-	if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
-		md.Artifacts["vmlinux"] = filepath.Join(dir, "vmlinux")
+	if _, err := os.Stat(filepath.Join(obj, "vmlinux")); err == nil {
+		md.Artifacts["vmlinux"] = filepath.Join(obj, "vmlinux")
+	}
+	base := ""
+	if o.Variant == vocab.Patched {
+		base = dir
+		if h, err := fsutil.HashFile(filepath.Join(dir, "arch/x86/boot/bzImage")); err == nil {
+			shared := h == md.SHA256["bzImage"]
+			md.VmlinuxShared = &shared
+		}
+	}
+	if kcfg.Value("MODULES") == "y" {
+		if err := snapshotModules(ctx, obj, base, kcfg, md); err != nil {
+			return finish(md, start, err)
+		}
 	}
 	rec.Complete = true
-	if err := writeRecord(dir, rec); err != nil {
+	if err := writeRecord(obj, rec); err != nil {
 		return finish(md, start, err)
 	}
 	if md.UpToDate {
@@ -544,6 +721,9 @@ func claimFolder(dir, key string, p *progress.Reporter) error {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if b, err := os.ReadFile(rec); err == nil && string(b) == key+"\n" {
+		return nil // a folder whose files a build leaves untouched keeps them so
 	}
 	return os.WriteFile(rec, []byte(key+"\n"), 0o644)
 }
@@ -622,7 +802,88 @@ type sources struct {
 
 func sourcesPath(dir string) string { return filepath.Join(dir, ".patchctl-sources.json") }
 
-func writeRecord(dir string, rec *sources) error { return fsutil.WriteJSON(sourcesPath(dir), rec) }
+// writeRecord writes rec, unless the folder holds the same record.
+func writeRecord(dir string, rec *sources) error {
+	if b, err := os.ReadFile(sourcesPath(dir)); err == nil {
+		var old sources
+		if json.Unmarshal(b, &old) == nil && old.Complete == rec.Complete && sameFiles(old.Files, rec.Files) {
+			return nil
+		}
+	}
+	return fsutil.WriteJSON(sourcesPath(dir), rec)
+}
+
+func sameFiles(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, h := range a {
+		if g, ok := b[p]; !ok || g != h {
+			return false
+		}
+	}
+	return true
+}
+
+// recordedPaths are the paths dir's source record names (none when it
+// has no record).
+func recordedPaths(dir string) []string {
+	var rec sources
+	b, err := os.ReadFile(sourcesPath(dir))
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		return nil
+	}
+	var out []string
+	for p := range rec.Files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// relinkPristine makes each of paths whose content in the work tree is
+// its pristine content the pristine file again (a link, with the
+// pristine time): a copy freshened for the patched folder's make would
+// look newer than the baseline's objects.
+func relinkPristine(wt *tree.WorkTree, paths []string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] || p == "" {
+			continue
+		}
+		seen[p] = true
+		cur, src := filepath.Join(wt.Dir, filepath.FromSlash(p)), filepath.Join(wt.Pristine, filepath.FromSlash(p))
+		cst, err := os.Lstat(cur)
+		if err != nil || !cst.Mode().IsRegular() {
+			continue
+		}
+		pst, err := os.Lstat(src)
+		if err != nil || !pst.Mode().IsRegular() || os.SameFile(cst, pst) || cst.Size() != pst.Size() {
+			continue
+		}
+		a, err := os.ReadFile(cur)
+		if err != nil {
+			return fmt.Errorf("reading %s of the work tree: %w", p, err)
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return fmt.Errorf("reading the pristine %s: %w", p, err)
+		}
+		if string(a) != string(b) {
+			continue
+		}
+		tmp := cur + ".patchctl-tmp"
+		os.Remove(tmp)
+		if err := os.Link(src, tmp); err != nil {
+			return fmt.Errorf("restoring the pristine %s in the work tree: %w", p, err)
+		}
+		if err := os.Rename(tmp, cur); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("restoring the pristine %s in the work tree: %w", p, err)
+		}
+	}
+	return nil
+}
 
 // syncSources makes make see every change of content since the folder's
 // last build: make compares times, and a reset to pristine brings back
@@ -669,6 +930,13 @@ func syncSources(src, dir string, paths []string) (*sources, error) {
 		if err := freshen(src, p); err != nil {
 			return nil, err
 		}
+	}
+	if old.Complete && sameFiles(old.Files, cur.Files) {
+		// Nothing compiled here changes content: make's own times say
+		// what to redo even if it is killed, and the record stands as
+		// it is (the folder is left untouched by a build with nothing
+		// to do).
+		return cur, nil
 	}
 	pending := &sources{Files: map[string]string{}}
 	for p, h := range cur.Files {
@@ -775,11 +1043,34 @@ var compilerVersion = sync.OnceValue(func() string {
 	return strings.SplitN(string(out), "\n", 2)[0]
 })
 
+// ccacheEnv makes ccache's results shared between build folders and
+// caches: paths under patchctl's cache are hashed relative to the
+// compiler's directory (base_dir), and that directory itself is not
+// hashed (hash_dir off; with -g it otherwise is, for the objects'
+// DW_AT_comp_dir, which then may name the folder that filled the cache).
+// Kbuild compiles in the build folder and names the sources by absolute
+// path: both variants' folders (build/K/H, build/K/H.patched) and the
+// same kernel in another cache (a CI job's PATCHCTL_CACHE) sit at the
+// same place relative to their work tree (../../../work/K), so their
+// compiles hit each other's results. A tree of another name (a user's
+// --tree) still misses: only a build folder that is a direct
+// subdirectory of its source tree makes kbuild name sources "../"
+// (srctree ..), on every pinned kernel, independent of the tree's path
+// (docs/build.md).
+func ccacheEnv(cacheDir string) []string {
+	env := []string{"CCACHE_NOHASHDIR=true"}
+	if abs, err := filepath.Abs(cacheDir); err == nil && abs != "/" {
+		env = append(env, "CCACHE_BASEDIR="+abs)
+	}
+	return env
+}
+
 // maker runs make in the source tree with O=dir.
 type maker struct {
 	src, dir string
 	jobs     int
 	ccache   bool
+	cacheDir string // patchctl's cache: ccache's base_dir
 	log      io.Writer
 	progress *progress.Reporter
 	runner   run.Runner
@@ -872,6 +1163,9 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	args = append(args, targets...)
 	pr, pw := io.Pipe()
 	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw, Runner: m.runner}
+	if m.ccache {
+		cmd.Env = ccacheEnv(m.cacheDir)
+	}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return res, err

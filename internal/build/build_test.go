@@ -2,12 +2,16 @@ package build
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
@@ -119,8 +123,9 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One folder for both variants; each keeps its own artifacts.
-	if p.BuildDir != md.BuildDir || p.Artifacts["bzImage"] == md.Artifacts["bzImage"] {
+	// A folder per variant, the patched one beside the baseline's; each
+	// keeps its own artifacts.
+	if p.BuildDir != ObjDir(md.BuildDir, vocab.Patched) || p.Artifacts["bzImage"] == md.Artifacts["bzImage"] {
 		t.Errorf("folders %s %s, images %s %s", md.BuildDir, p.BuildDir, md.Artifacts["bzImage"], p.Artifacts["bzImage"])
 	}
 	bi, _ := os.ReadFile(md.Artifacts["bzImage"])
@@ -138,13 +143,12 @@ func TestBuildBaselineThenPatched(t *testing.T) {
 	if p2, err := Build(ctx, o); err != nil || !p2.UpToDate {
 		t.Errorf("second patched build not a no-op: %v %+v", err, p2)
 	}
-	// Back to baseline: the work tree is pristine again (its main.c is
-	// older than the patched object), and the image must be the
-	// baseline's again, byte for byte.
+	// Back to baseline: its folder never held the patched state, so
+	// nothing is rebuilt, and the image is the baseline's, byte for byte.
 	o.Variant = vocab.Baseline
 	b3, err := Build(ctx, o)
-	if err != nil || b3.UpToDate {
-		t.Fatalf("baseline after patched was not rebuilt: %v %+v", err, b3)
+	if err != nil || !b3.UpToDate {
+		t.Fatalf("baseline after patched was rebuilt: %v %+v", err, b3)
 	}
 	if again, _ := os.ReadFile(b3.Artifacts["bzImage"]); string(again) != string(bi) {
 		t.Error("the baseline image after a patched build is not the baseline's: it kept patched code")
@@ -245,4 +249,154 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// kbuildLikeMakefile adds to fakeMakefile what matters to a copied build
+// folder: a second object, and a host tool whose command record holds the
+// folder's absolute path (as objtool's does) and on which every object
+// depends (a changed record rebuilds the tool, then everything).
+const kbuildLikeMakefile = `O ?= $(CURDIR)
+SRC := $(CURDIR)
+TOOLCMD := cc -o $(O)/tools/tool
+.PHONY: tinyconfig olddefconfig bzImage main.o second.o FORCE
+tinyconfig:
+	@printf 'CONFIG_A=y\n# CONFIG_B is not set\n' > $(O)/.config
+olddefconfig:
+	@true
+$(O)/tools/tool: FORCE
+	@mkdir -p $(dir $@); if [ "$$(cat $(O)/tools/.tool.cmd 2>/dev/null)" != "$(TOOLCMD)" ]; then echo "  HOSTCC  tools/tool"; echo tool > $@; echo "$(TOOLCMD)" > $(O)/tools/.tool.cmd; fi
+$(O)/main.o: $(SRC)/main.c $(O)/.config $(O)/tools/tool
+	@echo "  CC      main.o"
+	@gcc -c $(SRC)/main.c -o $@
+$(O)/second.o: $(SRC)/second.c $(O)/.config $(O)/tools/tool
+	@echo "  CC      second.o"
+	@gcc -c $(SRC)/second.c -o $@
+$(O)/arch/x86/boot/bzImage: $(O)/main.o $(O)/second.o
+	@mkdir -p $(dir $@) $(O)/include/config
+	@echo "  LD      bzImage"
+	@cat $^ > $@; echo 9.9.0-fake > $(O)/include/config/kernel.release
+bzImage: $(O)/arch/x86/boot/bzImage
+main.o: $(O)/main.o
+second.o: $(O)/second.o
+`
+
+// folderState is every file of a build folder but the snapshots
+// (variants/), with its time, mode and content hash.
+func folderState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	st := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel == "variants" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		st[rel] = fmt.Sprintf("%s %v %x", info.ModTime().Format(time.RFC3339Nano), info.Mode(), sha256.Sum256(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestBaselineNeverRebuilt: the baseline folder is built once from the
+// pristine state; a patched build, a second series (what try of another
+// patch does), a revert and baseline builds in between leave every one of
+// its files as it was, and the patched folder, seeded from it, compiles
+// only what each series changes.
+func TestBaselineNeverRebuilt(t *testing.T) {
+	o, src := fakeKernel(t)
+	os.WriteFile(filepath.Join(src, "Makefile"), []byte(kbuildLikeMakefile), 0o644)
+	os.WriteFile(filepath.Join(src, "second.c"), []byte("int second_fn(void)\n{\n\treturn 2;\n}\n"), 0o644)
+	gitIn(t, src, "add", "-A")
+	gitIn(t, src, "commit", "-qm", "second object, a host tool")
+	gitIn(t, src, "tag", "-f", "v9.9")
+	o.Cache = &tree.Cache{Dir: t.TempDir()}
+	o.Apply = applied(t, o) // series 1: main.c
+
+	// Series 2, in another project root with the same fragments: second.c.
+	root2 := t.TempDir()
+	os.MkdirAll(filepath.Join(root2, "kconfig"), 0o755)
+	os.MkdirAll(filepath.Join(root2, "patches", "s2"), 0o755)
+	os.MkdirAll(filepath.Join(root2, "series", "9.9"), 0o755)
+	os.WriteFile(filepath.Join(root2, "kconfig", "base.config"), mustRead(t, filepath.Join(o.Root, "kconfig", "base.config")), 0o644)
+	os.WriteFile(filepath.Join(root2, "patches", "s2", "0001.patch"), []byte("From: J <j@example.org>\nSubject: [PATCH] second: return 3\n\n---\n"+
+		"diff --git a/second.c b/second.c\n--- a/second.c\n+++ b/second.c\n@@ -1,4 +1,4 @@\n int second_fn(void)\n {\n-\treturn 2;\n+\treturn 3;\n }\n"), 0o644)
+	os.WriteFile(filepath.Join(root2, "series", "9.9", "manifest.yaml"), []byte("kernel: \"9.9\"\npatches:\n  - source: patches/s2/0001.patch\n    expect: applies\n"), 0o644)
+	o2 := o
+	o2.Root = root2
+	o2.Apply = applied(t, o2)
+
+	ctx := context.Background()
+	build := func(o Options, v string) (*Metadata, string) {
+		t.Helper()
+		o.Variant = v
+		md, err := Build(ctx, o)
+		if err != nil {
+			t.Fatalf("%s build: %v", v, err)
+		}
+		log := string(mustRead(t, md.Log))
+		if strings.Contains(log, "HOSTCC") && v == vocab.Patched {
+			t.Errorf("the patched build rebuilt the host tool (its record names the folder it was copied from):\n%s", log)
+		}
+		return md, log
+	}
+	base, _ := build(o, vocab.Baseline)
+	want := folderState(t, base.BuildDir)
+
+	p1, log := build(o, vocab.Patched)
+	if p1.BuildDir == base.BuildDir {
+		t.Fatalf("both variants build in %s", base.BuildDir)
+	}
+	if !strings.Contains(log, "CC      main.o") || strings.Contains(log, "CC      second.o") {
+		t.Errorf("the seeded patched build did not compile exactly main.o:\n%s", log)
+	}
+	p2, log := build(o2, vocab.Patched) // another series: main.c back to pristine, second.c patched
+	if !strings.Contains(log, "CC      main.o") || !strings.Contains(log, "CC      second.o") {
+		t.Errorf("the second series did not recompile main.o (reverted) and second.o (patched):\n%s", log)
+	}
+	b2, _ := build(o2, vocab.Baseline)
+	if !b2.UpToDate {
+		t.Error("the baseline rebuilt after a second series")
+	}
+	build(o, vocab.Patched)
+	b3, _ := build(o, vocab.Baseline)
+	if !b3.UpToDate || string(mustRead(t, b3.Artifacts["bzImage"])) != string(mustRead(t, base.Artifacts["bzImage"])) {
+		t.Error("the baseline after two series is not the first baseline, or was rebuilt")
+	}
+	got := folderState(t, base.BuildDir)
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("baseline folder: %s changed (%s -> %s)", p, w, got[p])
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok && !strings.HasPrefix(p, "variants") {
+			t.Errorf("baseline folder: %s appeared", p)
+		}
+	}
+	if p2.SHA256["bzImage"] == p1.SHA256["bzImage"] || p2.SHA256["bzImage"] == base.SHA256["bzImage"] {
+		t.Error("the two series built the same image")
+	}
+}
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
 }

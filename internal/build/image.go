@@ -130,6 +130,16 @@ func LoadImage(dir string) (*Metadata, error) {
 		if _, err := os.Stat(filepath.Join(dir, ".config")); err == nil {
 			md.Artifacts["config"] = filepath.Join(dir, ".config")
 		}
+		// The modules the image carries are the snapshot's, as recorded.
+		for i, m := range md.Modules {
+			p := filepath.Join(dir, "modules", filepath.Base(m))
+			want, ok := md.ModuleSHA256[modName(p)]
+			got, err := fsutil.HashFile(p)
+			if !ok || err != nil || got != want {
+				return nil, fmt.Errorf("the image's module %s is missing or not the one its build recorded (sha256 %.12s, recorded %.12s): rebuild it (patchctl build): %w", p, got, want, errs.ErrEnv)
+			}
+			md.Modules[i] = p
+		}
 	}
 	return &md, nil
 }

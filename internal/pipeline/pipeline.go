@@ -392,7 +392,7 @@ func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
 		var md build.Metadata
 		if reuse(r, s, key, &md) {
 			r.kr.Builds[variant] = &md
-			s.Detail = md.KernelRelease + " (reused)"
+			s.Detail = md.KernelRelease + sourceDetail(&md) + " (reused)"
 			return nil
 		}
 		m, err := build.Build(ctx, bo)
@@ -402,8 +402,8 @@ func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
 		if err != nil {
 			return errors.Join(err, r.forget(s))
 		}
-		s.Detail = fmt.Sprintf("%s in %.0fs", m.KernelRelease, m.Duration)
-		return r.record(s, m, m.Artifacts["bzImage"])
+		s.Detail = fmt.Sprintf("%s%s in %.0fs", m.KernelRelease, sourceDetail(m), m.Duration)
+		return r.record(s, m, append([]string{m.Artifacts["bzImage"]}, m.Modules...)...)
 	})
 }
 
@@ -432,6 +432,31 @@ func (r *kernelRun) distroBuild(ctx context.Context, out *apply.Out, variant str
 		s.Detail = distroDetail(m) + fmt.Sprintf(" in %.0fs", m.Duration)
 		return r.record(s, m, append([]string{m.Artifacts["bzImage"]}, m.Modules...)...)
 	})
+}
+
+// sourceDetail says what a build from source carries beyond bzImage: its
+// modules and, for patched, which differ from the baseline's and whether
+// vmlinux is the baseline's.
+func sourceDetail(m *build.Metadata) string {
+	d := ""
+	if len(m.Modules) > 0 {
+		d = fmt.Sprintf(", %d modules", len(m.Modules))
+	}
+	if m.Variant == vocab.Patched && len(m.Modules) > 0 {
+		if len(m.Rebuilt) > 0 {
+			d += ", rebuilt " + strings.Join(m.Rebuilt, " ")
+		} else {
+			d += ", no module differs from the baseline's"
+		}
+	}
+	if m.VmlinuxShared != nil {
+		if *m.VmlinuxShared {
+			d += ", vmlinux shared with the baseline"
+		} else {
+			d += ", vmlinux rebuilt"
+		}
+	}
+	return d
 }
 
 func distroDetail(m *build.Metadata) string {

@@ -325,7 +325,7 @@ func (t *Target) BenchBoots(ctx context.Context, o *bench.Options, b BenchBootOp
 		if err != nil {
 			return fmt.Errorf("bench %s %s: %w", t.Kernel.Name, v.name, err)
 		}
-		*v.o = boot.Options{Root: t.Root, Kernel: t.Kernel.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.Metadata.BuildDir,
+		*v.o = boot.Options{Root: t.Root, Kernel: t.Kernel.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.Metadata.BuildDir, Modules: img.Metadata.Modules,
 			Accel: b.Accel, Progress: t.Cache.Progress, BuildCommand: buildCmd}
 	}
 	return nil
