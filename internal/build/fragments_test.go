@@ -143,6 +143,49 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 	}
 }
 
+// TestDebugFragmentLands: the debug fragment on top of the default ones
+// verifies (every requested symbol as asked) on the kernels it is meant
+// for: KASAN, lockdep, KFENCE and UBSAN really in the .config. tinyconfig
+// turns on SLUB_TINY, on which KASAN depends being off: a fragment that
+// asked for KASAN without turning it off got KASAN=n (found by running
+// try --fragment debug).
+func TestDebugFragmentLands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: configures real kernels")
+	}
+	if err := CheckHostTools(); err != nil {
+		testenv.Unavailable(t, err.Error())
+	}
+	root := testenv.RepoRoot(t)
+	for _, n := range []string{"6.12", "7.3"} {
+		t.Run(n, func(t *testing.T) {
+			k, pristine := testenv.Kernel(t, n)
+			out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, err := SelectFragments(root, k, out, []string{"base", "rdma-loopback", "debug"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			frags, hash, err := fragments(root, sel.Names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &maker{src: pristine, dir: t.TempDir(), jobs: 1, progress: nil}
+			if _, err := configure(context.Background(), m, pristine, frags, hash, sel.Names); err != nil {
+				t.Fatalf("%s with %v: %v", n, sel.Names, err)
+			}
+			final, _ := kconfig.Load(filepath.Join(m.dir, ".config"))
+			for _, s := range []string{"KASAN", "KASAN_GENERIC", "PROVE_LOCKING", "KFENCE", "UBSAN_BOUNDS"} {
+				if final.Value(s) != "y" {
+					t.Errorf("%s: CONFIG_%s=%s", n, s, final.Value(s))
+				}
+			}
+		})
+	}
+}
+
 // TestClaimFolderAfterRepin: a build folder of one kernel source keeps its
 // objects; after a re-pin (another source key) it starts empty, so no
 // object of the old tree is linked into the new kernel.
