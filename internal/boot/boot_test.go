@@ -219,6 +219,17 @@ func TestRunSplatsAndFailures(t *testing.T) {
 	if res.Verdict != "FAIL" || !strings.Contains(res.Reason, "rxe.inline_evidence") {
 		t.Errorf("failure: %+v", res)
 	}
+	// A failed test and a kernel report (the guest's dmesg test fails on
+	// the KASAN report it read): the reason names both, the report in its
+	// own words.
+	both := failing + "\n[   6.1] BUG: KASAN: slab-use-after-free in nvmet_rdma_cm_handler+0x1311/0x219e [nvmet_rdma]\n[   6.1] Read of size 1"
+	res, err = Run(context.Background(), opts(t, fakeQEMU(t, both)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "FAIL" || !strings.Contains(res.Reason, "rxe.inline_evidence") || !strings.Contains(res.Reason, "BUG: KASAN: slab-use-after-free in nvmet_rdma_cm_handler") {
+		t.Errorf("failure with a KASAN report: %q", res.Reason)
+	}
 	panicRun := "Linux version 6.12\nKernel panic - not syncing: Attempted to kill init! exitcode=0x00000100"
 	res, err = Run(context.Background(), opts(t, fakeQEMU(t, panicRun)))
 	if err != nil {

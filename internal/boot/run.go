@@ -509,6 +509,17 @@ func judge(res *Result, o *Options) {
 		var failed []string
 		walkFailed(res.KTAP, "", &failed)
 		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("%d of %d tests failed: %s", c.Fail, c.Fail+c.Pass+c.Skip, strings.Join(failed, ", "))
+		// The guest's dmesg test fails on a report of the kernel's: say
+		// which, in its own words (a KASAN report names the access and
+		// the function), not only that the dmesg test failed.
+		if len(res.Splats) > 0 {
+			s := res.Splats[0]
+			what := s.Text
+			if what == "" {
+				what = s.Kind
+			}
+			res.Reason += fmt.Sprintf("; the kernel reported %q (console line %d)", what, s.Line)
+		}
 	case len(res.Splats) > 0:
 		what := res.Splats[0].Text
 		if what == "" {
