@@ -153,7 +153,7 @@ func Run(opts Options) (*Report, error) {
 		rep.Findings = []Finding{}
 	}
 	if opts.Preprocessor != nil {
-		rep.Analysis = opts.Preprocessor.Analysis()
+		rep.Analysis, rep.Read = opts.Preprocessor.Analysis(), opts.Preprocessor.Read()
 	}
 	rep.Duration = time.Since(start).Seconds()
 	return rep, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/patchctl/patchctl/checks/findings"
 	"github.com/patchctl/patchctl/internal/preproc"
 )
 
@@ -19,8 +20,10 @@ import (
 // false: the file is read as raw C (its own macros expanded, macro.go).
 type Preprocessor interface {
 	Source(rel string, raw []byte) (src []byte, macros map[int]macroUse, ok bool)
-	// Analysis is Report.Analysis: what the rules read.
+	// Analysis is Report.Analysis: what the rules read, and Read its
+	// counts.
 	Analysis() string
+	Read() *findings.Read
 }
 
 // NewPreprocessor is the Preprocessor of a preproc session: a line keeps
@@ -92,6 +95,26 @@ func (p *ppSession) Source(rel string, raw []byte) ([]byte, map[int]macroUse, bo
 		return nil, nil, false
 	}
 	return r.src, r.macros, true
+}
+
+func (p *ppSession) Read() *findings.Read {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rd := &findings.Read{Configs: []string{}}
+	cfgs := map[string]bool{}
+	for _, r := range p.done {
+		if r.src != nil {
+			rd.Preprocessed++
+			if !cfgs[r.cfg] {
+				cfgs[r.cfg] = true
+				rd.Configs = append(rd.Configs, r.cfg)
+			}
+		} else if r.why != "" {
+			rd.RawC++
+		}
+	}
+	sort.Strings(rd.Configs)
+	return rd
 }
 
 func (p *ppSession) Analysis() string {

@@ -99,6 +99,9 @@ type Report struct {
 	// Analysis says what the rules read: raw C with the modules' own
 	// macros expanded, or the preprocessed units (checks.Options.Preprocessor).
 	Analysis string `json:"analysis"`
+	// Read counts the .c files read through the preprocessor and as raw
+	// C, with the configurations used (nil: no Preprocessor, all raw).
+	Read *Read `json:"read,omitempty"`
 	Files    int    `json:"files_analysed"`
 	// LinkedIncomplete are the functions of modules read because they
 	// are linked to the inline users (not users themselves) whose
@@ -146,6 +149,15 @@ func (r *Report) PreExisting() int {
 		}
 	}
 	return n
+}
+
+// Read is what a check with a Preprocessor read: how many .c files as
+// the compiler sees them (and with which configurations), how many as
+// raw C (Analysis says why for each).
+type Read struct {
+	Preprocessed int      `json:"preprocessed"`
+	RawC         int      `json:"raw_c"`
+	Configs      []string `json:"configs"`
 }
 
 // AnalysisRawC is Report.Analysis for raw C: the kernel's macros and

@@ -63,17 +63,12 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "inline senders analysed: %s\n", strings.Join(r.Inline, ", "))
-	if r.Analysis != "" && r.Analysis != AnalysisRawC {
-		// The preprocessed units and the configuration; the files read
-		// as raw C, with why, are in the JSON report.
-		a, rest, raw := r.Analysis, "", 0
-		if i := strings.Index(a, "; raw C"); i >= 0 {
-			a, rest = a[:i], a[i:]
-			raw = strings.Count(rest, ".c (")
-		}
-		fmt.Fprintf(w, "read as: %s", a)
-		if raw > 0 {
-			fmt.Fprintf(w, "; %d other .c files as raw C (why: --format json, \"analysis\")", raw)
+	if rd := r.Read; rd != nil {
+		// The configurations read; why a file was read as raw C is in
+		// the JSON report's "analysis".
+		fmt.Fprintf(w, "read as: %d .c files preprocessed with kbuild's flags (configuration: %s), %d as raw C", rd.Preprocessed, strings.Join(rd.Configs, "; "), rd.RawC)
+		if rd.RawC > 0 {
+			fmt.Fprint(w, " (why: --format json, \"analysis\")")
 		}
 		fmt.Fprintln(w)
 	}

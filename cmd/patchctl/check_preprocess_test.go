@@ -68,7 +68,7 @@ func TestCheckPreprocessCLI(t *testing.T) {
 	if code != 1 || !found || !strings.Contains(rep.Analysis, "preprocessed translation units") {
 		t.Errorf("--preprocess: exit %d, findings %+v (want inline-sge-addr at line %d), analysis %q", code, rep.Findings, wantLine, rep.Analysis)
 	}
-	if code, out, _ := run(t, "--root", root, "check", "--tree", tree, "--preprocess", "--build-dir", build, mod); code != 1 || !strings.Contains(out, "read as: preprocessed translation units") {
+	if code, out, _ := run(t, "--root", root, "check", "--tree", tree, "--preprocess", "--build-dir", build, mod); code != 1 || !strings.Contains(out, "read as: 1 .c files preprocessed with kbuild's flags (configuration: build folder "+build) {
 		t.Errorf("text: exit %d, no configuration line:\n%s", code, out)
 	}
 	if code, out, _ := run(t, "--root", root, "check", "--tree", tree, mod); code != 0 {
