@@ -98,6 +98,14 @@ type Splat struct {
 	Excerpt []string `json:"excerpt"`
 }
 
+// words is the report in its own words: its first line, else its kind.
+func (s Splat) words() string {
+	if s.Text != "" {
+		return s.Text
+	}
+	return s.Kind
+}
+
 // Result is a boot's outcome.
 type Result struct {
 	Kernel       string           `json:"kernel"`
@@ -513,19 +521,10 @@ func judge(res *Result, o *Options) {
 		// which, in its own words (a KASAN report names the access and
 		// the function), not only that the dmesg test failed.
 		if len(res.Splats) > 0 {
-			s := res.Splats[0]
-			what := s.Text
-			if what == "" {
-				what = s.Kind
-			}
-			res.Reason += fmt.Sprintf("; the kernel reported %q (console line %d)", what, s.Line)
+			res.Reason += fmt.Sprintf("; the kernel reported %q (console line %d)", res.Splats[0].words(), res.Splats[0].Line)
 		}
 	case len(res.Splats) > 0:
-		what := res.Splats[0].Text
-		if what == "" {
-			what = res.Splats[0].Kind
-		}
-		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("kernel reported %q (console line %d)", what, res.Splats[0].Line)
+		res.Verdict, res.Reason = vocab.Fail, fmt.Sprintf("kernel reported %q (console line %d)", res.Splats[0].words(), res.Splats[0].Line)
 	default:
 		res.Verdict = vocab.Pass
 		res.Reason = fmt.Sprintf("%d tests passed", c.Pass)

@@ -327,6 +327,36 @@ func TestCheckStageJudgesNewFindings(t *testing.T) {
 	if err1 != nil || err2 != nil || err3 != nil || k1 == k2 || k2 == k3 || k1 == k3 {
 		t.Errorf("keys for different baselines: %s %s %s (%v %v %v)", k1, k2, k3, err1, err2, err3)
 	}
+
+	// With --preprocess the keys follow the build folder's configuration
+	// (the flags and #if arms the units were made with); without it they
+	// do not read it.
+	bd := t.TempDir()
+	keys := func() (string, string) {
+		t.Helper()
+		a, err := pipeline.CheckStageKey(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := pipeline.CheckPristineKey(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	}
+	in.BuildDir = bd
+	os.WriteFile(filepath.Join(bd, ".config"), []byte("CONFIG_A=y\n"), 0o644)
+	plainA, plainP := keys()
+	os.WriteFile(filepath.Join(bd, ".config"), []byte("CONFIG_A=n\n"), 0o644)
+	if a, p := keys(); a != plainA || p != plainP {
+		t.Error("without --preprocess the check's keys read the build folder's .config")
+	}
+	in.Preprocess = true
+	ppA, ppP := keys()
+	os.WriteFile(filepath.Join(bd, ".config"), []byte("CONFIG_A=y\n"), 0o644)
+	if a, p := keys(); a == ppA || p == ppP || a == plainA {
+		t.Error("with --preprocess the check's keys miss the build folder's configuration")
+	}
 }
 
 // TestCheckStageRealTree: the same on the 6.12 tree, with the series of

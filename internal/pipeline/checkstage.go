@@ -41,8 +41,12 @@ type CheckStageIn struct {
 // pristine tree's content, the build whose layouts it reads, the paths
 // and patchctl's own code.
 func CheckPristineKey(in CheckStageIn) (string, error) {
-	return stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
-		Add("build", in.BuildID).Add("paths", in.Paths...).Add("preprocess", fmt.Sprint(in.Preprocess)).Sum()
+	k := stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
+		Add("build", in.BuildID).Add("paths", in.Paths...).Add("preprocess", fmt.Sprint(in.Preprocess))
+	if in.Preprocess && in.BuildDir != "" {
+		k = k.File(filepath.Join(in.BuildDir, ".config"))
+	}
+	return k.Sum()
 }
 
 // CheckStageKey names what the check's report depends on: the patched tree's
@@ -56,6 +60,10 @@ func CheckStageKey(in CheckStageIn) (string, error) {
 	}
 	k := stage.NewKey("check").Code().Add("state", in.Apply.State(vocab.Patched)).File(in.Apply.Patches...).
 		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base).Add("preprocess", fmt.Sprint(in.Preprocess))
+	if in.Preprocess && in.BuildDir != "" {
+		// The preprocessed units follow the build folder's configuration.
+		k = k.File(filepath.Join(in.BuildDir, ".config"))
+	}
 	if in.CheckpatchTree != "" {
 		k = k.File(filepath.Join(in.CheckpatchTree, "scripts", "checkpatch.pl"), filepath.Join(in.CheckpatchTree, "scripts", "spelling.txt"))
 	}
