@@ -107,29 +107,7 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 	}
 	for _, n := range lock.Names() {
 		t.Run(n, func(t *testing.T) {
-			k, pristine := testenv.Kernel(t, n)
-			out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sel, err := SelectFragments(root, k, out, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			frags, hash, err := fragments(root, sel.Names)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := &maker{src: pristine, dir: t.TempDir(), jobs: 1, progress: nil}
-			st, err := configure(context.Background(), m, pristine, frags, hash, sel.Names)
-			var ce *ConfigError
-			if errors.As(err, &ce) {
-				t.Fatalf("%s with %v: %v", n, sel.Names, err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			final, _ := kconfig.Load(filepath.Join(m.dir, ".config"))
+			final, st, names := configureReal(t, root, n, nil)
 			// The code under test as modules, the rest built in.
 			want := map[string]string{"RDMA_RXE": "m", "RDMA_SIW": "m", "NVME_RDMA": "m", "NVME_TARGET_RDMA": "m", "MODULES": "y",
 				"INFINIBAND": "y", "NVME_TARGET": "y", "CRYPTO_CRC32": "y", "CRYPTO_CRC32C": "y", "KPROBE_EVENTS": "y", "DEBUG_INFO": "y"}
@@ -138,9 +116,44 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 					t.Errorf("%s: CONFIG_%s=%s, want %s", n, s, final.Value(s), v)
 				}
 			}
-			t.Logf("%s: %d requested symbols verified with %v", n, len(st.Requested), sel.Names)
+			t.Logf("%s: %d requested symbols verified with %v", n, len(st.Requested), names)
 		})
 	}
+}
+
+// configureReal configures the pinned kernel n's pristine tree in a
+// scratch folder with the fragments names selects (nil: the defaults for
+// the series of record) and returns the final .config; a requested
+// symbol that did not land fails the test, naming why.
+func configureReal(t *testing.T, root, n string, names []string) (*kconfig.Config, *configState, []string) {
+	t.Helper()
+	k, pristine := testenv.Kernel(t, n)
+	out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := SelectFragments(root, k, out, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags, hash, err := fragments(root, sel.Names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &maker{src: pristine, dir: t.TempDir(), jobs: 1, progress: nil}
+	st, err := configure(context.Background(), m, pristine, frags, hash, sel.Names)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		t.Fatalf("%s with %v: %v", n, sel.Names, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := kconfig.Load(filepath.Join(m.dir, ".config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return final, st, sel.Names
 }
 
 // TestDebugFragmentLands: the debug fragment on top of the default ones
@@ -159,24 +172,7 @@ func TestDebugFragmentLands(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	for _, n := range []string{"6.12", "7.3"} {
 		t.Run(n, func(t *testing.T) {
-			k, pristine := testenv.Kernel(t, n)
-			out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sel, err := SelectFragments(root, k, out, []string{"base", "rdma-loopback", "debug"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			frags, hash, err := fragments(root, sel.Names)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := &maker{src: pristine, dir: t.TempDir(), jobs: 1, progress: nil}
-			if _, err := configure(context.Background(), m, pristine, frags, hash, sel.Names); err != nil {
-				t.Fatalf("%s with %v: %v", n, sel.Names, err)
-			}
-			final, _ := kconfig.Load(filepath.Join(m.dir, ".config"))
+			final, _, _ := configureReal(t, root, n, []string{"base", "rdma-loopback", "debug"})
 			for _, s := range []string{"KASAN", "KASAN_GENERIC", "PROVE_LOCKING", "KFENCE", "UBSAN_BOUNDS"} {
 				if final.Value(s) != "y" {
 					t.Errorf("%s: CONFIG_%s=%s", n, s, final.Value(s))
