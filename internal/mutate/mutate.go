@@ -15,6 +15,7 @@ package mutate
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,14 +130,7 @@ func Generate(patches []*mailpatch.Patch, read func(rel string) ([]byte, error),
 	return all, nil
 }
 
-func known(op string) bool {
-	for _, o := range Operators {
-		if o == op {
-			return true
-		}
-	}
-	return false
-}
+func known(op string) bool { return slices.Contains(Operators, op) }
 
 // capByClass keeps at most max mutants, taking each class's first before
 // any class's second, and numbers them in operator order.

@@ -240,3 +240,46 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// TestFlagSetByAssignment: a patch that sets send_flags whole (the
+// inline flag or-ed into a constant, or chosen by a ternary) gets the
+// flag-cleared mutant too, not only one that or-s it in.
+func TestFlagSetByAssignment(t *testing.T) {
+	before := "static int post(struct q *q, bool small)\n{\n\tstruct ib_send_wr wr = {};\n\n\treturn ib_post_send(q->qp, &wr, NULL);\n}\n"
+	patch := `From: Dev <dev@example.invalid>
+Subject: [PATCH] ulp: signal and inline
+
+---
+diff --git a/drivers/ulp/p.c b/drivers/ulp/p.c
+index 1111111..2222222 100644
+--- a/drivers/ulp/p.c
++++ b/drivers/ulp/p.c
+@@ -2,5 +2,7 @@ static int post(struct q *q, bool small)
+ {
+ 	struct ib_send_wr wr = {};
+ 
++	wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
++	wr.send_flags = small ? IB_SEND_INLINE : 0;
+ 	return ib_post_send(q->qp, &wr, NULL);
+ }
+-- 
+2.39.5
+`
+	ps, err := mailpatch.ImportBytes("p.patch", []byte(patch), "ulp", mailpatch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Generate(ps, func(string) ([]byte, error) { return []byte(before), nil }, Options{Operators: []string{FlagCleared}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, strings.TrimSpace(m.After))
+	}
+	for _, w := range []string{"wr.send_flags = IB_SEND_SIGNALED | 0;", "wr.send_flags = small ? 0 : 0;"} {
+		if !contains(got, w) {
+			t.Errorf("no mutant %q (got %q)", w, got)
+		}
+	}
+}

@@ -32,6 +32,14 @@ func (s *source) mutations(n, fn *sitter.Node) []edit {
 		}
 		if op != nil && s.text(op) == "|=" && mentions(s, right, "IB_SEND_INLINE") {
 			add(s.replace(FlagCleared, "the inline flag cleared where the patch sets it", n, s.text(left)+" &= ~("+s.text(right)+")"))
+		} else if op != nil && s.text(op) == "=" && fieldName(s, left) == "send_flags" {
+			// send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE: the flag
+			// left out of the value.
+			walkNamed(right, func(c *sitter.Node) {
+				if c.Kind() == "identifier" && s.text(c) == "IB_SEND_INLINE" {
+					add(s.replace(FlagCleared, "the inline flag left out where the patch sets send_flags", c, "0"))
+				}
+			})
 		}
 	case "if_statement":
 		cond, body := n.ChildByFieldName("condition"), n.ChildByFieldName("consequence")
