@@ -101,8 +101,8 @@ type Report struct {
 	Analysis string `json:"analysis"`
 	// Read counts the .c files read through the preprocessor and as raw
 	// C, with the configurations used (nil: no Preprocessor, all raw).
-	Read *Read `json:"read,omitempty"`
-	Files    int    `json:"files_analysed"`
+	Read  *Read `json:"read,omitempty"`
+	Files int   `json:"files_analysed"`
 	// LinkedIncomplete are the functions of modules read because they
 	// are linked to the inline users (not users themselves) whose
 	// analysis exceeded the budget: not judged, no finding drawn from
