@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
@@ -253,8 +254,8 @@ func TestB4SeriesResult(t *testing.T) {
 		status string
 		detail string
 	}{{pass, "pass", ""}, {fail, "fail", "6.12 check: FAIL 1 new error"}, {nil, "fail", ""}} {
-		r := seriesResult(c.res, out, nil)
-		b, _ := json.Marshal([]b4Result{r})
+		r := report.B4Series(c.res, out, nil)
+		b, _ := json.Marshal([]report.B4Result{r})
 		got := b4Fields(t, string(b))
 		if got[0]["status"] != c.status || got[0]["url"] != "file://"+out || !strings.Contains(got[0]["details"], c.detail) {
 			t.Errorf("%v: %v", c.res, got[0])

@@ -7,17 +7,11 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/fsutil"
-	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
-
-	"github.com/patchctl/patchctl/internal/source"
-	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -112,9 +106,6 @@ harness could not run.`,
 	return cmd
 }
 
-// countRange is a RANGE of the form -N (the last N commits).
-var countRange = regexp.MustCompile(`^-[0-9]+$`)
-
 // rangeMark marks a -N argument while the flags are parsed, so that the
 // flag parser takes it as an argument; no command-line argument can hold
 // a NUL byte, so no other argument carries it.
@@ -144,7 +135,7 @@ func parseTryArgs(c *cobra.Command, args []string) (pos []string, help bool, err
 			marked = append(marked, args[i:]...)
 			i = len(args)
 			continue
-		case countRange.MatchString(a):
+		case pipeline.IsCountRange(a):
 			marked = append(marked, rangeMark+a)
 			continue
 		}
@@ -180,25 +171,6 @@ func parseTryArgs(c *cobra.Command, args []string) (pos []string, help bool, err
 	return pos, help, nil
 }
 
-// TryResult is try.json: what was taken from the sources and the run.
-type TryResult struct {
-	Threads []*TryThread `json:"threads"`
-	// Where says which kernels were tested and why (the base-commit,
-	// --kernel, the default); Elsewhere, for patches already in a
-	// kernel tested, where they are not.
-	Where     []string         `json:"where"`
-	Elsewhere []string         `json:"elsewhere,omitempty"`
-	Record    []string         `json:"recorded,omitempty"`
-	Run       *pipeline.Result `json:"run"`
-}
-
-// TryThread is one source's thread as read.
-type TryThread struct {
-	Source string `json:"source"`
-	*mailpatch.Thread
-	Subjects []string `json:"subjects"`
-}
-
 // expectation turns --expect-inline into the boot expectations.
 func expectation(s string) (map[string]bool, error) {
 	switch s {
@@ -216,105 +188,19 @@ func expectation(s string) (map[string]bool, error) {
 	return nil, fmt.Errorf("--expect-inline %q: want patched, baseline, both or none: %w", s, errs.ErrUsage)
 }
 
-// tryInput is every patch taken, in order, with its source and raw bytes.
-type tryInput struct {
-	threads []*TryThread
-	patches []*mailpatch.Patch
-	sources []string
-	raw     [][]byte
-	// inputs are each thread's input messages as read (the cover
-	// letter's base-commit: is there).
-	inputs [][][]byte
+// inputOptions are what try takes, for pipeline.ReadTryInput (no
+// cache: an inbox's index is built in memory).
+func (o *TryOptions) inputOptions() pipeline.TryInputOptions {
+	io := pipeline.TryInputOptions{Sources: o.Sources, Git: o.Git, MsgID: o.MsgID, Inbox: o.Inbox, Lore: o.Lore, HTTP: o.HTTP}
+	if o.IO != nil {
+		io.Notes = o.IO.ErrOut
+	}
+	return io
 }
 
-func readTryInput(ctx context.Context, opts *TryOptions, cache *tree.Cache) (*tryInput, error) {
-	type group struct {
-		label  string
-		inputs []mailpatch.Input
-	}
-	var groups []group
-	args := opts.Sources
-	if opts.Git == "" {
-		for _, a := range args {
-			if countRange.MatchString(a) {
-				return nil, fmt.Errorf("%s: a RANGE of the last N commits goes with --git DIR (for a file of that name, give ./%s): %w", a, a, errs.ErrUsage)
-			}
-		}
-	}
-	if opts.Git != "" {
-		rng := "-1"
-		if len(args) > 0 {
-			rng, args = args[0], args[1:]
-		}
-		ins, err := source.Git(ctx, opts.Git, rng)
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{"git " + opts.Git + " " + rng, ins})
-	}
-	for _, a := range args {
-		ins, notes, err := source.Files(a)
-		for _, n := range notes {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
-		}
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{a, ins})
-	}
-	if opts.MsgID != "" {
-		var in mailpatch.Input
-		var err error
-		switch {
-		case (opts.Inbox == "") == (opts.Lore == ""):
-			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
-		case opts.Inbox != "":
-			io := source.InboxOptions{Context: ctx}
-			if cache != nil { // no cache: the index is built in memory
-				io.CacheDir, io.Progress = cache.Dir, cache.Progress
-			}
-			in, err = source.InboxIndexed(opts.Inbox, opts.MsgID, io)
-		default:
-			in, err = source.Lore(ctx, opts.HTTP, opts.Lore, opts.MsgID)
-		}
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{"msgid " + opts.MsgID, []mailpatch.Input{in}})
-	} else if opts.Inbox != "" || opts.Lore != "" {
-		return nil, fmt.Errorf("--inbox and --lore go with --msgid: %w", errs.ErrUsage)
-	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("nothing to try: give patch files, --git DIR [RANGE] or --msgid ID: %w", errs.ErrUsage)
-	}
-	in := &tryInput{}
-	for _, g := range groups {
-		t, err := mailpatch.ReadThreadContext(ctx, g.inputs, "", mailpatch.Options{})
-		if err != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("reading %s: interrupted: %w: %w", g.label, ctx.Err(), errs.ErrEnv)
-		}
-		if err != nil {
-			var ie *mailpatch.InputError
-			if errors.As(err, &ie) {
-				return nil, fmt.Errorf("%w: %w", err, errs.ErrInput)
-			}
-			return nil, err
-		}
-		tt := &TryThread{Source: g.label, Thread: t}
-		for i, p := range t.Patches {
-			tt.Subjects = append(tt.Subjects, p.SubjectLine())
-			in.patches = append(in.patches, p)
-			in.sources = append(in.sources, fmt.Sprintf("try/%s/%04d-%s", t.Series, len(in.sources)+1, mailpatch.Slug(p.Subject)))
-			in.raw = append(in.raw, t.Raw[i])
-		}
-		in.threads = append(in.threads, tt)
-		var data [][]byte
-		for _, i := range g.inputs {
-			data = append(data, i.Data)
-		}
-		in.inputs = append(in.inputs, data)
-	}
-	return in, nil
+// readTryInput reads what try takes (pipeline.ReadTryInput).
+func readTryInput(ctx context.Context, opts *TryOptions) (*pipeline.TryInput, error) {
+	return pipeline.ReadTryInput(ctx, opts.inputOptions())
 }
 
 func runTry(ctx context.Context, opts *TryOptions) error {
@@ -333,15 +219,16 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		return err
 	}
 	if opts.Record != "" {
-		if err := fsutil.ValidName(opts.Record); err != nil {
-			return fmt.Errorf("--record %q: %v: a series name becomes the folder patches/NAME: %w", opts.Record, err, errs.ErrUsage)
+		if err := pipeline.CheckRecordName(opts.Record); err != nil {
+			return err
 		}
 	}
-	lock, root, err := opts.Global.lock()
+	ws, err := opts.Global.workspace(opts.IO)
 	if err != nil {
 		return err
 	}
-	cache, err := opts.Global.cache(opts.IO)
+	lock, root := ws.Lock, ws.Root
+	cache, err := ws.Cache(false)
 	if err != nil {
 		return err
 	}
@@ -349,63 +236,65 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if err != nil {
 		return err
 	}
-	var in *tryInput
-	var ks []*tree.Kernel
-	var where []string
+	tw := pipeline.TryWhere{Tree: opts.Tree, Git: opts.Git, Kernels: opts.Kernels}
+	var in *pipeline.TryInput
+	place := &pipeline.TryPlace{}
 	res, err := func() (*pipeline.Result, error) {
 		// Named kernels are checked before the input is read.
-		for _, n := range opts.Kernels {
-			if _, err := lock.Find(n); err != nil && n != KernelNewest && opts.Tree == "" {
-				return nil, err
-			}
+		if err := ws.CheckKernels(tw); err != nil {
+			return nil, err
 		}
+		io := opts.inputOptions()
+		io.Cache = cache
 		var err error
-		if in, err = readTryInput(ctx, opts, cache); err != nil {
+		if in, err = pipeline.ReadTryInput(ctx, io); err != nil {
 			return nil, err
 		}
-		if ks, where, err = tryKernels(ctx, opts, root, lock, in); err != nil {
+		pl, err := ws.TryKernels(ctx, tw, in)
+		if err != nil {
 			return nil, err
 		}
+		place = pl
 		// Once, before the run: what was taken (on stdout with the
 		// summary that follows; on stderr beside --json's document).
 		w := opts.IO.Out
 		if opts.JSON {
 			w = opts.IO.ErrOut
 		}
-		printThreads(w, in.threads)
-		for _, x := range where {
+		printThreads(w, in.Threads)
+		for _, x := range place.Where {
 			fmt.Fprintf(w, "where: %s\n", x)
 		}
-		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: p.Transports,
+		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: place.Kernels, Transports: p.Transports,
 			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments,
-			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.patches, Sources: in.sources,
+			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.Patches, Sources: in.Sources,
 				Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip()})})
 	}()
 	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
 	if err != nil {
 		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
-		tr := &TryResult{Run: failed, Where: where}
+		tr := &pipeline.TryResult{Run: failed, Where: place.Where}
 		if in != nil {
-			tr.Threads = in.threads
+			tr.Threads = in.Threads
 		}
 		if _, werr := report.WriteWith(out, failed, ro); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
 		}
-		if werr := fsutil.WriteJSON(filepath.Join(out, "try.json"), tr); werr != nil {
+		if werr := tr.Write(out); werr != nil {
 			return errors.Join(err, werr)
 		}
 		return err
 	}
-	tr := &TryResult{Threads: in.threads, Where: where, Run: res}
-	tr.Elsewhere = elsewhere(ctx, lock, cache, ks, res, in)
+	tr := &pipeline.TryResult{Threads: in.Threads, Where: place.Where, Run: res}
+	tr.Elsewhere = pipeline.Elsewhere(ctx, lock, cache, place.Kernels, res, in)
 	var recErr error
 	if opts.Record != "" {
 		tr.Record, recErr = pipeline.Record(ctx, pipeline.RecordOptions{Root: root, Lock: lock, Cache: cache, Name: opts.Record, Strip: opts.strip(),
-			Kernels: ks, Result: res, Patches: in.patches, Raw: in.raw})
+			Kernels: place.Kernels, Result: res, Patches: in.Patches, Raw: in.Raw})
 	}
 	files, werr := report.WriteWith(out, res, ro)
 	if werr == nil {
-		werr = fsutil.WriteJSON(filepath.Join(out, "try.json"), tr)
+		werr = tr.Write(out)
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, tr); err != nil {
@@ -452,7 +341,7 @@ func printImages(w io.Writer, res *pipeline.Result, out string) {
 }
 
 // printThreads says what was taken from each source and what was not.
-func printThreads(w io.Writer, threads []*TryThread) {
+func printThreads(w io.Writer, threads []*pipeline.TryThread) {
 	for _, t := range threads {
 		fmt.Fprintf(w, "%s: series %s, v%d, %d patches\n", t.Source, t.Series, t.Version, len(t.Patches))
 		if t.Cover != nil {

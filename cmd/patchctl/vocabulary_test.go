@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
@@ -94,12 +95,12 @@ func TestJSONEverywhere(t *testing.T) {
 		}
 	}
 	code, out, errOut := run(t, "--root", "../..", "tree", "list", "--json")
-	var list []listedTree
+	var list []pipeline.ListedTree
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) < 2 || list[0].Kernel == "" {
 		t.Errorf("tree list --json: exit %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "--root", "../..", "matrix", "--json")
-	var m struct{ Include []matrixEntry }
+	var m struct{ Include []pipeline.MatrixEntry }
 	if code != 0 || json.Unmarshal([]byte(out), &m) != nil || len(m.Include) != len(list) {
 		t.Errorf("matrix --json: exit %d %s %s", code, out, errOut)
 	}

@@ -1,4 +1,4 @@
-package main
+package pipeline_test
 
 import (
 	"context"
@@ -90,22 +90,20 @@ func TestTryKernelFromBaseCommit(t *testing.T) {
 	} {
 		f := filepath.Join(dir, fmt.Sprintf("%d.mbox", i))
 		os.WriteFile(f, []byte(c.text), 0o644)
-		opts := &TryOptions{Global: &GlobalOptions{Root: root}, SharedOptions: SharedOptions{Kernels: c.kernels}}
-		args := []string{f}
-		if c.git != "" {
-			// --git's repository places commits; its range is not read here.
-			opts.Git = c.git
-		}
-		in, err := readTryInput(context.Background(), &TryOptions{Sources: args}, nil)
+		// --git's repository places commits; its range is not read here.
+		where := pipeline.TryWhere{Git: c.git, Kernels: c.kernels}
+		in, err := pipeline.ReadTryInput(context.Background(), pipeline.TryInputOptions{Sources: []string{f}})
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		ks, where, err := tryKernels(context.Background(), opts, root, lock, in)
+		w := &pipeline.Workspace{Root: root, Lock: lock, CacheDir: t.TempDir()}
+		place, err := w.TryKernels(context.Background(), where, in)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if len(ks) != 1 || ks[0].Name != c.want || !strings.Contains(strings.Join(where, "; "), c.why) {
-			t.Errorf("case %d: kernel %v (%s), want %s (%s)", i, ks, where, c.want, c.why)
+		ks := place.Kernels
+		if len(ks) != 1 || ks[0].Name != c.want || !strings.Contains(strings.Join(place.Where, "; "), c.why) {
+			t.Errorf("case %d: kernel %v (%s), want %s (%s)", i, ks, place.Where, c.want, c.why)
 		}
 	}
 }
@@ -128,7 +126,7 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "p.patch")
 	os.WriteFile(f, []byte(patchWithBase("v9.8")), 0o644)
-	in, err := readTryInput(context.Background(), &TryOptions{Sources: []string{f}}, nil)
+	in, err := pipeline.ReadTryInput(context.Background(), pipeline.TryInputOptions{Sources: []string{f}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +136,7 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.patches, Sources: in.sources, Allow: []string{"already-applied", "conflict", "already-upstream"}})
+		o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.Patches, Sources: in.Sources, Allow: []string{"already-applied", "conflict", "already-upstream"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,18 +164,18 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 		t.Fatalf("9.9: %s", d)
 	}
 	// 9.10's tree not prepared yet.
-	got := elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
+	got := pipeline.Elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
 	if len(got) != 1 || !strings.Contains(got[0], "9.9 already has") || !strings.Contains(got[0], "not checked (trees not prepared: 9.10)") {
 		t.Errorf("9.10 not prepared: %q", got)
 	}
 	applied(c, k910)
-	got = elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
+	got = pipeline.Elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
 	if len(got) != 1 || !strings.Contains(got[0], "the newest pinned kernel where none is: 9.10 (checked") {
 		t.Errorf("9.10 prepared: %q", got)
 	}
 	// Without 9.10, no newer kernel lacks it.
 	l = lockWith("9.8", "9.9-rc1")
-	got = elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
+	got = pipeline.Elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
 	if len(got) != 1 || !strings.Contains(got[0], "every newer pinned kernel has them too") {
 		t.Errorf("9.9 the newest: %q", got)
 	}
