@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // try's RANGE -N after --git DIR is an argument, not a flag, wherever it
@@ -32,7 +33,7 @@ func TestTryArgsRange(t *testing.T) {
 		{args: []string{"--git=D", "-3"}, git: "D", pos: []string{"-3"}},
 		{args: []string{"--git", "D", "--", "-1"}, git: "D", pos: []string{"-1"}},
 		{args: []string{"-1", "--git", "D"}, git: "D", pos: []string{"-1"}},
-		{args: []string{"--git", "D", "-12", "--kernel", "6.12", "--transport", "rxe"}, git: "D", pos: []string{"-12"}, kernels: []string{"6.12"}, transport: "rxe"},
+		{args: []string{"--git", "D", "-12", "--kernel", testkernel.Default, "--transport", "rxe"}, git: "D", pos: []string{"-12"}, kernels: []string{testkernel.Default}, transport: "rxe"},
 		{args: []string{"--out", "-1", "--git", "D", "-2"}, git: "D", out: "-1", pos: []string{"-2"}},
 		{args: []string{"--root", "R", "--git", "D", "-1"}, git: "D", pos: []string{"-1"}},
 		{args: []string{"--git", "D", "HEAD~2..HEAD"}, git: "D", pos: []string{"HEAD~2..HEAD"}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
@@ -66,7 +67,7 @@ func TestCompletion(t *testing.T) {
 // the words it takes named).
 func TestOneFlagVocabulary(t *testing.T) {
 	for _, verb := range [][]string{{"apply"}, {"build"}, {"boot"}, {"check"}, {"refresh"}, {"bench"}} {
-		code, _, errOut := run(t, append(append([]string{"--root", "../.."}, verb...), "--kernel", "6.12", "--kernel", "6.1")...)
+		code, _, errOut := run(t, append(append([]string{"--root", "../.."}, verb...), "--kernel", testkernel.Default, "--kernel", "6.1")...)
 		if code != 2 || !strings.Contains(errOut, "--kernel given twice (6.12, then 6.1)") {
 			t.Errorf("%v --kernel twice: exit %d %s", verb, code, errOut)
 		}
@@ -204,7 +205,7 @@ func TestBootPrintQEMU(t *testing.T) {
 		t.Skip("-short: needs the 6.12 build")
 	}
 	out := t.TempDir()
-	code, stdout, errOut := run(t, "--root", "../..", "boot", "--kernel", "6.12", "--print-qemu", "--shell", "--out", out, "--cmdline", "dyndbg='file rdma.c +p'")
+	code, stdout, errOut := run(t, "--root", "../..", "boot", "--kernel", testkernel.Default, "--print-qemu", "--shell", "--out", out, "--cmdline", "dyndbg='file rdma.c +p'")
 	if code == 2 && strings.Contains(errOut, "not built yet") {
 		t.Skip("6.12 not built")
 	}
