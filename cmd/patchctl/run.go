@@ -88,7 +88,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}()
 	if err != nil {
 		// The run did not start: the reports still say so, and why.
-		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
+		failed := pipeline.NotRun(err)
 		if _, werr := report.WriteWith(out, failed, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase}); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
 		}

@@ -41,6 +41,12 @@ what they read against (patchctl tree verify checks all of it).`,
 	prepare.Flags().BoolVar(&opts.All, "all", false, "prepare every pinned kernel")
 	prepare.Flags().BoolVar(&opts.JSON, "json", false, "print the prepared trees as JSON")
 	prepare.Flags().BoolVar(&opts.Force, "force", false, "extract again even when prepared (repairs a damaged tree; the old one stays until the new one is complete)")
+	cmd.AddCommand(prepare, newTreeListCmd(io, g), newTreeVerifyCmd(io, g), newTreePinCmd(io, g))
+	return cmd
+}
+
+// newTreeListCmd is tree list.
+func newTreeListCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	var listJSON bool
 	list := &cobra.Command{
 		Use:   "list [--json]",
@@ -48,32 +54,41 @@ what they read against (patchctl tree verify checks all of it).`,
 		Example: `  patchctl tree list
   patchctl tree list --json | jq -r '.[] | select(.prepared | not) | .kernel'`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error {
-			w, err := g.workspace(io)
-			if err != nil {
-				return err
-			}
-			out, err := w.ListTrees()
-			if err != nil {
-				return err
-			}
-			if listJSON {
-				return writeJSON(io.Out, out)
-			}
-			for _, e := range out {
-				state := "not prepared"
-				if e.Prepared {
-					state = e.Dir
-				}
-				def := ""
-				if e.Default {
-					def = " (default)"
-				}
-				fmt.Fprintf(io.Out, "%s%s\t%s\t%s\n", e.Kernel, def, e.Source, state)
-			}
-			return nil
-		},
+		RunE: func(c *cobra.Command, args []string) error { return runTreeList(io, g, listJSON) },
 	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the kernels as JSON")
+	return list
+}
+
+// runTreeList prints the pinned kernels and whether they are prepared.
+func runTreeList(io *IOStreams, g *GlobalOptions, asJSON bool) error {
+	w, err := g.workspace(io)
+	if err != nil {
+		return err
+	}
+	out, err := w.ListTrees()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(io.Out, out)
+	}
+	for _, e := range out {
+		state := "not prepared"
+		if e.Prepared {
+			state = e.Dir
+		}
+		def := ""
+		if e.Default {
+			def = " (default)"
+		}
+		fmt.Fprintf(io.Out, "%s%s\t%s\t%s\n", e.Kernel, def, e.Source, state)
+	}
+	return nil
+}
+
+// newTreePinCmd is tree pin.
+func newTreePinCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	pin := &PinOptions{IO: io, Global: g}
 	pinCmd := &cobra.Command{
 		Use:   "pin [--kernel K... | --all] [--check]",
@@ -102,9 +117,7 @@ kernel that pins a suite.`,
 	pinCmd.Flags().BoolVar(&pin.All, "all", false, "every kernel that pins a suite")
 	pinCmd.Flags().BoolVar(&pin.Check, "check", false, "only compare; exit 1 when a pin is stale")
 	pinCmd.Flags().BoolVar(&pin.JSON, "json", false, "print the pins as JSON")
-	list.Flags().BoolVar(&listJSON, "json", false, "print the kernels as JSON")
-	cmd.AddCommand(prepare, list, newTreeVerifyCmd(io, g), pinCmd)
-	return cmd
+	return pinCmd
 }
 
 // PinOptions are the inputs of `patchctl tree pin`.

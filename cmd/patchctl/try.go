@@ -207,77 +207,39 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	p, err := opts.parse()
+	to, err := opts.check()
 	if err != nil {
 		return err
-	}
-	expect, err := expectation(opts.ExpectInline)
-	if err != nil {
-		return err
-	}
-	if err := pipeline.CheckAllow(opts.Allow); err != nil {
-		return err
-	}
-	if opts.Record != "" {
-		if err := pipeline.CheckRecordName(opts.Record); err != nil {
-			return err
-		}
 	}
 	ws, err := opts.Global.workspace(opts.IO)
 	if err != nil {
 		return err
 	}
-	lock, root := ws.Lock, ws.Root
 	cache, err := ws.Cache(false)
 	if err != nil {
 		return err
 	}
-	out, err := outputDir(opts.Out, filepath.Join(root, "out", "try"), root)
+	out, err := outputDir(opts.Out, filepath.Join(ws.Root, "out", "try"), ws.Root)
 	if err != nil {
 		return err
 	}
-	tw := pipeline.TryWhere{Tree: opts.Tree, Git: opts.Git, Kernels: opts.Kernels}
-	var in *pipeline.TryInput
-	place := &pipeline.TryPlace{}
-	res, err := func() (*pipeline.Result, error) {
-		// Named kernels are checked before the input is read.
-		if err := ws.CheckKernels(tw); err != nil {
-			return nil, err
-		}
-		io := opts.inputOptions()
-		io.Cache = cache
-		var err error
-		if in, err = pipeline.ReadTryInput(ctx, io); err != nil {
-			return nil, err
-		}
-		pl, err := ws.TryKernels(ctx, tw, in)
-		if err != nil {
-			return nil, err
-		}
-		place = pl
-		// Once, before the run: what was taken (on stdout with the
-		// summary that follows; on stderr beside --json's document).
+	to.Cache, to.Out = cache, out
+	// Once, before the run: what was taken (on stdout with the summary
+	// that follows; on stderr beside --json's document).
+	to.Taken = func(tr *pipeline.TryResult) {
 		w := opts.IO.Out
 		if opts.JSON {
 			w = opts.IO.ErrOut
 		}
-		printThreads(w, in.Threads)
-		for _, x := range place.Where {
+		printThreads(w, tr.Threads)
+		for _, x := range tr.Where {
 			fmt.Fprintf(w, "where: %s\n", x)
 		}
-		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: place.Kernels, Transports: p.Transports,
-			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments,
-			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.Patches, Sources: in.Sources,
-				Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip()})})
-	}()
-	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
+	}
+	tr, err := ws.Try(ctx, to)
+	ro := report.Options{Version: versionString(), Root: ws.Root, Cache: cache.Dir}
 	if err != nil {
-		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
-		tr := &pipeline.TryResult{Run: failed, Where: place.Where}
-		if in != nil {
-			tr.Threads = in.Threads
-		}
-		if _, werr := report.WriteWith(out, failed, ro); werr != nil {
+		if _, werr := report.WriteWith(out, tr.Run, ro); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
 		}
 		if werr := tr.Write(out); werr != nil {
@@ -285,13 +247,38 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 		}
 		return err
 	}
-	tr := &pipeline.TryResult{Threads: in.Threads, Where: place.Where, Run: res}
-	tr.Elsewhere = pipeline.Elsewhere(ctx, lock, cache, place.Kernels, res, in)
-	var recErr error
-	if opts.Record != "" {
-		tr.Record, recErr = pipeline.Record(ctx, pipeline.RecordOptions{Root: root, Lock: lock, Cache: cache, Name: opts.Record, Strip: opts.strip(),
-			Kernels: place.Kernels, Result: res, Patches: in.Patches, Raw: in.Raw})
+	return finishTry(opts, tr, out, ro)
+}
+
+// check checks try's options before any work (every error a usage
+// error) and turns them into the pipeline's.
+func (opts *TryOptions) check() (pipeline.TryOptions, error) {
+	p, err := opts.parse()
+	if err != nil {
+		return pipeline.TryOptions{}, err
 	}
+	expect, err := expectation(opts.ExpectInline)
+	if err != nil {
+		return pipeline.TryOptions{}, err
+	}
+	if err := pipeline.CheckAllow(opts.Allow); err != nil {
+		return pipeline.TryOptions{}, err
+	}
+	if opts.Record != "" {
+		if err := pipeline.CheckRecordName(opts.Record); err != nil {
+			return pipeline.TryOptions{}, err
+		}
+	}
+	return pipeline.TryOptions{Input: opts.inputOptions(), Where: pipeline.TryWhere{Tree: opts.Tree, Git: opts.Git, Kernels: opts.Kernels},
+		Transports: p.Transports, Accel: p.Accel, KernelFrom: p.KernelFrom, NoCcache: opts.NoCcache, Fragments: opts.Fragments,
+		Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip(), Record: opts.Record}, nil
+}
+
+// finishTry writes the reports and try.json of a run into out, prints
+// the verdict, and returns what failed: the reports, the record, the
+// run.
+func finishTry(opts *TryOptions, tr *pipeline.TryResult, out string, ro report.Options) error {
+	res := tr.Run
 	files, werr := report.WriteWith(out, res, ro)
 	if werr == nil {
 		werr = tr.Write(out)
@@ -314,8 +301,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if werr != nil {
 		return fmt.Errorf("writing reports: %w", errors.Join(werr, res.Err()))
 	}
-	if recErr != nil {
-		return recErr
+	if tr.RecordErr != nil {
+		return tr.RecordErr
 	}
 	if err := res.Err(); err != nil {
 		return fmt.Errorf("the patches did not pass (see %s): %w", filepath.Join(out, "summary.txt"), err)

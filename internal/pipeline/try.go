@@ -18,6 +18,7 @@ import (
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/source"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // The steps of try before and after Run: reading what it takes (files,
@@ -37,6 +38,8 @@ type TryResult struct {
 	Elsewhere []string `json:"elsewhere,omitempty"`
 	Record    []string `json:"recorded,omitempty"`
 	Run       *Result  `json:"run"`
+	// RecordErr is why --record did not keep the patches.
+	RecordErr error `json:"-"`
 }
 
 // Write writes try.json into the folder out.
@@ -104,64 +107,9 @@ func ReadTryInput(ctx context.Context, o TryInputOptions) (*TryInput, error) {
 	if notes == nil {
 		notes = io.Discard
 	}
-	type group struct {
-		label  string
-		inputs []mailpatch.Input
-	}
-	var groups []group
-	args := o.Sources
-	if o.Git == "" {
-		for _, a := range args {
-			if countRange.MatchString(a) {
-				return nil, fmt.Errorf("%s: a RANGE of the last N commits goes with --git DIR (for a file of that name, give ./%s): %w", a, a, errs.ErrUsage)
-			}
-		}
-	}
-	if o.Git != "" {
-		rng := "-1"
-		if len(args) > 0 {
-			rng, args = args[0], args[1:]
-		}
-		ins, err := source.Git(ctx, o.Git, rng)
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{"git " + o.Git + " " + rng, ins})
-	}
-	for _, a := range args {
-		ins, ns, err := source.Files(a)
-		for _, n := range ns {
-			fmt.Fprintf(notes, "note: %s\n", n)
-		}
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{a, ins})
-	}
-	if o.MsgID != "" {
-		var in mailpatch.Input
-		var err error
-		switch {
-		case (o.Inbox == "") == (o.Lore == ""):
-			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
-		case o.Inbox != "":
-			io := source.InboxOptions{Context: ctx}
-			if o.Cache != nil { // no cache: the index is built in memory
-				io.CacheDir, io.Progress = o.Cache.Dir, o.Cache.Progress
-			}
-			in, err = source.InboxIndexed(o.Inbox, o.MsgID, io)
-		default:
-			in, err = source.Lore(ctx, o.HTTP, o.Lore, o.MsgID)
-		}
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{"msgid " + o.MsgID, []mailpatch.Input{in}})
-	} else if o.Inbox != "" || o.Lore != "" {
-		return nil, fmt.Errorf("--inbox and --lore go with --msgid: %w", errs.ErrUsage)
-	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("nothing to try: give patch files, --git DIR [RANGE] or --msgid ID: %w", errs.ErrUsage)
+	groups, err := tryGroups(ctx, o, notes)
+	if err != nil {
+		return nil, err
 	}
 	in := &TryInput{}
 	for _, g := range groups {
@@ -191,6 +139,74 @@ func ReadTryInput(ctx context.Context, o TryInputOptions) (*TryInput, error) {
 		in.Inputs = append(in.Inputs, data)
 	}
 	return in, nil
+}
+
+// tryGroup is one source's messages: a git range, a file or folder, a
+// thread by its Message-ID.
+type tryGroup struct {
+	label  string
+	inputs []mailpatch.Input
+}
+
+// tryGroups reads try's sources, each as given, in order: --git's
+// range, the files and folders, --msgid's thread.
+func tryGroups(ctx context.Context, o TryInputOptions, notes io.Writer) ([]tryGroup, error) {
+	var groups []tryGroup
+	args := o.Sources
+	if o.Git == "" {
+		for _, a := range args {
+			if countRange.MatchString(a) {
+				return nil, fmt.Errorf("%s: a RANGE of the last N commits goes with --git DIR (for a file of that name, give ./%s): %w", a, a, errs.ErrUsage)
+			}
+		}
+	}
+	if o.Git != "" {
+		rng := "-1"
+		if len(args) > 0 {
+			rng, args = args[0], args[1:]
+		}
+		ins, err := source.Git(ctx, o.Git, rng)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, tryGroup{"git " + o.Git + " " + rng, ins})
+	}
+	for _, a := range args {
+		ins, ns, err := source.Files(a)
+		for _, n := range ns {
+			fmt.Fprintf(notes, "note: %s\n", n)
+		}
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, tryGroup{a, ins})
+	}
+	if o.MsgID != "" {
+		var in mailpatch.Input
+		var err error
+		switch {
+		case (o.Inbox == "") == (o.Lore == ""):
+			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
+		case o.Inbox != "":
+			ib := source.InboxOptions{Context: ctx}
+			if o.Cache != nil { // no cache: the index is built in memory
+				ib.CacheDir, ib.Progress = o.Cache.Dir, o.Cache.Progress
+			}
+			in, err = source.InboxIndexed(o.Inbox, o.MsgID, ib)
+		default:
+			in, err = source.Lore(ctx, o.HTTP, o.Lore, o.MsgID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, tryGroup{"msgid " + o.MsgID, []mailpatch.Input{in}})
+	} else if o.Inbox != "" || o.Lore != "" {
+		return nil, fmt.Errorf("--inbox and --lore go with --msgid: %w", errs.ErrUsage)
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("nothing to try: give patch files, --git DIR [RANGE] or --msgid ID: %w", errs.ErrUsage)
+	}
+	return groups, nil
 }
 
 // pins are the lock's kernels.
@@ -424,4 +440,90 @@ func newestFirst(ks []*tree.Kernel) []*tree.Kernel {
 		}
 	}
 	return out
+}
+
+// NotRun is the result of a run that did not start: an error verdict
+// with err as its reason, and no kernels, for the reports that still say
+// so.
+func NotRun(err error) *Result {
+	return &Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*Kernel{}}
+}
+
+// TryOptions say what try runs and how: the input and where to test it,
+// the run's options, and what to record.
+type TryOptions struct {
+	Input TryInputOptions
+	Where TryWhere
+	// Cache is the workspace's cache, opened once by the caller (the
+	// inbox's index goes there too).
+	Cache *tree.Cache
+	// Out is the output folder: the regenerated patches go to
+	// Out/series/<kernel>.
+	Out        string
+	Transports []string
+	Accel      string // "" for auto
+	KernelFrom string
+	NoCcache   bool
+	Fragments  []string
+	// Allow, ExpectInline and Strip are as in GivenOptions.
+	Allow        []string
+	ExpectInline map[string]bool
+	Strip        *int
+	// Record names the series to keep the patches as ("" none).
+	Record string
+	// Taken, when set, is told what was taken and where it is tested,
+	// once, before the run.
+	Taken func(*TryResult)
+}
+
+// Try runs try's steps: the named kernels checked, the input read
+// (ReadTryInput), where to test decided (TryKernels), the whole
+// pipeline run on the patches given (Run with ApplyGiven), where a patch
+// already in a kernel is not (Elsewhere), and the patches recorded when
+// o.Record names a series (Record). The result is there even when the
+// run did not start (its Run is NotRun, and err says why); a failed
+// record is RecordErr.
+func (w *Workspace) Try(ctx context.Context, o TryOptions) (*TryResult, error) {
+	tr := &TryResult{}
+	in, place, res, err := w.tryRun(ctx, o, tr)
+	if err != nil {
+		tr.Run = NotRun(err)
+		return tr, err
+	}
+	tr.Run = res
+	tr.Elsewhere = Elsewhere(ctx, w.Lock, o.Cache, place.Kernels, res, in)
+	if o.Record != "" {
+		tr.Record, tr.RecordErr = Record(ctx, RecordOptions{Root: w.Root, Lock: w.Lock, Cache: o.Cache, Name: o.Record, Strip: o.Strip,
+			Kernels: place.Kernels, Result: res, Patches: in.Patches, Raw: in.Raw})
+	}
+	return tr, nil
+}
+
+// tryRun reads try's input, decides where to test it and runs the
+// pipeline there, filling tr's threads and where as it learns them.
+func (w *Workspace) tryRun(ctx context.Context, o TryOptions, tr *TryResult) (*TryInput, *TryPlace, *Result, error) {
+	// Named kernels are checked before the input is read.
+	if err := w.CheckKernels(o.Where); err != nil {
+		return nil, nil, nil, err
+	}
+	input := o.Input
+	input.Cache = o.Cache
+	in, err := ReadTryInput(ctx, input)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tr.Threads = in.Threads
+	place, err := w.TryKernels(ctx, o.Where, in)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tr.Where = place.Where
+	if o.Taken != nil {
+		o.Taken(tr)
+	}
+	res, err := Run(ctx, Options{Root: w.Root, Cache: o.Cache, Lock: w.Lock, Targets: place.Kernels, Transports: o.Transports,
+		Progress: o.Cache.Progress, Accel: o.Accel, NoCcache: o.NoCcache, KernelFrom: o.KernelFrom, Fragments: o.Fragments,
+		Apply: ApplyGiven(GivenOptions{Root: w.Root, Dir: filepath.Join(o.Out, "series"), Patches: in.Patches, Sources: in.Sources,
+			Allow: o.Allow, ExpectInline: o.ExpectInline, Strip: o.Strip})})
+	return in, place, res, err
 }
