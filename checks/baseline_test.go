@@ -10,6 +10,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // checkSrc checks one module file under caseModule in a scratch tree.
@@ -111,7 +112,7 @@ func TestJudgeAgainstPristine(t *testing.T) {
 				// A judged log, both states in it, as its consumers read it.
 				p := filepath.Join(t.TempDir(), "judged.sarif")
 				var b bytes.Buffer
-				if err := rep.WriteSARIFWith(&b, SARIFOptions{Version: "v1.2.3", Kernel: "6.12", RunID: "20261201T072910Z-0123abcd"}); err != nil {
+				if err := rep.WriteSARIFWith(&b, SARIFOptions{Version: "v1.2.3", Kernel: testkernel.Default, RunID: "20261201T072910Z-0123abcd"}); err != nil {
 					t.Fatal(err)
 				}
 				os.WriteFile(p, b.Bytes(), 0o644)
@@ -230,7 +231,7 @@ func TestMatchKeyMasksLineReferences(t *testing.T) {
 // against the pristine tree's check: the known finding is pre-existing
 // at its new line, the copy is the one new error.
 func TestJudgeRealTree(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	paths := []string{"drivers/nvme/target"}
 	base, err := Run(Options{Tree: pristine, Paths: paths})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/patchctl/patchctl/checks"
 
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -14,8 +15,8 @@ import (
 // build's DWARF (the build is made when missing; outside CI a machine
 // without the build tools skips and says why).
 func TestSizeofHeadersAgreeWithDWARF(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
-	md := kbuild.Build(t, "6.12", vocab.Patched)
+	kbuild.Exclusive(t, testkernel.Default)
+	md := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	rep, err := checks.Run(checks.Options{Tree: md.SourceDir, Paths: []string{"drivers/nvme/host"}, BuildDir: md.BuildDir})
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ struct n { struct a a; union { __le64 q; __u8 b[12]; }; void *p; }; /* 8 + 16 + 
 // TestNvmeCommandFromHeaders computes sizeof(struct nvme_command) from
 // 6.1's and 6.12's include/linux/nvme.h.
 func TestNvmeCommandFromHeaders(t *testing.T) {
+	// 6.12 itself: these two trees' own layouts
 	for _, k := range []string{"6.12", "6.1"} {
 		_, dir := testenv.Kernel(t, k)
 		db, err := loadLayouts(dir, []string{"include/linux", "include/uapi/linux"}, "nvme_command")

@@ -9,14 +9,15 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
 // patchedFiles returns 6.12's files with the manifest's series applied.
 func patchedFiles(t *testing.T) (pristine string, patched map[string][]byte) {
 	t.Helper()
-	_, pristine = testenv.Kernel(t, "6.12")
-	plan, err := apply.LoadPlan(testenv.RepoRoot(t), "6.12", "")
+	_, pristine = testenv.Kernel(t, testkernel.Default)
+	plan, err := apply.LoadPlan(testenv.RepoRoot(t), testkernel.Default, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestNvmeRdmaMutants(t *testing.T) {
 }
 
 func TestSmcMutants(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	files := map[string][]byte{}
 	ents, _ := os.ReadDir(filepath.Join(pristine, "net/smc"))
 	for _, e := range ents {
@@ -309,7 +310,7 @@ var incapsuleMutants = []mutant{
 }
 
 func TestIncapsuleBounds(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	for _, m := range incapsuleMutants {
 		b, err := os.ReadFile(filepath.Join(pristine, m.file))
 		if err != nil {

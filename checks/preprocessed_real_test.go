@@ -22,6 +22,7 @@ func TestPreprocessedReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads build folders and runs gcc -E on two files per kernel")
 	}
+	// 6.12 itself: each kernel's own preprocessed facts
 	for _, k := range []string{"6.12", "7.3"} {
 		t.Run(k, func(t *testing.T) { preprocessedReal(t, k) })
 	}
@@ -30,6 +31,7 @@ func TestPreprocessedReal(t *testing.T) {
 func preprocessedReal(t *testing.T, kernel string) {
 	builds, _ := filepath.Glob(filepath.Join(testenv.Cache().Dir, "build", kernel, "*", ".config"))
 	if len(builds) == 0 {
+		// 6.12 itself: a fact of that tree
 		if kernel == "6.12" {
 			testenv.Unavailable(t, "no 6.12 build folder (patchctl build --kernel 6.12)")
 		}

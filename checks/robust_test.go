@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // TestGNUConditional: a ?: b (no consequence) in an address, a flag, a
@@ -107,7 +108,7 @@ func TestEveryFileOfTheTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every file of a kernel tree: not with -short")
 	}
-	_, dir := testenv.Kernel(t, "6.12")
+	_, dir := testenv.Kernel(t, testkernel.Default)
 	rels, err := listC(dir, DefaultPaths)
 	if err != nil {
 		t.Fatal(err)

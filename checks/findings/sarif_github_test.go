@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // TestLineHashesGitHub: primaryLocationLineHash as upload-sarif computes
@@ -61,7 +62,7 @@ func githubSeries(t *testing.T) (repo, tree, patch string) {
 	p := "From 0123 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\nSubject: [PATCH] nvme-rdma: fix\n\nbody\n---\n" +
 		"diff --git a/drivers/nvme/host/rdma.c b/drivers/nvme/host/rdma.c\n--- a/drivers/nvme/host/rdma.c\n+++ b/drivers/nvme/host/rdma.c\n" +
 		"@@ -7,7 +7,8 @@\n" + " " + before[6] + "\n " + before[7] + "\n " + before[8] + "\n-" + before[9] + "\n+" + after[9] + "\n+" + after[10] + "\n " + before[10] + "\n " + before[11] + "\n " + before[12] + "\n"
-	patch = filepath.Join(repo, "series", "6.12", "0001-nvme-rdma-fix.patch")
+	patch = filepath.Join(repo, "series", testkernel.Default, "0001-nvme-rdma-fix.patch")
 	os.MkdirAll(filepath.Dir(patch), 0o755)
 	os.WriteFile(patch, []byte(p), 0o644)
 	return repo, tree, patch
@@ -81,7 +82,7 @@ func TestSARIFGitHubAlerts(t *testing.T) {
 	}, Baseline: &Comparison{Against: "pristine tree", New: 1, Unchanged: 1,
 		Absent: []Finding{{Rule: RuleInlineSGE, Severity: SevError, File: "drivers/nvme/host/rdma.c", Line: 10, Message: "SGE 0 holds a DMA address"}}}}
 	var b bytes.Buffer
-	if err := rep.WriteSARIFWith(&b, SARIFOptions{Version: "v1.2.3", Repo: repo, Tree: tree, Patches: []string{patch}, Kernel: "6.12", RunID: "r1"}); err != nil {
+	if err := rep.WriteSARIFWith(&b, SARIFOptions{Version: "v1.2.3", Repo: repo, Tree: tree, Patches: []string{patch}, Kernel: testkernel.Default, RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
 	type loc struct {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // series is a synthetic series: files whose every line is unique, edited
@@ -53,7 +54,7 @@ func makeSeries(t *testing.T, seed int64, npatches int) *series {
 		}
 	}
 	writeTree(s.tree, files)
-	os.MkdirAll(filepath.Join(s.repo, "series", "6.12"), 0o755)
+	os.MkdirAll(filepath.Join(s.repo, "series", testkernel.Default), 0o755)
 	for n := 1; n <= npatches; n++ {
 		rel := fmt.Sprintf("series/6.12/%04d-change-%d.patch", n, n)
 		next := map[string][]string{}
@@ -207,7 +208,7 @@ func TestSARIFForCodeScanning(t *testing.T) {
 		Finding{Rule: "unknown-rule", Severity: SevNote, File: "/elsewhere/x.c", Line: 0, Message: "outside"})
 	rep := &Report{Findings: findings}
 	var b bytes.Buffer
-	if err := rep.WriteSARIFWith(&b, SARIFOptions{Version: "v1.2.3", Repo: s.repo, Tree: s.tree, Patches: s.patches, Kernel: "6.12", RunID: "20261201T072910Z-0123abcd", URLBase: "https://ci.example.org/run/1"}); err != nil {
+	if err := rep.WriteSARIFWith(&b, SARIFOptions{Version: "v1.2.3", Repo: s.repo, Tree: s.tree, Patches: s.patches, Kernel: testkernel.Default, RunID: "20261201T072910Z-0123abcd", URLBase: "https://ci.example.org/run/1"}); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(b.Bytes(), []byte(s.repo)) || bytes.Contains(b.Bytes(), []byte(s.tree)) || bytes.Contains(b.Bytes(), []byte("/elsewhere")) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -19,9 +20,9 @@ func TestApplyRealKernel(t *testing.T) {
 		// build of another process (make run) holds it for minutes.
 		t.Skip("-short: writes the 6.12 work tree (waits for its lock)")
 	}
-	testenv.Kernel(t, "6.12") // prepared in the user's cache
+	testenv.Kernel(t, testkernel.Default) // prepared in the user's cache
 	root := testenv.RepoRoot(t)
-	code, out, errOut := run(t, "--root", root, "apply", "--kernel", "6.12", "--json")
+	code, out, errOut := run(t, "--root", root, "apply", "--kernel", testkernel.Default, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -62,7 +63,7 @@ func TestApplyRealKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree.TestHookBeforeRename = func(i int, p string) error { return fmt.Errorf("failing on purpose before %s", p) }
-	code, _, errOut = run(t, "--root", root, "apply", "--kernel", "6.12")
+	code, _, errOut = run(t, "--root", root, "apply", "--kernel", testkernel.Default)
 	tree.TestHookBeforeRename = nil
 	if code != 3 || !strings.Contains(errOut, "left as it was") {
 		t.Fatalf("forced failure: exit %d %s", code, errOut)
@@ -70,7 +71,7 @@ func TestApplyRealKernel(t *testing.T) {
 	if b, _ := os.ReadFile(patched); string(b) != "/* changed by hand */\n" {
 		t.Error("a failed apply changed the work tree")
 	}
-	if code, _, errOut := run(t, "--root", root, "apply", "--kernel", "6.12"); code != 0 {
+	if code, _, errOut := run(t, "--root", root, "apply", "--kernel", testkernel.Default); code != 0 {
 		t.Fatalf("apply after the forced failure: %d %s", code, errOut)
 	}
 	if b, _ := os.ReadFile(patched); string(b) != string(before) {
@@ -78,7 +79,7 @@ func TestApplyRealKernel(t *testing.T) {
 	}
 
 	// refresh --check agrees with what is committed.
-	if code, out, errOut := run(t, "--root", root, "refresh", "--kernel", "6.12", "--check"); code != 0 {
+	if code, out, errOut := run(t, "--root", root, "refresh", "--kernel", testkernel.Default, "--check"); code != 0 {
 		t.Errorf("refresh --check: exit %d %s %s", code, out, errOut)
 	}
 }
@@ -96,7 +97,7 @@ func TestApplyInputErrors(t *testing.T) {
 }
 
 func TestApplyMismatchExitsOne(t *testing.T) {
-	testenv.Kernel(t, "6.12")
+	testenv.Kernel(t, testkernel.Default)
 	// A copy of the repository whose manifest expects the wrong thing.
 	src := testenv.RepoRoot(t)
 	root := t.TempDir()
@@ -105,9 +106,9 @@ func TestApplyMismatchExitsOne(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(src, p))
 		os.WriteFile(filepath.Join(root, p), b, 0o644)
 	}
-	os.MkdirAll(filepath.Join(root, "series", "6.12"), 0o755)
-	os.WriteFile(filepath.Join(root, "series", "6.12", "manifest.yaml"), []byte("kernel: \"6.12\"\npatches:\n  - source: patches/nvmet-rdma-inline-16k/003_be5ede6ad577d1fd.txt\n    expect: applies\n"), 0o644)
-	code, out, errOut := run(t, "--root", root, "--cache", testenv.Cache().Dir, "apply", "--kernel", "6.12", "--dry-run")
+	os.MkdirAll(filepath.Join(root, "series", testkernel.Default), 0o755)
+	os.WriteFile(filepath.Join(root, "series", testkernel.Default, "manifest.yaml"), []byte("kernel: \"6.12\"\npatches:\n  - source: patches/nvmet-rdma-inline-16k/003_be5ede6ad577d1fd.txt\n    expect: applies\n"), 0o644)
+	code, out, errOut := run(t, "--root", root, "--cache", testenv.Cache().Dir, "apply", "--kernel", testkernel.Default, "--dry-run")
 	if code != 1 || !strings.Contains(out, "MISMATCH") || !strings.Contains(errOut, "is conflict, manifest expects applies") {
 		t.Errorf("mismatch: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -117,7 +118,7 @@ func TestApplyMismatchExitsOne(t *testing.T) {
 // as the pristine tree: its manifest from its Makefile, dispositions as
 // on the pinned kernel, nothing written.
 func TestApplyLocalTree(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	root := testenv.RepoRoot(t)
 	start := time.Now()
 	code, out, errOut := run(t, "--root", root, "apply", "--tree", pristine, "--dry-run", "--json")

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -30,17 +28,6 @@ type B4CheckOptions struct {
 	Out       string
 	Lore      string
 	Inbox     string
-}
-
-// b4Result is one result of b4's external check protocol (b4 review:
-// b4.review-perpatch-check-cmd and b4.review-series-check-cmd): tool and
-// status are required, status one of pass, warn, fail.
-type b4Result struct {
-	Tool    string `json:"tool"`
-	Status  string `json:"status"`
-	Summary string `json:"summary,omitempty"`
-	URL     string `json:"url,omitempty"`
-	Details string `json:"details,omitempty"`
 }
 
 func newB4CheckCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -121,10 +108,10 @@ func runB4Check(ctx context.Context, opts *B4CheckOptions) error {
 	if err := os.WriteFile(file, msg, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %v: %w", file, err, errs.ErrEnv)
 	}
-	var results []b4Result
-	var findings []checks.Finding
+	var results []report.B4Result
+	var pc *pipeline.PatchCheck
 	if opts.PerPatch {
-		results, findings, err = b4PerPatch(ctx, opts, tmp, file)
+		results, pc, err = b4PerPatch(ctx, opts, tmp, file)
 	} else {
 		results, err = b4PerSeries(ctx, opts, file, msg)
 	}
@@ -132,246 +119,48 @@ func runB4Check(ctx context.Context, opts *B4CheckOptions) error {
 		return err
 	}
 	if opts.Format == "checkpatch" {
-		newErrors := 0
-		for _, f := range findings {
-			if !f.Judged() || (f.Severity != checks.SevError && f.Severity != checks.SevWarning) {
-				continue
-			}
-			level := "WARNING"
-			if f.Severity == checks.SevError {
-				level = "ERROR"
-				newErrors++
-			}
-			fmt.Fprintf(opts.IO.Out, "%s:%d: %s: %s: %s\n", f.File, f.Line, level, f.Rule, firstLineOf(f.Message))
-		}
-		for _, r := range results {
-			if r.Status == "fail" && len(findings) == 0 {
-				fmt.Fprintf(opts.IO.Out, "-:1: ERROR: %s: %s\n", r.Tool, r.Summary)
-				newErrors++
-			}
-		}
-		if newErrors > 0 {
-			return fmt.Errorf("%s: %w", errs.Count(newErrors, "new error"), errs.ErrFindings)
+		if n := report.B4Checkpatch(opts.IO.Out, pc, results); n > 0 {
+			return fmt.Errorf("%s: %w", errs.Count(n, "new error"), errs.ErrFindings)
 		}
 		return nil
 	}
 	if results == nil {
-		results = []b4Result{}
+		results = []report.B4Result{}
 	}
 	return writeJSON(opts.IO.Out, results)
 }
 
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
-}
-
 // b4PerPatch runs the static checks on the patch in file against its
-// kernel's pristine tree, in an overlay of the folders it touches.
-func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]b4Result, []checks.Finding, error) {
-	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}}, nil)
+// kernel's pristine tree, in an overlay of the folders it touches
+// (pipeline.Target.CheckPatch).
+func b4PerPatch(ctx context.Context, opts *B4CheckOptions, tmp, file string) ([]report.B4Result, *pipeline.PatchCheck, error) {
+	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}})
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.patches) != 1 {
-		return nil, nil, fmt.Errorf("the message on stdin has %d patches: --per-patch takes one (b4 pipes one message per patch): %w", len(in.patches), errs.ErrInput)
+	if len(in.Patches) != 1 {
+		return nil, nil, fmt.Errorf("the message on stdin has %d patches: --per-patch takes one (b4 pipes one message per patch): %w", len(in.Patches), errs.ErrInput)
 	}
-	p := in.patches[0]
 	t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	pristine, err := t.Cache.Prepare(ctx, t.Kernel)
+	pc, err := t.CheckPatch(ctx, in.Patches[0], tmp)
 	if err != nil {
 		return nil, nil, err
 	}
-	patchFile := filepath.Join(tmp, "0001.patch")
-	if err := os.WriteFile(patchFile, p.Format(), 0o644); err != nil {
-		return nil, nil, fmt.Errorf("writing %s: %v: %w", patchFile, err, errs.ErrEnv)
-	}
-	name := "patchctl " + t.Kernel.Name
-	rulesURL := checks.InformationURI + "/blob/main/" + checks.RulesPage
-	overlay := filepath.Join(tmp, "tree")
-	dirs, err := overlayTree(pristine, overlay, p.Diff)
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := exec.CommandContext(ctx, "patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-r", "-", "-d", overlay)
-	cmd.Stdin = strings.NewReader(p.Diff)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if _, lerr := exec.LookPath("patch"); lerr != nil {
-			return nil, nil, fmt.Errorf("GNU patch not installed (Debian: patch): %w", errs.ErrEnv)
-		}
-		return []b4Result{{Tool: name, Status: "fail", Summary: "does not apply to the pristine " + t.Kernel.Name,
-			Details: strings.TrimSpace(string(out))}}, nil, nil
-	}
-	var paths, basePaths []string
-	for _, d := range dirs {
-		paths = append(paths, d)
-		if st, err := os.Stat(filepath.Join(pristine, d)); err == nil && st.IsDir() {
-			basePaths = append(basePaths, d)
-		}
-	}
-	cpTree := pristine
-	if ck, err := t.Lock.CheckpatchKernel(t.Kernel); err == nil && ck != nil && t.Cache.Prepared(ck) {
-		cpTree = t.Cache.PristineDir(ck)
-	}
-	rep, err := checks.Run(checks.Options{Tree: overlay, Paths: paths, Patches: []string{patchFile}, CheckpatchTree: cpTree})
-	if err != nil {
-		return nil, nil, fmt.Errorf("checking the patched files: %w", err)
-	}
-	base := &checks.Report{}
-	if len(basePaths) > 0 {
-		if base, err = checks.Run(checks.Options{Tree: pristine, Paths: basePaths}); err != nil {
-			return nil, nil, fmt.Errorf("checking the pristine %s: %w", t.Kernel.Name, err)
-		}
-	}
-	rep.Judge(base)
-	for i := range rep.Findings {
-		if f := &rep.Findings[i]; f.File == patchFile {
-			f.File = "0001.patch"
-		}
-	}
-	static := b4Result{Tool: name, Status: "pass", URL: rulesURL}
-	cp := b4Result{Tool: "patchctl checkpatch", Status: "pass", URL: rulesURL + "#" + checks.RuleCheckpatch}
-	var sd, cd []string
-	se, sw, pre := 0, 0, 0
-	cpn := 0
-	for _, f := range rep.Findings {
-		line := fmt.Sprintf("%s:%d: %s: %s", f.File, f.Line, f.Rule, firstLineOf(f.Message))
-		if f.Rule == checks.RuleCheckpatch {
-			cpn++
-			cd = append(cd, line)
-			continue
-		}
-		if !f.Judged() {
-			pre++
-			sd = append(sd, line+" [pre-existing]")
-			continue
-		}
-		sd = append(sd, line+" ["+f.Severity+"]")
-		switch f.Severity {
-		case checks.SevError:
-			se++
-		case checks.SevWarning:
-			sw++
-		}
-	}
-	switch {
-	case se > 0:
-		static.Status = "fail"
-	case sw > 0:
-		static.Status = "warn"
-	}
-	static.Summary = fmt.Sprintf("%s, %s on %s (%s); %d pre-existing", errs.Count(se, "new error"), errs.Count(sw, "new warning"),
-		t.Kernel.Name, strings.Join(paths, ", "), pre)
-	static.Details = strings.Join(sd, "\n")
-	if cpn > 0 {
-		cp.Status = "warn"
-	}
-	cp.Summary = fmt.Sprintf("%s from %s", errs.Count(cpn, "message"), filepath.Join(filepath.Base(cpTree), "scripts/checkpatch.pl"))
-	cp.Details = strings.Join(cd, "\n")
-	return []b4Result{static, cp}, rep.Findings, nil
-}
-
-// overlayTree makes dst a view of the pristine tree in which the folders
-// the diff touches are real copies (their files, subfolders linked) and
-// everything else is a symbolic link to the pristine tree, so the patch
-// can be applied without writing to or copying the whole tree. It
-// returns the touched folders, relative and sorted.
-func overlayTree(pristine, dst, diff string) ([]string, error) {
-	dirs := map[string]bool{}
-	for _, l := range strings.Split(diff, "\n") {
-		var name string
-		switch {
-		case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-			name = strings.TrimSpace(l[4:])
-			if i := strings.IndexByte(name, '\t'); i >= 0 {
-				name = name[:i]
-			}
-			if name == "/dev/null" {
-				continue
-			}
-			if i := strings.IndexByte(name, '/'); i >= 0 {
-				name = name[i+1:] // a/ b/
-			}
-		default:
-			continue
-		}
-		clean := filepath.Clean(filepath.FromSlash(name))
-		if clean == "." || filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("the patch names %q, outside the tree: %w", name, errs.ErrInput)
-		}
-		dirs[filepath.Dir(clean)] = true
-	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("the message has no diff: %w", errs.ErrInput)
-	}
-	real := map[string]bool{".": true}
-	for d := range dirs {
-		for p := d; p != "." && p != string(filepath.Separator); p = filepath.Dir(p) {
-			real[p] = true
-		}
-	}
-	var mk func(rel string) error
-	mk = func(rel string) error {
-		out := filepath.Join(dst, rel)
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return fmt.Errorf("creating %s: %v: %w", out, err, errs.ErrEnv)
-		}
-		entries, err := os.ReadDir(filepath.Join(pristine, rel))
-		if err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("reading %s: %v: %w", filepath.Join(pristine, rel), err, errs.ErrEnv)
-		}
-		for _, e := range entries {
-			child := filepath.Join(rel, e.Name())
-			src, to := filepath.Join(pristine, child), filepath.Join(dst, child)
-			switch {
-			case e.IsDir() && real[child]:
-				if err := mk(child); err != nil {
-					return err
-				}
-			case !e.IsDir() && dirs[rel]:
-				data, err := os.ReadFile(src)
-				if err != nil {
-					return fmt.Errorf("reading %s: %v: %w", src, err, errs.ErrEnv)
-				}
-				if err := os.WriteFile(to, data, 0o644); err != nil {
-					return fmt.Errorf("writing %s: %v: %w", to, err, errs.ErrEnv)
-				}
-			default:
-				if err := os.Symlink(src, to); err != nil {
-					return fmt.Errorf("linking %s: %v: %w", to, err, errs.ErrEnv)
-				}
-			}
-		}
-		return nil
-	}
-	if err := mk("."); err != nil {
-		return nil, err
-	}
-	for d := range dirs { // a folder the patch creates
-		if err := os.MkdirAll(filepath.Join(dst, d), 0o755); err != nil {
-			return nil, fmt.Errorf("creating %s: %v: %w", d, err, errs.ErrEnv)
-		}
-	}
-	var out []string
-	for d := range dirs {
-		out = append(out, filepath.ToSlash(d))
-	}
-	sort.Strings(out)
-	return out, nil
+	return report.B4PerPatch(t.Kernel.Name, pc), pc, nil
 }
 
 // b4PerSeries is the whole try verdict on the series of the message.
-func b4PerSeries(ctx context.Context, opts *B4CheckOptions, file string, msg []byte) ([]b4Result, error) {
+func b4PerSeries(ctx context.Context, opts *B4CheckOptions, file string, msg []byte) ([]report.B4Result, error) {
 	to := &TryOptions{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: opts.IO.ErrOut}, Global: opts.Global, SharedOptions: SharedOptions{Transport: vocab.AllTransports, Accel: vocab.AccelAuto}}
 	if opts.Kernel != "" {
 		to.Kernels = []string{opts.Kernel}
 	}
-	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}}, nil)
+	in, err := readTryInput(ctx, &TryOptions{Sources: []string{file}})
 	switch {
-	case err == nil && len(in.patches) > 0:
+	case err == nil && len(in.Patches) > 0:
 		to.Sources = []string{file}
 	case opts.Lore != "" || opts.Inbox != "":
 		id := messageID(msg)
@@ -380,12 +169,13 @@ func b4PerSeries(ctx context.Context, opts *B4CheckOptions, file string, msg []b
 		}
 		to.MsgID, to.Lore, to.Inbox = id, opts.Lore, opts.Inbox
 	default:
-		return []b4Result{{Tool: "patchctl try", Status: "warn", Summary: "no patches in the message (a cover letter): give --lore URL or --inbox DIR to fetch its thread"}}, nil
+		return []report.B4Result{{Tool: "patchctl try", Status: "warn", Summary: "no patches in the message (a cover letter): give --lore URL or --inbox DIR to fetch its thread"}}, nil
 	}
-	_, root, err := opts.Global.lock()
+	ws, err := opts.Global.workspace(nil)
 	if err != nil {
 		return nil, err
 	}
+	root := ws.Root
 	to.Out = opts.Out
 	if to.Out == "" {
 		name := messageID(msg)
@@ -395,43 +185,11 @@ func b4PerSeries(ctx context.Context, opts *B4CheckOptions, file string, msg []b
 		to.Out = filepath.Join(root, "out", "b4", sanitize(name))
 	}
 	terr := runTry(ctx, to)
-	var tr TryResult
+	var tr pipeline.TryResult
 	if data, err := os.ReadFile(filepath.Join(to.Out, "try.json")); err == nil {
 		_ = json.Unmarshal(data, &tr)
 	}
-	return []b4Result{seriesResult(tr.Run, to.Out, terr)}, nil
-}
-
-// seriesResult is try's verdict as one b4 result: the report folder as
-// its url (a file:// URL), the stages that did not pass as details.
-func seriesResult(res *pipeline.Result, out string, err error) b4Result {
-	abs, _ := filepath.Abs(out)
-	r := b4Result{Tool: "patchctl try", Status: "pass", URL: "file://" + filepath.ToSlash(abs)}
-	if res == nil {
-		r.Status, r.Summary = "fail", "try did not run"
-		if err != nil {
-			r.Details = errs.Message(err)
-		}
-		return r
-	}
-	var kernels, details []string
-	for _, k := range res.Kernels {
-		kernels = append(kernels, k.Name+" "+k.Verdict)
-		for _, s := range k.Stages {
-			if s.Status != vocab.Pass && s.Status != vocab.Done {
-				details = append(details, fmt.Sprintf("%s %s: %s %s", k.Name, s.Name, s.Status, s.Detail))
-			}
-		}
-	}
-	if res.Verdict != vocab.Pass {
-		r.Status = "fail"
-	}
-	r.Summary = fmt.Sprintf("verdict %s (%s)", res.Verdict, strings.Join(kernels, ", "))
-	if res.Reason != "" {
-		details = append([]string{res.Reason}, details...)
-	}
-	r.Details = strings.Join(details, "\n")
-	return r
+	return []report.B4Result{report.B4Series(tr.Run, to.Out, terr)}, nil
 }
 
 // messageID is the Message-ID header of a message, without brackets.

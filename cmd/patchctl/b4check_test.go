@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -89,7 +91,7 @@ func preparedKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := lock.Find("6.12")
+	k, err := lock.Find(testkernel.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func preparedKernel(t *testing.T) {
 		t.Skip("runs the static checks on the 6.12 tree (about a minute): without -short")
 	}
 	_ = k
-	testenv.Kernel(t, "6.12")
+	testenv.Kernel(t, testkernel.Default)
 }
 
 // TestB4CheckPerPatch: seed 000 as a real-shaped message passes the
@@ -111,7 +113,7 @@ func TestB4CheckPerPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, bad := asMail(t, string(data)), asMail(t, withInlineSGEError(t, string(data)))
-	code, out, errOut := runIn(t, good, "--root", root, "b4-check", "--per-patch", "--kernel", "6.12")
+	code, out, errOut := runIn(t, good, "--root", root, "b4-check", "--per-patch", "--kernel", testkernel.Default)
 	if code != 0 {
 		t.Fatalf("seed 000: exit %d: %s", code, errOut)
 	}
@@ -119,7 +121,7 @@ func TestB4CheckPerPatch(t *testing.T) {
 	if len(res) != 2 || res[0]["status"] != "pass" || !strings.HasPrefix(res[0]["url"], "https://") {
 		t.Errorf("seed 000: %v", res)
 	}
-	code, out, errOut = runIn(t, bad, "--root", root, "b4-check", "--per-patch", "--kernel", "6.12")
+	code, out, errOut = runIn(t, bad, "--root", root, "b4-check", "--per-patch", "--kernel", testkernel.Default)
 	if code != 0 {
 		t.Fatalf("inline SGE error: exit %d: %s", code, errOut)
 	}
@@ -245,16 +247,16 @@ func TestB4CheckUsage(t *testing.T) {
 // folder as url.
 func TestB4SeriesResult(t *testing.T) {
 	out := t.TempDir()
-	pass := &pipeline.Result{Verdict: vocab.Pass, Kernels: []*pipeline.Kernel{{Name: "6.12", Verdict: vocab.Pass, Stages: []*pipeline.Stage{{Name: "apply", Status: vocab.Pass}}}}}
-	fail := &pipeline.Result{Verdict: vocab.Fail, Kernels: []*pipeline.Kernel{{Name: "6.12", Verdict: vocab.Fail,
+	pass := &pipeline.Result{Verdict: vocab.Pass, Kernels: []*pipeline.Kernel{{Name: testkernel.Default, Verdict: vocab.Pass, Stages: []*pipeline.Stage{{Name: "apply", Status: vocab.Pass}}}}}
+	fail := &pipeline.Result{Verdict: vocab.Fail, Kernels: []*pipeline.Kernel{{Name: testkernel.Default, Verdict: vocab.Fail,
 		Stages: []*pipeline.Stage{{Name: "apply", Status: vocab.Pass}, {Name: "check", Status: vocab.Fail, Detail: "1 new error"}}}}}
 	for _, c := range []struct {
 		res    *pipeline.Result
 		status string
 		detail string
 	}{{pass, "pass", ""}, {fail, "fail", "6.12 check: FAIL 1 new error"}, {nil, "fail", ""}} {
-		r := seriesResult(c.res, out, nil)
-		b, _ := json.Marshal([]b4Result{r})
+		r := report.B4Series(c.res, out, nil)
+		b, _ := json.Marshal([]report.B4Result{r})
 		got := b4Fields(t, string(b))
 		if got[0]["status"] != c.status || got[0]["url"] != "file://"+out || !strings.Contains(got[0]["details"], c.detail) {
 			t.Errorf("%v: %v", c.res, got[0])

@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/patchctl/patchctl/internal/pipeline"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/patchctl/patchctl/internal/bench"
-
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -27,7 +25,7 @@ type BenchOptions struct {
 	// Image names the patched image (both, for a run's or try's output
 	// folder); BaselineImage the baseline's.
 	Image, BaselineImage string
-	// The workload's knobs (defaults: bench.DefaultWorkload).
+	// The workload's knobs (defaults: pipeline.DefaultBenchWorkload).
 	LatencyTime time.Duration
 	Reps        int
 	SweepTime   time.Duration
@@ -36,7 +34,7 @@ type BenchOptions struct {
 
 func newBenchCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	opts := &BenchOptions{IO: io, Global: g}
-	w := bench.DefaultWorkload()
+	w := pipeline.DefaultBenchWorkload()
 	cmd := &cobra.Command{
 		Use:   "bench [--kernel K] [--transport rxe|siw] [--boots N] [--json] [--out DIR]",
 		Short: "A/B benchmark of the baseline and patched kernels: latency and IOPS with 95% intervals",
@@ -75,36 +73,29 @@ error, 3 the harness could not run or the self-check failed.`,
 	}
 	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, transport: vocab.RXE, accel: true,
 		help: map[string]string{"transport": "rxe or siw (one provider per bench)", "fragment": "the fragments the kernels were built with (default as build)"}})
-	cmd.Flags().IntVar(&opts.Boots, "boots", bench.DefaultBoots, "boots per variant (2 or more for an interval)")
+	cmd.Flags().IntVar(&opts.Boots, "boots", w.Boots, "boots per variant (2 or more for an interval)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for bench.json, bench.svg and the boots' logs (default: out/bench/<kernel>-<transport>)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result (bench.json) on stdout")
 	cmd.Flags().StringVar(&opts.Image, "image", "", "the patched image: an image id, an image folder, or a run's or try's output folder (then both images) (default: the build of the series of record)")
 	cmd.Flags().StringVar(&opts.BaselineImage, "baseline-image", "", "the baseline image (default: --image's output folder's, else the series of record's)")
-	cmd.Flags().DurationVar(&opts.LatencyTime, "latency-time", time.Duration(w.LatencyMS)*time.Millisecond, "length of one repetition of the QD1 read workload")
+	cmd.Flags().DurationVar(&opts.LatencyTime, "latency-time", w.LatencyTime, "length of one repetition of the QD1 read workload")
 	cmd.Flags().IntVar(&opts.Reps, "reps", w.Reps, "repetitions of the QD1 read workload per boot")
-	cmd.Flags().DurationVar(&opts.SweepTime, "sweep-time", time.Duration(w.SweepMS)*time.Millisecond, "length of one in-capsule sweep point")
+	cmd.Flags().DurationVar(&opts.SweepTime, "sweep-time", w.SweepTime, "length of one in-capsule sweep point")
 	cmd.Flags().IntVar(&opts.QueueDepth, "qd", w.QueueDepth, "I/Os in flight in the sweep")
 	return cmd
 }
 
-// workload is the guest's workload from the flags, checked.
-func (opts *BenchOptions) workload() (bench.Options, error) {
-	w := bench.DefaultWorkload()
-	w.LatencyMS, w.Reps = int(opts.LatencyTime/time.Millisecond), opts.Reps
-	w.SweepMS, w.QueueDepth = int(opts.SweepTime/time.Millisecond), opts.QueueDepth
-	o := bench.Options{Boots: opts.Boots, Workload: w}
-	if !vocab.IsTransport(opts.Transport) {
-		return o, fmt.Errorf("bench --transport %q: one provider per bench, rxe or siw: %w", opts.Transport, errs.ErrUsage)
-	}
-	o.Transport = opts.Transport
-	return o, bench.Check(&o.Workload, o.Boots)
+// workload is the bench's shape from the flags.
+func (opts *BenchOptions) workload() pipeline.BenchWorkload {
+	return pipeline.BenchWorkload{Boots: opts.Boots, Transport: opts.Transport, LatencyTime: opts.LatencyTime, Reps: opts.Reps,
+		SweepTime: opts.SweepTime, QueueDepth: opts.QueueDepth}
 }
 
 func runBench(ctx context.Context, opts *BenchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	bo, err := opts.workload()
+	bo, err := opts.workload().Options()
 	if err != nil {
 		return err
 	}
@@ -130,13 +121,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	buildCmd := func(variant string) string {
 		return buildCommand(&BootOptions{Global: opts.Global, SharedOptions: SharedOptions{Kernel: opts.Kernel, Fragments: opts.Fragments}, Variant: variant})
 	}
-	if err := t.BenchBoots(ctx, &bo, pipeline.BenchBootOptions{Images: refs, Fragments: opts.Fragments, Accel: p.Accel, OutDir: out, Log: opts.IO.ErrOut, BuildCommand: buildCmd}); err != nil {
-		return err
-	}
-	bo.Kernel, bo.OutDir, bo.Log = k.Name, out, opts.IO.ErrOut
-	fmt.Fprintf(opts.IO.ErrOut, "bench: %s over %s, %d boots per variant, about %s (measured here: see README)\n",
-		k.Name, bo.Transport, bo.Boots, bench.Estimate(&bo.Workload, bo.Boots).Round(time.Second))
-	res, err := bench.Run(ctx, bo)
+	res, err := t.Bench(ctx, bo, pipeline.BenchBootOptions{Images: refs, Fragments: opts.Fragments, Accel: p.Accel, OutDir: out, Log: opts.IO.ErrOut, BuildCommand: buildCmd})
 	if err != nil {
 		return err
 	}
@@ -145,7 +130,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 			return err
 		}
 	} else {
-		bench.Text(opts.IO.Out, res)
+		report.BenchText(opts.IO.Out, res)
 		fmt.Fprintf(opts.IO.Out, "\nbench.json, bench.svg and the boots' console logs: %s\n", out)
 	}
 	if !res.SelfCheck.Pass {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // TestBenchFlags: the bench's command line is checked before any work:
@@ -26,7 +27,7 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"--qd", "0"}, "queue depth 0"},
 		{[]string{"--qd", "1000"}, "queue depth 1000"},
 		{[]string{"--accel", "xen"}, `"xen" is not a accel`},
-		{[]string{"--kernel", "6.12", "--kernel", "6.1"}, "--kernel given twice"},
+		{[]string{"--kernel", testkernel.Default, "--kernel", "6.1"}, "--kernel given twice"},
 		{[]string{"extra"}, "unknown command"},
 	} {
 		code, _, errOut := run(t, append([]string{"--root", "../..", "--cache", t.TempDir(), "bench"}, c.args...)...)

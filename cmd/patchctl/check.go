@@ -3,14 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/patchctl/patchctl/checks"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/spf13/cobra"
 )
@@ -97,103 +91,26 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if opts.Baseline != "" && opts.Tree == "" {
 		return fmt.Errorf("--baseline goes with --tree (--kernel compares with its pristine tree itself): %w", errs.ErrUsage)
 	}
-	var rep *checks.Report
-	so := checks.SARIFOptions{Version: versionString()}
-	patches, paths := splitCheckArgs(opts.Paths)
-	opts.Paths = paths
-	if len(patches) > 0 {
-		// checkpatch on the given patches, the static rules on the tree
-		// they are for (the pristine tree of --kernel, or --tree).
-		dir, cpTree := opts.Tree, ""
-		if dir == "" {
-			t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
-			if err != nil {
-				return err
-			}
-			if dir, err = t.Cache.Prepare(ctx, t.Kernel); err != nil {
-				return err
-			}
-			if cpTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
-				return err
-			}
-			so.Repo, so.Kernel = t.Root, t.Kernel.Name
-		}
-		if err := checkPaths(dir, paths); err != nil {
-			return err
-		}
+	// Only a pinned kernel needs the repository; a tree of the user's
+	// needs at most the cache.
+	ws := opts.Global.cacheWorkspace(opts.IO)
+	if opts.Tree == "" {
 		var err error
-		if rep, err = checks.Run(checks.Options{Tree: dir, Paths: paths, Patches: patches, CheckpatchTree: cpTree}); err != nil {
-			return fmt.Errorf("checking %s: %w", dir, err)
-		}
-		rep.JudgeKnown()
-		so.Tree, so.Patches = dir, patches
-	} else if opts.Tree == "" {
-		t, err := opts.Global.target(ctx, opts.IO, opts.Kernel, "")
-		if err != nil {
+		if ws, err = opts.Global.workspace(opts.IO); err != nil {
 			return err
 		}
-		out, err := t.Applied(ctx, "")
-		if err != nil {
-			return err
-		}
-		if err := checkPaths(t.Cache.PristineDir(t.Kernel), opts.Paths); err != nil {
-			return err
-		}
-		in := pipeline.CheckStageIn{Cache: t.Cache, Apply: out, Paths: opts.Paths, Preprocess: opts.Preprocess}
-		if in.CheckpatchTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
-			return err
-		}
-		if dir, err := t.BuildFolder(out); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "vmlinux")); err == nil {
-				in.BuildDir = dir
-			}
-		}
-		if in.Pristine, err = pipeline.RunCheckPristine(ctx, in); err != nil {
-			return err
-		}
-		if rep, err = pipeline.RunCheckStage(ctx, in); err != nil {
-			return err
-		}
-		so.Repo, so.Kernel = t.Root, t.Kernel.Name
-		so.Tree, so.Patches = t.Cache.WorkTreeDir(t.Kernel), out.Patches
-	} else {
-		if st, err := os.Stat(opts.Tree); err != nil || !st.IsDir() {
-			return fmt.Errorf("--tree %s is not a folder: %w", opts.Tree, errs.ErrInput)
-		}
-		if err := checkPaths(opts.Tree, opts.Paths); err != nil {
-			return err
-		}
-		co := checks.Options{Tree: opts.Tree, Paths: opts.Paths}
-		if opts.Preprocess {
-			bd := opts.BuildDir
-			if bd == "" {
-				bd = opts.Tree
-			}
-			c, err := opts.Global.cache(opts.IO)
-			if err != nil {
-				return err
-			}
-			pp, err := pipeline.NewPreprocessor(ctx, opts.Tree, bd, c.Dir)
-			if err != nil {
-				return err
-			}
-			co.Preprocessor = pp
-		}
-		var err error
-		if rep, err = checks.Run(co); err != nil {
-			return fmt.Errorf("checking %s: %w", opts.Tree, err)
-		}
-		if err := judgeAgainst(rep, opts.Baseline, opts.Paths); err != nil {
-			return err
-		}
-		so.Tree = opts.Tree
 	}
-	var err error
+	res, err := ws.Check(ctx, pipeline.CheckOptions{Tree: opts.Tree, Kernel: opts.Kernel, Args: opts.Paths, Baseline: opts.Baseline,
+		Preprocess: opts.Preprocess, BuildDir: opts.BuildDir, Version: versionString()})
+	if err != nil {
+		return err
+	}
+	rep := res.Report
 	switch opts.Format {
 	case "json":
 		err = rep.WriteJSON(opts.IO.Out)
 	case "sarif":
-		err = rep.WriteSARIFWith(opts.IO.Out, so)
+		err = rep.WriteSARIFWith(opts.IO.Out, res.SARIF)
 	default:
 		rep.WriteText(opts.IO.Out)
 	}
@@ -202,61 +119,6 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	}
 	if n := rep.Failing(opts.Strict); n > 0 {
 		return fmt.Errorf("%s: %w", errs.Count(n, "new finding"), errs.ErrFindings)
-	}
-	return nil
-}
-
-// judgeAgainst judges a --tree check against the same check of the
-// baseline tree, or the known findings when there is none.
-func judgeAgainst(rep *checks.Report, baseline string, paths []string) error {
-	if baseline == "" {
-		rep.JudgeKnown()
-		return nil
-	}
-	if st, err := os.Stat(baseline); err != nil || !st.IsDir() {
-		return fmt.Errorf("--baseline %s is not a folder: give the tree before the patch: %w", baseline, errs.ErrInput)
-	}
-	if err := checkPaths(baseline, paths); err != nil {
-		return err
-	}
-	base, err := checks.Run(checks.Options{Tree: baseline, Paths: paths})
-	if err != nil {
-		return fmt.Errorf("checking the baseline %s: %w", baseline, err)
-	}
-	rep.Judge(base)
-	return nil
-}
-
-// splitCheckArgs separates the patch files among check's arguments (an
-// existing file named *.patch, *.diff, *.mbox or *.eml: checkpatch's
-// input) from the tree paths.
-func splitCheckArgs(args []string) (patches, paths []string) {
-	for _, a := range args {
-		ext := strings.ToLower(filepath.Ext(a))
-		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() && (ext == ".patch" || ext == ".diff" || ext == ".mbox" || ext == ".eml") {
-			patches = append(patches, a)
-			continue
-		}
-		paths = append(paths, a)
-	}
-	return patches, paths
-}
-
-// checkPaths refuses a PATH that names nothing in the tree: checking
-// nothing is not a clean pass.
-func checkPaths(dir string, paths []string) error {
-	var missing []string
-	for _, p := range paths {
-		if err := fsutil.ValidRel(filepath.ToSlash(filepath.Clean(p))); err != nil {
-			return fmt.Errorf("PATH %s: %v: a PATH is a file or folder of the kernel tree, relative to it: %w", p, err, errs.ErrUsage)
-		}
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%s: no such file or folder in the tree %s (a PATH is relative to the tree; a patch to checkpatch is a file named *.patch, *.diff, *.mbox or *.eml): %w",
-			strings.Join(missing, ", "), dir, errs.ErrInput)
 	}
 	return nil
 }

@@ -9,10 +9,11 @@ import (
 
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 func TestCheckCLI(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	root := testenv.RepoRoot(t)
 	// A tree with one DMA address on net/smc's inline path: exit 1.
 	tree := t.TempDir()
@@ -47,7 +48,7 @@ func TestCheckCLI(t *testing.T) {
 // A PATH that names nothing is an input error, not a clean pass; a patch
 // file goes to checkpatch.
 func TestCheckPathsAndPatches(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	root := testenv.RepoRoot(t)
 	for _, args := range [][]string{
 		{"check", "--tree", pristine, "drivers/nvme/host/no-such-file.c"},
@@ -103,7 +104,7 @@ func mailWith(subject, trailers, diff string) string {
 // in-capsule bound in nvmet-tcp is the one new finding (exit 1), the
 // known one is pre-existing; the same tree against itself passes.
 func TestCheckBaselineCLI(t *testing.T) {
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	root := testenv.RepoRoot(t)
 	tree := t.TempDir()
 	for _, rel := range []string{"drivers/nvme/target/rdma.c", "drivers/nvme/target/tcp.c"} {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // readmeExitTable parses README's "Exit status of every command" table:
@@ -101,7 +102,7 @@ func TestREADMEExitTable(t *testing.T) {
 		{"an unknown flag", []string{"tree", "list", "--no-such-flag"}},
 		{"unknown flag or kernel", []string{"tree", "prepare", "--kernel", "4.4"}},
 		{"`--out /`", []string{"run", "--out", "/"}},
-		{"a name that would become a path outside its folder", []string{"try", "--record", "../x", "--out", t.TempDir(), filepath.Join(r, "patches", "6.12", "0001-x.patch")}},
+		{"a name that would become a path outside its folder", []string{"try", "--record", "../x", "--out", t.TempDir(), filepath.Join(r, "patches", testkernel.Default, "0001-x.patch")}},
 	}
 	for _, e := range examples {
 		code, out, errOut := run(t, append([]string{"--root", r, "--cache", cache, "--offline"}, e.args...)...)

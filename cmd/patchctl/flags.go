@@ -75,12 +75,12 @@ func kernelFlag(fs *pflag.FlagSet, p *string, usage string) {
 // and the enum flags' words.
 func registerCompletions(root *cobra.Command, g *GlobalOptions) {
 	kernels := func(c *cobra.Command, args []string, to string) ([]string, cobra.ShellCompDirective) {
-		lock, _, err := g.lock()
+		w, err := g.workspace(nil)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []string
-		for _, k := range lock.Kernels {
+		for _, k := range w.Lock.Kernels {
 			out = append(out, k.Name)
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

@@ -9,8 +9,6 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
-
-	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
 
@@ -48,29 +46,33 @@ func (g *GlobalOptions) repoRoot() (string, error) {
 	}
 }
 
-func (g *GlobalOptions) lock() (*tree.Lock, string, error) {
-	root, err := g.repoRoot()
-	if err != nil {
-		return nil, "", err
-	}
-	l, err := pipeline.LoadLock(root)
-	return l, root, err
-}
-
-// cache opens the cache: --cache, $PATCHCTL_CACHE or ~/.cache/patchctl,
-// with its progress on the verb's stderr (pipeline.OpenCache).
-func (g *GlobalOptions) cache(io *IOStreams) (*tree.Cache, error) {
-	return pipeline.OpenCache(g.Cache, g.Offline, io.ErrOut)
-}
-
 // workspace is the repository, its lock and the cache, for the
-// pipeline's steps.
+// pipeline's steps; the cache's progress goes to the verb's stderr (none
+// when io is nil).
 func (g *GlobalOptions) workspace(io *IOStreams) (*pipeline.Workspace, error) {
-	lock, root, err := g.lock()
+	root, err := g.repoRoot()
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.Workspace{Root: root, Lock: lock, CacheDir: g.Cache, Offline: g.Offline, Progress: io.ErrOut}, nil
+	lock, err := pipeline.LoadLock(root)
+	if err != nil {
+		return nil, err
+	}
+	w := &pipeline.Workspace{Root: root, Lock: lock, CacheDir: g.Cache, Offline: g.Offline}
+	if io != nil {
+		w.Progress = io.ErrOut
+	}
+	return w, nil
+}
+
+// cacheWorkspace is a workspace of the cache alone, for the steps that
+// need no repository (a tree of the user's).
+func (g *GlobalOptions) cacheWorkspace(io *IOStreams) *pipeline.Workspace {
+	w := &pipeline.Workspace{CacheDir: g.Cache, Offline: g.Offline}
+	if io != nil {
+		w.Progress = io.ErrOut
+	}
+	return w
 }
 
 // target resolves a kernel name ("" is the lock's default), or a local
@@ -184,13 +186,6 @@ func resolved(abs string) string {
 // within reports whether p is dir or inside it (both clean and absolute).
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
-
-// localKernel makes the kernel of a local tree (--tree) for the
-// repository at root (pipeline.Workspace.LocalKernel).
-func (g *GlobalOptions) localKernel(ctx context.Context, root string, lock *tree.Lock, dir string, kernels []string) (*tree.Kernel, error) {
-	w := &pipeline.Workspace{Root: root, Lock: lock, CacheDir: g.Cache, Offline: g.Offline}
-	return w.LocalKernel(ctx, dir, kernels)
 }
 
 // imageKernel is the kernel an --image names, when no --kernel is given.

@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // kasanPatch plants a use-after-free in nvmet_rdma_alloc_queue (each
@@ -21,7 +22,7 @@ var kasanPatch = filepath.Join("testdata", "kasan", "nvmet-rdma-planted-uaf.patc
 // prepared 6.12 tree as it is (so the KASAN test below tests the gate,
 // not the patch).
 func TestKASANPatchApplies(t *testing.T) {
-	k, pristine := testenv.Kernel(t, "6.12")
+	k, pristine := testenv.Kernel(t, testkernel.Default)
 	ps, err := mailpatch.ImportFile(kasanPatch, "kasan", mailpatch.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,15 +54,15 @@ func TestTryKASANPlantedUAF(t *testing.T) {
 		t.Skip("builds and boots two KASAN kernels: set PATCHCTL_TEST_KASAN=1 to run it")
 	}
 	root := testenv.RepoRoot(t)
-	testenv.Kernel(t, "6.12")
-	kbuild.Exclusive(t, "6.12")
+	testenv.Kernel(t, testkernel.Default)
+	kbuild.Exclusive(t, testkernel.Default)
 	patch, err := filepath.Abs(kasanPatch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
 	code, stdout, stderr := child(t, "--root", root, "--cache", testenv.Cache().Dir, "try", patch,
-		"--kernel", "6.12", "--fragment", "base,rdma-loopback,debug", "--transport", "rxe", "--out", out)
+		"--kernel", testkernel.Default, "--fragment", "base,rdma-loopback,debug", "--transport", "rxe", "--out", out)
 	t.Logf("try: exit %d\n%s\n%s", code, stdout, stderr)
 	if code != 1 {
 		t.Fatalf("try of the planted use-after-free: exit %d, want 1 (the patched boot fails)", code)

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 
+	"github.com/patchctl/patchctl/internal/pipeline"
+
 	"github.com/spf13/cobra"
 )
 
@@ -10,12 +12,6 @@ import (
 type MatrixOptions struct {
 	IO     *IOStreams
 	Global *GlobalOptions
-}
-
-type matrixEntry struct {
-	Kernel  string `json:"kernel"`
-	Source  string `json:"source"`
-	Default bool   `json:"default"`
 }
 
 func newMatrixCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -28,16 +24,13 @@ pinned kernels, the shape GitHub Actions' strategy.matrix takes with
 fromJSON(), so CI fans the kernels out as parallel jobs.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			lock, _, err := opts.Global.lock()
+			w, err := opts.Global.workspace(nil)
 			if err != nil {
 				return err
 			}
 			m := struct {
-				Include []matrixEntry `json:"include"`
-			}{}
-			for _, k := range lock.Kernels {
-				m.Include = append(m.Include, matrixEntry{Kernel: k.Name, Source: describe(&k), Default: k.Name == lock.Default})
-			}
+				Include []pipeline.MatrixEntry `json:"include"`
+			}{w.Matrix()}
 			return json.NewEncoder(opts.IO.Out).Encode(m)
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/spf13/cobra"
 )
 
@@ -76,7 +77,7 @@ func fixtureRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(r, "series", "kernels.yaml"), b, 0o644)
-	os.WriteFile(filepath.Join(r, "patches", "6.12", "0001-x.patch"), []byte("not touched\n"), 0o644)
+	os.WriteFile(filepath.Join(r, "patches", testkernel.Default, "0001-x.patch"), []byte("not touched\n"), 0o644)
 	return r
 }
 
@@ -161,8 +162,8 @@ func TestCacheMustBePrivate(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	planted := func(mode os.FileMode) string {
 		d := filepath.Join(t.TempDir(), "cache")
-		os.MkdirAll(filepath.Join(d, "trees", "6.12", "drivers"), 0o755)
-		os.WriteFile(filepath.Join(d, "trees", "6.12", "Makefile"), []byte("planted\n"), 0o644)
+		os.MkdirAll(filepath.Join(d, "trees", testkernel.Default, "drivers"), 0o755)
+		os.WriteFile(filepath.Join(d, "trees", testkernel.Default, "Makefile"), []byte("planted\n"), 0o644)
 		os.Chmod(d, mode)
 		return d
 	}
@@ -192,7 +193,7 @@ func TestCacheMustBePrivate(t *testing.T) {
 				t.Setenv("PATCHCTL_CACHE", c.dir)
 			}
 			code, out, errOut := run(t, args...)
-			if code != 3 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "PATCHCTL_CACHE") || strings.Contains(out, "6.12") {
+			if code != 3 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "PATCHCTL_CACHE") || strings.Contains(out, testkernel.Default) {
 				t.Errorf("%s cache by %s: exit %d, want 3 saying %q\n%s%s", c.name, how, code, c.want, out, errOut)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	runner "github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -115,7 +115,7 @@ func executeContext(ctx context.Context, args []string, io *IOStreams) int {
 		<-ctx.Done()
 		stop() // the next signal is the default: death; children follow by Pdeathsig
 	}()
-	defer runner.KillAll()
+	defer pipeline.KillAll()
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

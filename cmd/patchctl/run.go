@@ -56,28 +56,29 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	lock, root, err := opts.Global.lock()
+	w, err := opts.Global.workspace(opts.IO)
 	if err != nil {
 		return err
 	}
+	root := w.Root
 	out, err := outputDir(opts.Out, filepath.Join(root, "out", "run"), root)
 	if err != nil {
 		return err
 	}
-	cache, err := opts.Global.cache(opts.IO)
+	cache, err := w.Cache(false)
 	if err != nil {
 		return err
 	}
-	po := pipeline.Options{Root: root, Cache: cache, Lock: lock, Kernels: opts.Kernels, Transports: p.Transports, Progress: cache.Progress,
+	po := pipeline.Options{Root: root, Cache: cache, Lock: w.Lock, Kernels: opts.Kernels, Transports: p.Transports, Progress: cache.Progress,
 		Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom}
 	res, err := func() (*pipeline.Result, error) {
 		for _, k := range opts.Kernels {
-			if _, err := lock.Find(k); err != nil {
+			if _, err := w.Lock.Find(k); err != nil {
 				return nil, err
 			}
 		}
 		if opts.Tree != "" {
-			k, err := opts.Global.localKernel(ctx, root, lock, opts.Tree, opts.Kernels)
+			k, err := w.LocalKernel(ctx, opts.Tree, opts.Kernels)
 			if err != nil {
 				return nil, err
 			}
@@ -87,7 +88,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}()
 	if err != nil {
 		// The run did not start: the reports still say so, and why.
-		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
+		failed := pipeline.NotRun(err)
 		if _, werr := report.WriteWith(out, failed, report.Options{Version: versionString(), Root: root, Cache: cache.Dir, URLBase: opts.URLBase}); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
 		}

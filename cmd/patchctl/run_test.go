@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 func TestMatrix(t *testing.T) {
@@ -25,12 +26,13 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every pinned kernel, in the lock's order, the default marked.
+	// 6.12 itself: every pin, in order
 	want := []string{"5.10", "6.1", "6.12", "7.2", "7.3"}
 	if len(m.Include) != len(want) {
 		t.Fatalf("matrix %+v", m)
 	}
 	for i, e := range m.Include {
-		if e.Kernel != want[i] || e.Default != (e.Kernel == "6.12") || !strings.Contains(e.Source, "linux-source-"+e.Kernel+"=") {
+		if e.Kernel != want[i] || e.Default != (e.Kernel == testkernel.Default) || !strings.Contains(e.Source, "linux-source-"+e.Kernel+"=") {
 			t.Errorf("matrix entry %d: %+v", i, e)
 		}
 	}
@@ -58,7 +60,7 @@ func TestRunInputErrors(t *testing.T) {
 	for _, c := range [][]string{
 		{"--tree", filepath.Join(t.TempDir(), "nothing")},
 		{"--tree", t.TempDir()},
-		{"--tree", t.TempDir(), "--kernel", "6.1", "--kernel", "6.12"},
+		{"--tree", t.TempDir(), "--kernel", "6.1", "--kernel", testkernel.Default},
 	} {
 		if code, _, errOut := run(t, append([]string{"--root", root, "run", "--out", out}, c...)...); code != 2 {
 			t.Errorf("run %v: exit %d, want 2\n%s", c, code, errOut)
@@ -70,14 +72,14 @@ func TestRunInputErrors(t *testing.T) {
 // hand) fails the apply stage, and every report is still written, with
 // the reason.
 func TestRunStaleSeriesWritesReports(t *testing.T) {
-	testenv.Kernel(t, "6.12")
+	testenv.Kernel(t, testkernel.Default)
 	root := cleanClone(t)
-	pats, _ := filepath.Glob(filepath.Join(root, "series", "6.12", "*.patch"))
+	pats, _ := filepath.Glob(filepath.Join(root, "series", testkernel.Default, "*.patch"))
 	for _, p := range pats {
 		os.Remove(p)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, errOut := run(t, "--root", root, "run", "--kernel", "6.12", "--out", out)
+	code, stdout, errOut := run(t, "--root", root, "run", "--kernel", testkernel.Default, "--out", out)
 	if code != 1 {
 		t.Errorf("stale series: exit %d, want 1\n%s%s", code, stdout, errOut)
 	}

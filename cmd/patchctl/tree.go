@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"time"
 
-	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -44,6 +41,12 @@ what they read against (patchctl tree verify checks all of it).`,
 	prepare.Flags().BoolVar(&opts.All, "all", false, "prepare every pinned kernel")
 	prepare.Flags().BoolVar(&opts.JSON, "json", false, "print the prepared trees as JSON")
 	prepare.Flags().BoolVar(&opts.Force, "force", false, "extract again even when prepared (repairs a damaged tree; the old one stays until the new one is complete)")
+	cmd.AddCommand(prepare, newTreeListCmd(io, g), newTreeVerifyCmd(io, g), newTreePinCmd(io, g))
+	return cmd
+}
+
+// newTreeListCmd is tree list.
+func newTreeListCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	var listJSON bool
 	list := &cobra.Command{
 		Use:   "list [--json]",
@@ -51,40 +54,41 @@ what they read against (patchctl tree verify checks all of it).`,
 		Example: `  patchctl tree list
   patchctl tree list --json | jq -r '.[] | select(.prepared | not) | .kernel'`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error {
-			lock, _, err := g.lock()
-			if err != nil {
-				return err
-			}
-			cache, err := g.cache(io)
-			if err != nil {
-				return err
-			}
-			var out []listedTree
-			for _, k := range lock.Kernels {
-				e := listedTree{Kernel: k.Name, Source: describe(&k), Default: k.Name == lock.Default, Prepared: cache.Prepared(&k)}
-				if e.Prepared {
-					e.Dir = cache.PristineDir(&k)
-				}
-				out = append(out, e)
-			}
-			if listJSON {
-				return writeJSON(io.Out, out)
-			}
-			for _, e := range out {
-				state := "not prepared"
-				if e.Prepared {
-					state = e.Dir
-				}
-				def := ""
-				if e.Default {
-					def = " (default)"
-				}
-				fmt.Fprintf(io.Out, "%s%s\t%s\t%s\n", e.Kernel, def, e.Source, state)
-			}
-			return nil
-		},
+		RunE: func(c *cobra.Command, args []string) error { return runTreeList(io, g, listJSON) },
 	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the kernels as JSON")
+	return list
+}
+
+// runTreeList prints the pinned kernels and whether they are prepared.
+func runTreeList(io *IOStreams, g *GlobalOptions, asJSON bool) error {
+	w, err := g.workspace(io)
+	if err != nil {
+		return err
+	}
+	out, err := w.ListTrees()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(io.Out, out)
+	}
+	for _, e := range out {
+		state := "not prepared"
+		if e.Prepared {
+			state = e.Dir
+		}
+		def := ""
+		if e.Default {
+			def = " (default)"
+		}
+		fmt.Fprintf(io.Out, "%s%s\t%s\t%s\n", e.Kernel, def, e.Source, state)
+	}
+	return nil
+}
+
+// newTreePinCmd is tree pin.
+func newTreePinCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
 	pin := &PinOptions{IO: io, Global: g}
 	pinCmd := &cobra.Command{
 		Use:   "pin [--kernel K... | --all] [--check]",
@@ -113,9 +117,7 @@ kernel that pins a suite.`,
 	pinCmd.Flags().BoolVar(&pin.All, "all", false, "every kernel that pins a suite")
 	pinCmd.Flags().BoolVar(&pin.Check, "check", false, "only compare; exit 1 when a pin is stale")
 	pinCmd.Flags().BoolVar(&pin.JSON, "json", false, "print the pins as JSON")
-	list.Flags().BoolVar(&listJSON, "json", false, "print the kernels as JSON")
-	cmd.AddCommand(prepare, list, newTreeVerifyCmd(io, g), pinCmd)
-	return cmd
+	return pinCmd
 }
 
 // PinOptions are the inputs of `patchctl tree pin`.
@@ -132,63 +134,13 @@ func runTreePin(ctx context.Context, opts *PinOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if opts.All && len(opts.Kernels) > 0 {
-		return fmt.Errorf("--all and --kernel exclude each other: %w", errs.ErrUsage)
-	}
-	lock, root, err := opts.Global.lock()
+	w, err := opts.Global.workspace(opts.IO)
 	if err != nil {
 		return err
 	}
-	var ks []*tree.Kernel
-	if len(opts.Kernels) == 0 {
-		for i := range lock.Kernels {
-			if k := &lock.Kernels[i]; k.Debian != nil && k.Debian.Suite != "" {
-				ks = append(ks, k)
-			}
-		}
-		if len(ks) == 0 {
-			return fmt.Errorf("no kernel in series/kernels.yaml pins a Debian suite: %w", errs.ErrInput)
-		}
-	}
-	for _, n := range opts.Kernels {
-		k, err := lock.Find(n)
-		if err != nil {
-			return err
-		}
-		ks = append(ks, k)
-	}
-	cache, err := opts.Global.cache(opts.IO)
+	out, stale, err := w.Pins(ctx, pipeline.PinOptions{Kernels: opts.Kernels, All: opts.All, Check: opts.Check})
 	if err != nil {
 		return err
-	}
-	updated := map[string]bool{}
-	var out []*debian.PinStatus
-	stale := 0
-	for _, k := range ks {
-		if k.Debian != nil && k.Debian.Suite != "" && !updated[k.Debian.Suite] {
-			if err := cache.Debian().UpdateSuite(ctx, k.Debian.Suite); err != nil {
-				return err
-			}
-			updated[k.Debian.Suite] = true
-		}
-		var st *debian.PinStatus
-		if opts.Check {
-			st, err = cache.Debian().CheckPin(ctx, k.Name, k.Debian)
-		} else {
-			st, err = cache.Debian().Repin(ctx, k.Name, k.Debian)
-		}
-		if err != nil {
-			return err
-		}
-		if st.Stale != "" {
-			stale++
-		}
-		if !opts.Check && st.Stale != "" {
-			if err := tree.RewritePin(filepath.Join(root, "series", "kernels.yaml"), k.Name, st.New); err != nil {
-				return err
-			}
-		}
-		out = append(out, st)
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, out); err != nil {
@@ -224,76 +176,17 @@ func runTreePin(ctx context.Context, opts *PinOptions) error {
 	return nil
 }
 
-func describe(k *tree.Kernel) string {
-	switch {
-	case k.Debian != nil:
-		s := "debian " + k.Debian.Package + "=" + k.Debian.Version
-		if k.Debian.Suite != "" {
-			s += " (" + k.Debian.Suite + ")"
-		}
-		return s
-	case k.Git != nil:
-		return "git " + k.Git.URL + " " + firstNonEmpty(k.Git.Tag, k.Git.Commit)
-	case k.Local != nil:
-		return "local " + k.Local.Dir + " (" + k.Local.Release + ", " + k.Local.Identity() + ")"
-	}
-	return k.Key()
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-// listedTree is one line of tree list.
-type listedTree struct {
-	Kernel   string `json:"kernel"`
-	Source   string `json:"source"`
-	Default  bool   `json:"default"`
-	Prepared bool   `json:"prepared"`
-	Dir      string `json:"dir,omitempty"`
-}
-
-type preparedTree struct {
-	Kernel  string  `json:"kernel"`
-	Source  string  `json:"source"`
-	Dir     string  `json:"dir"`
-	Seconds float64 `json:"seconds"`
-}
-
 func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
-	lock, _, err := opts.Global.lock()
-	if err != nil {
-		return err
-	}
-	names := selectKernels(lock, opts.Kernels, opts.All)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cache, err := opts.Global.cache(opts.IO)
+	w, err := opts.Global.workspace(opts.IO)
 	if err != nil {
 		return err
 	}
-	var out []preparedTree
-	for _, n := range names {
-		k, err := lock.Find(n)
-		if err != nil {
-			return err
-		}
-		start := time.Now()
-		prep := cache.Prepare
-		if opts.Force {
-			prep = cache.Reprepare
-		}
-		dir, err := prep(ctx, k)
-		if err != nil {
-			return err
-		}
-		out = append(out, preparedTree{k.Name, describe(k), dir, time.Since(start).Seconds()})
+	out, err := w.PrepareTrees(ctx, w.SelectKernels(opts.Kernels, opts.All), opts.Force)
+	if err != nil {
+		return err
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, out)
@@ -302,16 +195,4 @@ func runTreePrepare(ctx context.Context, opts *TreeOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%s: %s ready at %s (%.1fs)\n", p.Kernel, p.Source, p.Dir, p.Seconds)
 	}
 	return nil
-}
-
-// selectKernels is what --kernel K... and --all name: the lock's default
-// when neither is given.
-func selectKernels(lock *tree.Lock, names []string, all bool) []string {
-	if all {
-		return lock.Names()
-	}
-	if len(names) == 0 {
-		return []string{lock.Default}
-	}
-	return names
 }

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -16,14 +16,6 @@ type TreeVerifyOptions struct {
 	Kernels []string
 	All     bool
 	JSON    bool
-}
-
-// verifiedTree is one kernel of tree verify --json.
-type verifiedTree struct {
-	Kernel  string  `json:"kernel"`
-	Status  string  `json:"status"` // PASS (intact) or FAIL (damaged)
-	Problem string  `json:"problem,omitempty"`
-	Seconds float64 `json:"seconds"`
 }
 
 func newTreeVerifyCmd(io *IOStreams, g *GlobalOptions) *cobra.Command {
@@ -42,38 +34,25 @@ Exit status: 0 intact, 1 damaged (repair: patchctl tree prepare --force),
   patchctl tree verify --all`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			lock, _, err := g.lock()
+			w, err := g.workspace(io)
 			if err != nil {
 				return err
 			}
-			names := selectKernels(lock, opts.Kernels, opts.All)
-			cache, err := g.cache(io)
-			if err != nil {
-				return err
-			}
+			names := w.SelectKernels(opts.Kernels, opts.All)
 			damaged := 0
-			var res []verifiedTree
-			for _, n := range names {
-				k, err := lock.Find(n)
-				if err != nil {
-					return err
-				}
-				start := time.Now()
-				if err := cache.VerifyAll(k); err != nil {
-					if !errs.IsEnv(err) {
-						return err
-					}
+			res, err := w.VerifyTrees(names, func(v pipeline.VerifiedTree) {
+				switch {
+				case v.Status != vocab.Pass:
 					damaged++
-					res = append(res, verifiedTree{Kernel: k.Name, Status: vocab.Fail, Problem: errs.Message(err), Seconds: time.Since(start).Seconds()})
 					if !opts.JSON {
-						fmt.Fprintf(io.Out, "%s: DAMAGED: %v\n", k.Name, err)
+						fmt.Fprintf(io.Out, "%s: DAMAGED: %v\n", v.Kernel, v.Err)
 					}
-					continue
+				case !opts.JSON:
+					fmt.Fprintf(io.Out, "%s: intact (%.1fs)\n", v.Kernel, v.Seconds)
 				}
-				res = append(res, verifiedTree{Kernel: k.Name, Status: vocab.Pass, Seconds: time.Since(start).Seconds()})
-				if !opts.JSON {
-					fmt.Fprintf(io.Out, "%s: intact (%.1fs)\n", k.Name, time.Since(start).Seconds())
-				}
+			})
+			if err != nil {
+				return err
 			}
 			if opts.JSON {
 				if err := writeJSON(io.Out, res); err != nil {

@@ -7,17 +7,11 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/fsutil"
-	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
-
-	"github.com/patchctl/patchctl/internal/source"
-	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/spf13/cobra"
 )
@@ -112,9 +106,6 @@ harness could not run.`,
 	return cmd
 }
 
-// countRange is a RANGE of the form -N (the last N commits).
-var countRange = regexp.MustCompile(`^-[0-9]+$`)
-
 // rangeMark marks a -N argument while the flags are parsed, so that the
 // flag parser takes it as an argument; no command-line argument can hold
 // a NUL byte, so no other argument carries it.
@@ -144,7 +135,7 @@ func parseTryArgs(c *cobra.Command, args []string) (pos []string, help bool, err
 			marked = append(marked, args[i:]...)
 			i = len(args)
 			continue
-		case countRange.MatchString(a):
+		case pipeline.IsCountRange(a):
 			marked = append(marked, rangeMark+a)
 			continue
 		}
@@ -180,25 +171,6 @@ func parseTryArgs(c *cobra.Command, args []string) (pos []string, help bool, err
 	return pos, help, nil
 }
 
-// TryResult is try.json: what was taken from the sources and the run.
-type TryResult struct {
-	Threads []*TryThread `json:"threads"`
-	// Where says which kernels were tested and why (the base-commit,
-	// --kernel, the default); Elsewhere, for patches already in a
-	// kernel tested, where they are not.
-	Where     []string         `json:"where"`
-	Elsewhere []string         `json:"elsewhere,omitempty"`
-	Record    []string         `json:"recorded,omitempty"`
-	Run       *pipeline.Result `json:"run"`
-}
-
-// TryThread is one source's thread as read.
-type TryThread struct {
-	Source string `json:"source"`
-	*mailpatch.Thread
-	Subjects []string `json:"subjects"`
-}
-
 // expectation turns --expect-inline into the boot expectations.
 func expectation(s string) (map[string]bool, error) {
 	switch s {
@@ -216,196 +188,100 @@ func expectation(s string) (map[string]bool, error) {
 	return nil, fmt.Errorf("--expect-inline %q: want patched, baseline, both or none: %w", s, errs.ErrUsage)
 }
 
-// tryInput is every patch taken, in order, with its source and raw bytes.
-type tryInput struct {
-	threads []*TryThread
-	patches []*mailpatch.Patch
-	sources []string
-	raw     [][]byte
-	// inputs are each thread's input messages as read (the cover
-	// letter's base-commit: is there).
-	inputs [][][]byte
+// inputOptions are what try takes, for pipeline.ReadTryInput (no
+// cache: an inbox's index is built in memory).
+func (o *TryOptions) inputOptions() pipeline.TryInputOptions {
+	io := pipeline.TryInputOptions{Sources: o.Sources, Git: o.Git, MsgID: o.MsgID, Inbox: o.Inbox, Lore: o.Lore, HTTP: o.HTTP}
+	if o.IO != nil {
+		io.Notes = o.IO.ErrOut
+	}
+	return io
 }
 
-func readTryInput(ctx context.Context, opts *TryOptions, cache *tree.Cache) (*tryInput, error) {
-	type group struct {
-		label  string
-		inputs []mailpatch.Input
-	}
-	var groups []group
-	args := opts.Sources
-	if opts.Git == "" {
-		for _, a := range args {
-			if countRange.MatchString(a) {
-				return nil, fmt.Errorf("%s: a RANGE of the last N commits goes with --git DIR (for a file of that name, give ./%s): %w", a, a, errs.ErrUsage)
-			}
-		}
-	}
-	if opts.Git != "" {
-		rng := "-1"
-		if len(args) > 0 {
-			rng, args = args[0], args[1:]
-		}
-		ins, err := source.Git(ctx, opts.Git, rng)
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{"git " + opts.Git + " " + rng, ins})
-	}
-	for _, a := range args {
-		ins, notes, err := source.Files(a)
-		for _, n := range notes {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
-		}
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{a, ins})
-	}
-	if opts.MsgID != "" {
-		var in mailpatch.Input
-		var err error
-		switch {
-		case (opts.Inbox == "") == (opts.Lore == ""):
-			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
-		case opts.Inbox != "":
-			io := source.InboxOptions{Context: ctx}
-			if cache != nil { // no cache: the index is built in memory
-				io.CacheDir, io.Progress = cache.Dir, cache.Progress
-			}
-			in, err = source.InboxIndexed(opts.Inbox, opts.MsgID, io)
-		default:
-			in, err = source.Lore(ctx, opts.HTTP, opts.Lore, opts.MsgID)
-		}
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, group{"msgid " + opts.MsgID, []mailpatch.Input{in}})
-	} else if opts.Inbox != "" || opts.Lore != "" {
-		return nil, fmt.Errorf("--inbox and --lore go with --msgid: %w", errs.ErrUsage)
-	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("nothing to try: give patch files, --git DIR [RANGE] or --msgid ID: %w", errs.ErrUsage)
-	}
-	in := &tryInput{}
-	for _, g := range groups {
-		t, err := mailpatch.ReadThreadContext(ctx, g.inputs, "", mailpatch.Options{})
-		if err != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("reading %s: interrupted: %w: %w", g.label, ctx.Err(), errs.ErrEnv)
-		}
-		if err != nil {
-			var ie *mailpatch.InputError
-			if errors.As(err, &ie) {
-				return nil, fmt.Errorf("%w: %w", err, errs.ErrInput)
-			}
-			return nil, err
-		}
-		tt := &TryThread{Source: g.label, Thread: t}
-		for i, p := range t.Patches {
-			tt.Subjects = append(tt.Subjects, p.SubjectLine())
-			in.patches = append(in.patches, p)
-			in.sources = append(in.sources, fmt.Sprintf("try/%s/%04d-%s", t.Series, len(in.sources)+1, mailpatch.Slug(p.Subject)))
-			in.raw = append(in.raw, t.Raw[i])
-		}
-		in.threads = append(in.threads, tt)
-		var data [][]byte
-		for _, i := range g.inputs {
-			data = append(data, i.Data)
-		}
-		in.inputs = append(in.inputs, data)
-	}
-	return in, nil
+// readTryInput reads what try takes (pipeline.ReadTryInput).
+func readTryInput(ctx context.Context, opts *TryOptions) (*pipeline.TryInput, error) {
+	return pipeline.ReadTryInput(ctx, opts.inputOptions())
 }
 
 func runTry(ctx context.Context, opts *TryOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	p, err := opts.parse()
+	to, err := opts.check()
 	if err != nil {
 		return err
 	}
-	expect, err := expectation(opts.ExpectInline)
+	ws, err := opts.Global.workspace(opts.IO)
 	if err != nil {
 		return err
 	}
-	if err := pipeline.CheckAllow(opts.Allow); err != nil {
-		return err
-	}
-	if opts.Record != "" {
-		if err := fsutil.ValidName(opts.Record); err != nil {
-			return fmt.Errorf("--record %q: %v: a series name becomes the folder patches/NAME: %w", opts.Record, err, errs.ErrUsage)
-		}
-	}
-	lock, root, err := opts.Global.lock()
+	cache, err := ws.Cache(false)
 	if err != nil {
 		return err
 	}
-	cache, err := opts.Global.cache(opts.IO)
+	out, err := outputDir(opts.Out, filepath.Join(ws.Root, "out", "try"), ws.Root)
 	if err != nil {
 		return err
 	}
-	out, err := outputDir(opts.Out, filepath.Join(root, "out", "try"), root)
-	if err != nil {
-		return err
-	}
-	var in *tryInput
-	var ks []*tree.Kernel
-	var where []string
-	res, err := func() (*pipeline.Result, error) {
-		// Named kernels are checked before the input is read.
-		for _, n := range opts.Kernels {
-			if _, err := lock.Find(n); err != nil && n != KernelNewest && opts.Tree == "" {
-				return nil, err
-			}
-		}
-		var err error
-		if in, err = readTryInput(ctx, opts, cache); err != nil {
-			return nil, err
-		}
-		if ks, where, err = tryKernels(ctx, opts, root, lock, in); err != nil {
-			return nil, err
-		}
-		// Once, before the run: what was taken (on stdout with the
-		// summary that follows; on stderr beside --json's document).
+	to.Cache, to.Out = cache, out
+	// Once, before the run: what was taken (on stdout with the summary
+	// that follows; on stderr beside --json's document).
+	to.Taken = func(tr *pipeline.TryResult) {
 		w := opts.IO.Out
 		if opts.JSON {
 			w = opts.IO.ErrOut
 		}
-		printThreads(w, in.threads)
-		for _, x := range where {
+		printThreads(w, tr.Threads)
+		for _, x := range tr.Where {
 			fmt.Fprintf(w, "where: %s\n", x)
 		}
-		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: p.Transports,
-			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments,
-			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.patches, Sources: in.sources,
-				Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip()})})
-	}()
-	ro := report.Options{Version: versionString(), Root: root, Cache: cache.Dir}
+	}
+	tr, err := ws.Try(ctx, to)
+	ro := report.Options{Version: versionString(), Root: ws.Root, Cache: cache.Dir}
 	if err != nil {
-		failed := &pipeline.Result{Verdict: vocab.Error, Reason: err.Error(), Kernels: []*pipeline.Kernel{}}
-		tr := &TryResult{Run: failed, Where: where}
-		if in != nil {
-			tr.Threads = in.threads
-		}
-		if _, werr := report.WriteWith(out, failed, ro); werr != nil {
+		if _, werr := report.WriteWith(out, tr.Run, ro); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing reports: %w", werr))
 		}
-		if werr := fsutil.WriteJSON(filepath.Join(out, "try.json"), tr); werr != nil {
+		if werr := tr.Write(out); werr != nil {
 			return errors.Join(err, werr)
 		}
 		return err
 	}
-	tr := &TryResult{Threads: in.threads, Where: where, Run: res}
-	tr.Elsewhere = elsewhere(ctx, lock, cache, ks, res, in)
-	var recErr error
-	if opts.Record != "" {
-		tr.Record, recErr = pipeline.Record(ctx, pipeline.RecordOptions{Root: root, Lock: lock, Cache: cache, Name: opts.Record, Strip: opts.strip(),
-			Kernels: ks, Result: res, Patches: in.patches, Raw: in.raw})
+	return finishTry(opts, tr, out, ro)
+}
+
+// check checks try's options before any work (every error a usage
+// error) and turns them into the pipeline's.
+func (opts *TryOptions) check() (pipeline.TryOptions, error) {
+	p, err := opts.parse()
+	if err != nil {
+		return pipeline.TryOptions{}, err
 	}
+	expect, err := expectation(opts.ExpectInline)
+	if err != nil {
+		return pipeline.TryOptions{}, err
+	}
+	if err := pipeline.CheckAllow(opts.Allow); err != nil {
+		return pipeline.TryOptions{}, err
+	}
+	if opts.Record != "" {
+		if err := pipeline.CheckRecordName(opts.Record); err != nil {
+			return pipeline.TryOptions{}, err
+		}
+	}
+	return pipeline.TryOptions{Input: opts.inputOptions(), Where: pipeline.TryWhere{Tree: opts.Tree, Git: opts.Git, Kernels: opts.Kernels},
+		Transports: p.Transports, Accel: p.Accel, KernelFrom: p.KernelFrom, NoCcache: opts.NoCcache, Fragments: opts.Fragments,
+		Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip(), Record: opts.Record}, nil
+}
+
+// finishTry writes the reports and try.json of a run into out, prints
+// the verdict, and returns what failed: the reports, the record, the
+// run.
+func finishTry(opts *TryOptions, tr *pipeline.TryResult, out string, ro report.Options) error {
+	res := tr.Run
 	files, werr := report.WriteWith(out, res, ro)
 	if werr == nil {
-		werr = fsutil.WriteJSON(filepath.Join(out, "try.json"), tr)
+		werr = tr.Write(out)
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, tr); err != nil {
@@ -425,8 +301,8 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 	if werr != nil {
 		return fmt.Errorf("writing reports: %w", errors.Join(werr, res.Err()))
 	}
-	if recErr != nil {
-		return recErr
+	if tr.RecordErr != nil {
+		return tr.RecordErr
 	}
 	if err := res.Err(); err != nil {
 		return fmt.Errorf("the patches did not pass (see %s): %w", filepath.Join(out, "summary.txt"), err)
@@ -452,7 +328,7 @@ func printImages(w io.Writer, res *pipeline.Result, out string) {
 }
 
 // printThreads says what was taken from each source and what was not.
-func printThreads(w io.Writer, threads []*TryThread) {
+func printThreads(w io.Writer, threads []*pipeline.TryThread) {
 	for _, t := range threads {
 		fmt.Fprintf(w, "%s: series %s, v%d, %d patches\n", t.Source, t.Series, t.Version, len(t.Patches))
 		if t.Cover != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // try's RANGE -N after --git DIR is an argument, not a flag, wherever it
@@ -32,7 +33,7 @@ func TestTryArgsRange(t *testing.T) {
 		{args: []string{"--git=D", "-3"}, git: "D", pos: []string{"-3"}},
 		{args: []string{"--git", "D", "--", "-1"}, git: "D", pos: []string{"-1"}},
 		{args: []string{"-1", "--git", "D"}, git: "D", pos: []string{"-1"}},
-		{args: []string{"--git", "D", "-12", "--kernel", "6.12", "--transport", "rxe"}, git: "D", pos: []string{"-12"}, kernels: []string{"6.12"}, transport: "rxe"},
+		{args: []string{"--git", "D", "-12", "--kernel", testkernel.Default, "--transport", "rxe"}, git: "D", pos: []string{"-12"}, kernels: []string{testkernel.Default}, transport: "rxe"},
 		{args: []string{"--out", "-1", "--git", "D", "-2"}, git: "D", out: "-1", pos: []string{"-2"}},
 		{args: []string{"--root", "R", "--git", "D", "-1"}, git: "D", pos: []string{"-1"}},
 		{args: []string{"--git", "D", "HEAD~2..HEAD"}, git: "D", pos: []string{"HEAD~2..HEAD"}},
@@ -103,13 +104,13 @@ func TestTryGitCountRange(t *testing.T) {
 	git(dir, "clone", "-q", "--bare", dir, bare)
 	for _, repo := range []string{dir, bare} {
 		for rng, want := range map[string]int{"-1": 1, "-2": 2} {
-			in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Git: repo, Sources: []string{rng}}, nil)
-			if err != nil || len(in.patches) != want {
-				t.Errorf("--git %s %s: %v, %d patches, want %d", repo, rng, err, len(in.patches), want)
+			in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Git: repo, Sources: []string{rng}})
+			if err != nil || len(in.Patches) != want {
+				t.Errorf("--git %s %s: %v, %d patches, want %d", repo, rng, err, len(in.Patches), want)
 			}
 		}
 	}
-	if _, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{"-1"}}, nil); !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "--git") {
+	if _, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{"-1"}}); !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "--git") {
 		t.Errorf("-1 without --git: %v", err)
 	}
 }
@@ -128,15 +129,15 @@ func TestTryDamagedOldRevision(t *testing.T) {
 	}
 	f := filepath.Join(t.TempDir(), "t.mbox")
 	os.WriteFile(f, mkthread.Mbox(msgs), 0o644)
-	in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{f}}, nil)
+	in, err := readTryInput(context.Background(), &TryOptions{IO: &IOStreams{ErrOut: &strings.Builder{}}, Sources: []string{f}})
 	if err != nil {
 		t.Fatalf("a damaged v1 sank the thread: %v", err)
 	}
-	if len(in.patches) != 2 || in.patches[0].Version != 2 {
-		t.Fatalf("took %d patches of v%d", len(in.patches), in.patches[0].Version)
+	if len(in.Patches) != 2 || in.Patches[0].Version != 2 {
+		t.Fatalf("took %d patches of v%d", len(in.Patches), in.Patches[0].Version)
 	}
 	var out strings.Builder
-	printThreads(&out, in.threads)
+	printThreads(&out, in.Threads)
 	if !strings.Contains(out.String(), "skipped v1") || !strings.Contains(out.String(), "does not read (not taken, so not a failure): [PATCH 2/2] foo: two") {
 		t.Errorf("the damaged revision is not reported:\n%s", out.String())
 	}

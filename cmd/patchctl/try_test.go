@@ -16,6 +16,7 @@ import (
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -80,7 +81,7 @@ func e2e(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("-short: try builds and boots kernels")
 	}
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	return pristine
 }
 
@@ -157,7 +158,7 @@ func TestTryPatchFile(t *testing.T) {
 	p := newTryPatches(t, pristine)
 	f := filepath.Join(t.TempDir(), "my.patch")
 	os.WriteFile(f, []byte(p.one), 0o644)
-	out, _ := tryRun(t, root, f, "--kernel", "6.12")
+	out, _ := tryRun(t, root, f, "--kernel", testkernel.Default)
 	r := readTryJSON(t, out)
 	passedAll(t, r, "my.patch")
 	if len(r.Run.Kernels) == 1 && (len(r.Run.Kernels[0].Apply) != 1 || r.Run.Kernels[0].Apply[0].Disposition != "applies") {
@@ -264,6 +265,7 @@ func TestTryTreeAndGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 6.12 itself: the prepared tree's release
 	if k.Local.Head == "" || k.Local.Release != "6.12.117" || k.Local.Series != "6.12" {
 		t.Errorf("local tree: %+v", k.Local)
 	}
@@ -295,7 +297,7 @@ func TestTryTreeAndGit(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git commit: %v\n%s", err, b)
 	}
-	out, _ = tryRun(t, root, "--git", dir, "HEAD~1..HEAD", "--kernel", "6.12")
+	out, _ = tryRun(t, root, "--git", dir, "HEAD~1..HEAD", "--kernel", testkernel.Default)
 	r = readTryJSON(t, out)
 	passedAll(t, r, "--git")
 	if len(r.Threads) != 1 || len(r.Threads[0].Subjects) != 1 || !strings.Contains(r.Threads[0].Subjects[0], "note where the verbs headers start") {
@@ -341,7 +343,7 @@ func TestTryMsgIDInboxLoreRecord(t *testing.T) {
 			}
 		}
 		// The trailers are in the patches that were applied and checked.
-		pats, _ := filepath.Glob(filepath.Join(out, "patches", "6.12", "*.patch"))
+		pats, _ := filepath.Glob(filepath.Join(out, "patches", testkernel.Default, "*.patch"))
 		if len(pats) != 2 {
 			t.Fatalf("%s: %d regenerated patches", what, len(pats))
 		}
@@ -350,7 +352,7 @@ func TestTryMsgIDInboxLoreRecord(t *testing.T) {
 			t.Errorf("%s: 2/2 as applied lacks the trailers:\n%s", what, b)
 		}
 	}
-	out, stdout := tryRun(t, root, "--msgid", "<"+mkthread.Cover+">", "--inbox", inbox, "--kernel", "6.12")
+	out, stdout := tryRun(t, root, "--msgid", "<"+mkthread.Cover+">", "--inbox", inbox, "--kernel", testkernel.Default)
 	check(out, stdout, "--inbox")
 
 	mbox := mkthread.Mbox(msgs)
@@ -362,7 +364,7 @@ func TestTryMsgIDInboxLoreRecord(t *testing.T) {
 		w.Write(mkthread.Gzip(mbox))
 	}))
 	defer srv.Close()
-	out, stdout = tryRun(t, root, "--msgid", "v2-2@example.org", "--lore", srv.URL+"/all", "--kernel", "6.12", "--record", "nvmet-rdma-notes")
+	out, stdout = tryRun(t, root, "--msgid", "v2-2@example.org", "--lore", srv.URL+"/all", "--kernel", testkernel.Default, "--record", "nvmet-rdma-notes")
 	check(out, stdout, "--lore")
 
 	// --record: patches/, the manifest, series/; then run and refresh.
@@ -370,17 +372,17 @@ func TestTryMsgIDInboxLoreRecord(t *testing.T) {
 	if len(ents) != 3 { // two messages and the mark
 		t.Errorf("patches/nvmet-rdma-notes holds %d files", len(ents))
 	}
-	m, _ := os.ReadFile(filepath.Join(root, "series", "6.12", "manifest.yaml"))
+	m, _ := os.ReadFile(filepath.Join(root, "series", testkernel.Default, "manifest.yaml"))
 	if !strings.Contains(string(m), "source: patches/nvmet-rdma-notes/") || !strings.Contains(string(m), "Reviewed-by: Rita Reviewer") ||
 		!strings.Contains(string(m), "expect_inline_capsules") {
 		t.Errorf("manifest after --record:\n%s", m)
 	}
-	if code, stdout, stderr := run(t, "--root", root, "refresh", "--kernel", "6.12", "--check"); code != 0 {
+	if code, stdout, stderr := run(t, "--root", root, "refresh", "--kernel", testkernel.Default, "--check"); code != 0 {
 		t.Errorf("refresh --check after --record: exit %d\n%s%s", code, stdout, stderr)
 	}
 	start := time.Now()
 	runOut := filepath.Join(t.TempDir(), "run")
-	if code, stdout, stderr := run(t, "--root", root, "run", "--kernel", "6.12", "--out", runOut); code != 0 {
+	if code, stdout, stderr := run(t, "--root", root, "run", "--kernel", testkernel.Default, "--out", runOut); code != 0 {
 		t.Errorf("run after --record: exit %d\n%s%s", code, stdout, stderr)
 	}
 	t.Logf("run after --record: %s", time.Since(start).Round(time.Second))

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/spf13/cobra"
 )
@@ -65,7 +67,7 @@ func TestCompletion(t *testing.T) {
 // the words it takes named).
 func TestOneFlagVocabulary(t *testing.T) {
 	for _, verb := range [][]string{{"apply"}, {"build"}, {"boot"}, {"check"}, {"refresh"}, {"bench"}} {
-		code, _, errOut := run(t, append(append([]string{"--root", "../.."}, verb...), "--kernel", "6.12", "--kernel", "6.1")...)
+		code, _, errOut := run(t, append(append([]string{"--root", "../.."}, verb...), "--kernel", testkernel.Default, "--kernel", "6.1")...)
 		if code != 2 || !strings.Contains(errOut, "--kernel given twice (6.12, then 6.1)") {
 			t.Errorf("%v --kernel twice: exit %d %s", verb, code, errOut)
 		}
@@ -94,12 +96,12 @@ func TestJSONEverywhere(t *testing.T) {
 		}
 	}
 	code, out, errOut := run(t, "--root", "../..", "tree", "list", "--json")
-	var list []listedTree
+	var list []pipeline.ListedTree
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) < 2 || list[0].Kernel == "" {
 		t.Errorf("tree list --json: exit %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "--root", "../..", "matrix", "--json")
-	var m struct{ Include []matrixEntry }
+	var m struct{ Include []pipeline.MatrixEntry }
 	if code != 0 || json.Unmarshal([]byte(out), &m) != nil || len(m.Include) != len(list) {
 		t.Errorf("matrix --json: exit %d %s %s", code, out, errOut)
 	}
@@ -203,7 +205,7 @@ func TestBootPrintQEMU(t *testing.T) {
 		t.Skip("-short: needs the 6.12 build")
 	}
 	out := t.TempDir()
-	code, stdout, errOut := run(t, "--root", "../..", "boot", "--kernel", "6.12", "--print-qemu", "--shell", "--out", out, "--cmdline", "dyndbg='file rdma.c +p'")
+	code, stdout, errOut := run(t, "--root", "../..", "boot", "--kernel", testkernel.Default, "--print-qemu", "--shell", "--out", out, "--cmdline", "dyndbg='file rdma.c +p'")
 	if code == 2 && strings.Contains(errOut, "not built yet") {
 		t.Skip("6.12 not built")
 	}

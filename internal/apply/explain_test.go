@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -36,7 +37,7 @@ func TestExplainGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &Out{Kernel: &tree.Kernel{Name: "6.12"}, Result: res, Given: true}
+	o := &Out{Kernel: &tree.Kernel{Name: testkernel.Default}, Result: res, Given: true}
 	got := strings.Join(res.Results[0].Explain(), "\n") + "\n\n" + o.Mismatch().Error() + "\n"
 	golden := filepath.Join("testdata", "golden", "conflict-explain.txt")
 	if *updateGolden {
@@ -120,7 +121,7 @@ func TestAllowedCauses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &Out{Kernel: &tree.Kernel{Name: "6.12"}, Result: res, Given: true}
+	o := &Out{Kernel: &tree.Kernel{Name: testkernel.Default}, Result: res, Given: true}
 	c := o.Causes()
 	if len(c) != 2 {
 		t.Fatalf("causes %q, want two (the patch that applies has none)", c)

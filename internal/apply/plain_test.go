@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // The plain-diff differential test: files in a generated tree, edits and
@@ -82,7 +83,7 @@ func TestPlainDiffsGNU(t *testing.T) {
 	var real []string
 	pristine := ""
 	if !testing.Short() {
-		if k, dir := testenv.Kernel(t, "6.12"); k != nil {
+		if k, dir := testenv.Kernel(t, testkernel.Default); k != nil {
 			pristine, real = dir, propFiles(t, dir)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // The apply property test: real files of the prepared 6.12 tree, a random
@@ -56,7 +57,7 @@ func TestApplyPropertyGNU(t *testing.T) {
 	if _, err := exec.LookPath("patch"); err != nil {
 		testenv.Unavailable(t, "GNU patch not installed")
 	}
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	seed, cases := propSeed(t, 20261201, 3000, 400)
 
 	files := propFiles(t, pristine)

@@ -13,6 +13,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // realExpect is what the pinned trees do with seed 000 (GNU patch agrees:
@@ -21,6 +22,7 @@ var realExpect = map[string]struct {
 	offsets []int64
 	fuzz    []int
 }{
+	// 6.12 itself: offsets measured on its tree
 	"6.12": {[]int64{-8, -8, -8, -34}, []int{1, 0, 0, 0}},
 	"6.1":  {[]int64{-7, -7, -7, -14}, []int{1, 0, 0, 0}},
 }
@@ -176,11 +178,11 @@ func gitAmSeries(t *testing.T, pristine, dir string, ref *Refreshed, res *Series
 
 func BenchmarkApplyRefresh(b *testing.B) {
 	root := testenv.RepoRoot(b)
-	_, pristine := testenv.Kernel(b, "6.12")
+	_, pristine := testenv.Kernel(b, testkernel.Default)
 	cpu := testenv.MeasureCPU(b)
 	defer cpu.Report()
 	for b.Loop() {
-		plan, err := LoadPlan(root, "6.12", "")
+		plan, err := LoadPlan(root, testkernel.Default, "")
 		if err != nil {
 			b.Fatal(err)
 		}

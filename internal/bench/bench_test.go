@@ -13,6 +13,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -36,7 +37,7 @@ func console(recs []*guestconf.BenchRecord) string {
 func synthetic(t *testing.T, w guestconf.Bench, boots int, latencyShift, writeShift, selfShift, sd float64) *Result {
 	t.Helper()
 	rng := rand.New(rand.NewSource(3))
-	res := &Result{Kernel: "6.12", Transport: "rxe", Accel: "tcg", VCPUs: 2, BootsPerVariant: boots, Workload: w}
+	res := &Result{Kernel: testkernel.Default, Transport: "rxe", Accel: "tcg", VCPUs: 2, BootsPerVariant: boots, Workload: w}
 	for round := 1; round <= boots; round++ {
 		for _, v := range []string{vocab.Baseline, vocab.Patched} {
 			shift := 0.0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -21,12 +22,12 @@ import (
 // can time one I/O, and bench.json and bench.svg are written. Its
 // figures are not judged: the measurements are too short for that.
 func TestRealBenchShort(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
+	kbuild.Exclusive(t, testkernel.Default)
 	if _, err := os.Stat("/usr/bin/qemu-system-x86_64"); err != nil {
 		testenv.Unavailable(t, "qemu-system-x86_64 not installed")
 	}
 	out := t.TempDir()
-	o := bench.Options{Kernel: "6.12", Transport: "rxe", Boots: 2, OutDir: out, Workload: bench.DefaultWorkload()}
+	o := bench.Options{Kernel: testkernel.Default, Transport: "rxe", Boots: 2, OutDir: out, Workload: bench.DefaultWorkload()}
 	w := &o.Workload
 	w.LatencyMS, w.Reps, w.WarmupMS = 200, 1, 50
 	w.SweepMS, w.SweepWarmupMS, w.SliceMS, w.SelfCheckMS = 40, 10, 20, 300
@@ -34,13 +35,13 @@ func TestRealBenchShort(t *testing.T) {
 		name string
 		bo   *boot.Options
 	}{{vocab.Baseline, &o.Baseline}, {vocab.Patched, &o.Patched}} {
-		md := kbuild.Build(t, "6.12", v.name)
+		md := kbuild.Build(t, testkernel.Default, v.name)
 		img := filepath.Join(out, v.name+"-bzImage")
 		sum, err := bench.PinImage(md.VariantDir, img)
 		if err != nil {
 			t.Fatal(err)
 		}
-		*v.bo = boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", BzImage: img, BzImageSHA256: sum, BuildDir: md.BuildDir, Modules: md.Modules}
+		*v.bo = boot.Options{Root: testenv.RepoRoot(t), Kernel: testkernel.Default, BzImage: img, BzImageSHA256: sum, BuildDir: md.BuildDir, Modules: md.Modules}
 	}
 	res, err := bench.Run(context.Background(), o)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -88,7 +89,7 @@ patchctl-agent: done after 2s`
 
 func opts(t *testing.T, qemu string) Options {
 	dir := fakeBuild(t, fullConfig)
-	return Options{Root: testenv.RepoRoot(t), Kernel: "6.12", Variant: "patched", BzImage: filepath.Join(dir, "arch/x86/boot/bzImage"),
+	return Options{Root: testenv.RepoRoot(t), Kernel: testkernel.Default, Variant: "patched", BzImage: filepath.Join(dir, "arch/x86/boot/bzImage"),
 		BuildDir: dir, OutDir: t.TempDir(), Transports: []string{"rxe"}, QEMU: qemu, ExpectInline: guestconf.ExpectInline,
 		BootTimeout: 3 * time.Second, TestTimeout: 3 * time.Second, TotalTimeout: time.Minute}
 }

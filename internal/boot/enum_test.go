@@ -8,13 +8,14 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // TestRealEnumNames reads the verbs enums from the 6.12 build's DWARF:
 // every opcode and send flag is there by name, without reserved values,
 // and the flags the evidence prints decompose into the build's names.
 func TestRealEnumNames(t *testing.T) {
-	k, _ := testenv.Kernel(t, "6.12")
+	k, _ := testenv.Kernel(t, testkernel.Default)
 	root := testenv.RepoRoot(t)
 	dir, err := build.Locate(root, testenv.Cache(), k, nil, nil) // no patch changes mlx5 on 6.12: the selection the run makes
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -57,7 +58,7 @@ func (c *console) drain() { go io.Copy(io.Discard, c.out) }
 func interactive(t *testing.T) (boot.Options, *console) {
 	// No kbuild.Exclusive: the build is a no-op on a warm cache, and its
 	// own lock keeps a concurrent build out while it checks.
-	md := kbuild.Build(t, "6.12", vocab.Patched)
+	md := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	o := realOptions(t, md, true)
 	o.Transports = []string{"rxe"}
 	if _, err := os.Stat(boot.DefaultBusybox); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -36,7 +37,7 @@ func realOptions(t *testing.T, md *build.Metadata, expect bool) boot.Options {
 	if _, err := os.Stat("/usr/bin/qemu-system-x86_64"); err != nil {
 		testenv.Unavailable(t, "qemu-system-x86_64 not installed")
 	}
-	return boot.Options{Root: testenv.RepoRoot(t), Kernel: "6.12", Variant: md.Variant, BzImage: md.Artifacts["bzImage"],
+	return boot.Options{Root: testenv.RepoRoot(t), Kernel: testkernel.Default, Variant: md.Variant, BzImage: md.Artifacts["bzImage"],
 		BuildDir: md.BuildDir, Modules: md.Modules, OutDir: t.TempDir(), ExpectInline: guestconf.ExpectOf(expect), InlineDataSize: 16384}
 }
 
@@ -44,13 +45,13 @@ func realOptions(t *testing.T, md *build.Metadata, expect bool) boot.Options {
 // over rxe and siw, the patched one posts the command capsules inline and
 // the baseline does not.
 func TestRealBoot(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
+	kbuild.Exclusive(t, testkernel.Default)
 	for _, c := range []struct {
 		variant string
 		inline  bool
 	}{{vocab.Baseline, false}, {vocab.Patched, true}} {
 		t.Run(c.variant, func(t *testing.T) {
-			md := kbuild.Build(t, "6.12", c.variant)
+			md := kbuild.Build(t, testkernel.Default, c.variant)
 			res, err := boot.Run(context.Background(), realOptions(t, md, c.inline))
 			if err != nil {
 				t.Fatal(err)
@@ -74,8 +75,8 @@ func TestRealBoot(t *testing.T) {
 // TestRealHangIsKilled: a guest that stops in init is killed at the
 // timeout, with the console's tail in the result.
 func TestRealHangIsKilled(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
-	md := kbuild.Build(t, "6.12", vocab.Patched)
+	kbuild.Exclusive(t, testkernel.Default)
+	md := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	o := realOptions(t, md, true)
 	o.Transports = []string{"rxe"}
 	o.Cmdline = "patchctl.stop=before-tests"
@@ -92,8 +93,8 @@ func TestRealHangIsKilled(t *testing.T) {
 // TestRealKernelWithoutRxe: the same build's config without RDMA_RXE is
 // refused with the symbol named.
 func TestRealKernelWithoutRxe(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
-	md := kbuild.Build(t, "6.12", vocab.Patched)
+	kbuild.Exclusive(t, testkernel.Default)
+	md := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	dir := t.TempDir()
 	cfg, _ := os.ReadFile(filepath.Join(md.BuildDir, ".config"))
 	cfg = regexp.MustCompile(`(?m)^CONFIG_RDMA_RXE=[ym]$`).ReplaceAll(cfg, []byte("# CONFIG_RDMA_RXE is not set"))
@@ -113,11 +114,11 @@ func BenchmarkBootRxe(b *testing.B) { benchBoot(b, "rxe") }
 func BenchmarkBootSiw(b *testing.B) { benchBoot(b, "siw") }
 
 func benchBoot(b *testing.B, tr string) {
-	md := kbuild.Build(b, "6.12", vocab.Patched)
+	md := kbuild.Build(b, testkernel.Default, vocab.Patched)
 	cpu := testenv.MeasureCPU(b)
 	defer cpu.Report()
 	for b.Loop() {
-		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: "6.12", Variant: md.Variant,
+		res, err := boot.Run(context.Background(), boot.Options{Root: testenv.RepoRoot(b), Kernel: testkernel.Default, Variant: md.Variant,
 			BzImage: md.Artifacts["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, OutDir: b.TempDir(), Transports: []string{tr}, ExpectInline: guestconf.ExpectInline})
 		if err != nil || res.Verdict != "PASS" {
 			b.Fatalf("%v %+v", err, res)

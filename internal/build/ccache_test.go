@@ -1,6 +1,7 @@
 package build
 
 import (
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,9 +64,9 @@ func TestCcacheAcrossCaches(t *testing.T) {
 		compile(obj, ccacheEnv(cache), "-I"+filepath.Join(src, "include"), filepath.Join(src, "a.c"))
 	}
 	a, b := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "x", "another")
-	kbuild(a, "6.12")
+	kbuild(a, testkernel.Default)
 	h0 := hits()
-	kbuild(b, "6.12")
+	kbuild(b, testkernel.Default)
 	if hits() != h0+1 {
 		t.Error("the same compile in a cache at another path missed ccache")
 	}
@@ -77,7 +78,7 @@ func TestCcacheAcrossCaches(t *testing.T) {
 	// The build folder a direct subdirectory of the tree: kbuild passes
 	// ../include and ../a.c, the same for any tree.
 	h2 := hits()
-	for _, k := range []string{"6.12", "local-5025"} {
+	for _, k := range []string{testkernel.Default, "local-5025"} {
 		src, _ := tree(filepath.Join(t.TempDir(), "c"+k), k)
 		obj := filepath.Join(src, ".build")
 		os.MkdirAll(obj, 0o755)

@@ -170,6 +170,7 @@ func TestDebugFragmentLands(t *testing.T) {
 		testenv.Unavailable(t, err.Error())
 	}
 	root := testenv.RepoRoot(t)
+	// 6.12 itself: these kernels' own fragments
 	for _, n := range []string{"6.12", "7.3"} {
 		t.Run(n, func(t *testing.T) {
 			final, _, _ := configureReal(t, root, n, []string{"base", "rdma-loopback", "debug"})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -15,7 +16,7 @@ import (
 // else of a build, so no tree is needed here.
 func TestJobsRange(t *testing.T) {
 	for _, n := range []int{-1, -65537, MaxJobs + 1, 65537, 1 << 30} {
-		_, err := Key(Options{Jobs: n, Kernel: &tree.Kernel{Name: "6.12"}})
+		_, err := Key(Options{Jobs: n, Kernel: &tree.Kernel{Name: testkernel.Default}})
 		if !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "from 1 to 4096") {
 			t.Errorf("-j %d: %v, want a usage error naming the range", n, err)
 		}

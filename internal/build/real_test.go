@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -24,9 +25,9 @@ import (
 // modules (vmlinux shared, nvme_rdma rebuilt), and the baseline never
 // rebuilt.
 func TestRealBuild(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
-	base := kbuild.Build(t, "6.12", vocab.Baseline)
-	md := kbuild.Build(t, "6.12", vocab.Patched)
+	kbuild.Exclusive(t, testkernel.Default)
+	base := kbuild.Build(t, testkernel.Default, vocab.Baseline)
+	md := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	for _, m := range []*build.Metadata{base, md} {
 		if m.Status != "PASS" || m.KernelRelease != "6.12.117" || m.Artifacts["bzImage"] == "" || m.Verified < 50 {
 			t.Errorf("%s metadata: %+v", m.Variant, m)
@@ -52,7 +53,7 @@ func TestRealBuild(t *testing.T) {
 	if len(md.Applied) != 1 || !strings.Contains(md.Applied[0], "nvme-rdma-inline-capsule") {
 		t.Errorf("patched build applied %v", md.Applied)
 	}
-	again := kbuild.Build(t, "6.12", vocab.Patched)
+	again := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	if !again.UpToDate {
 		t.Errorf("second patched build was not a no-op")
 	}
@@ -68,7 +69,7 @@ func TestRealBuild(t *testing.T) {
 	// The baseline folder never compiles a patched state: building the
 	// baseline again after the patched build does nothing, and its image
 	// is the first baseline's, byte for byte.
-	rebuilt := kbuild.Build(t, "6.12", vocab.Baseline)
+	rebuilt := kbuild.Build(t, testkernel.Default, vocab.Baseline)
 	if !rebuilt.UpToDate {
 		t.Error("the baseline after the patched build recompiled something: the baseline is never rebuilt")
 	}
@@ -80,8 +81,8 @@ func TestRealBuild(t *testing.T) {
 // TestRealImpossibleSymbol asks the real 6.12 Kconfig for tmpfs without
 // shmem: olddefconfig drops it and the build names why.
 func TestRealImpossibleSymbol(t *testing.T) {
-	kbuild.Exclusive(t, "6.12")
-	k, _ := testenv.Kernel(t, "6.12")
+	kbuild.Exclusive(t, testkernel.Default)
+	k, _ := testenv.Kernel(t, testkernel.Default)
 	if err := build.CheckHostTools(); err != nil {
 		testenv.Unavailable(t, err.Error())
 	}
@@ -98,7 +99,7 @@ func TestRealImpossibleSymbol(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(root, "kconfig", "impossible.config"), []byte("# CONFIG_SHMEM is not set\nCONFIG_TMPFS=y\n"), 0o644)
 	c := testenv.Cache()
-	_, pristine := testenv.Kernel(t, "6.12")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
 	out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
 	if err != nil {
 		t.Fatal(err)
@@ -117,10 +118,10 @@ func TestRealImpossibleSymbol(t *testing.T) {
 }
 
 func BenchmarkBuildNoop(b *testing.B) {
-	kbuild.Build(b, "6.12", vocab.Patched)
+	kbuild.Build(b, testkernel.Default, vocab.Patched)
 	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
-		kbuild.Build(b, "6.12", vocab.Patched)
+		kbuild.Build(b, testkernel.Default, vocab.Patched)
 	}
 	cpu.Report()
 }
@@ -132,10 +133,10 @@ func BenchmarkBuildPatchedAfterBaseline(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		cpu.Stop()
-		kbuild.Build(b, "6.12", vocab.Baseline) // the work tree back to pristine
+		kbuild.Build(b, testkernel.Default, vocab.Baseline) // the work tree back to pristine
 		cpu.Start()
 		b.StartTimer()
-		kbuild.Build(b, "6.12", vocab.Patched)
+		kbuild.Build(b, testkernel.Default, vocab.Patched)
 	}
 	cpu.Report()
 }
@@ -146,7 +147,7 @@ func BenchmarkBuildCold(b *testing.B) {
 	if os.Getenv("PATCHCTL_BENCH_COLD") == "" {
 		b.Skip("set PATCHCTL_BENCH_COLD=1: a cold build takes about 8 minutes")
 	}
-	k, _ := testenv.Kernel(b, "6.12")
+	k, _ := testenv.Kernel(b, testkernel.Default)
 	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
 		b.StopTimer()
@@ -156,7 +157,7 @@ func BenchmarkBuildCold(b *testing.B) {
 		os.RemoveAll(dir)
 		cpu.Start()
 		b.StartTimer()
-		kbuild.Build(b, "6.12", vocab.Baseline, func(o *build.Options) { o.NoCcache = true })
+		kbuild.Build(b, testkernel.Default, vocab.Baseline, func(o *build.Options) { o.NoCcache = true })
 	}
 	cpu.Report()
 }

@@ -14,6 +14,7 @@ import (
 // have tuxmake's JSON types.
 func TestTuxmakeTargetsAndTypes(t *testing.T) {
 	for _, timed := range []bool{true, false} {
+		// 6.12 itself: a fixture with its release
 		m := &Metadata{Kernel: "6.12", Variant: "patched", Status: "PASS", KernelRelease: "6.12.117", Compiler: "gcc (Debian 12.2.0-14) 12.2.0",
 			Jobs: 2, Duration: 481.7, Verified: 40, CompileTested: []string{"drivers/nvme/host/rdma.o"}}
 		if timed {

@@ -3,6 +3,7 @@ package build
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +18,12 @@ var tuxmakeGroups = map[string]bool{"artifacts": true, "build": true, "ccache": 
 
 func TestTuxmakeShape(t *testing.T) {
 	dir := t.TempDir()
-	vdir := filepath.Join(dir, "build", "6.12", "abc", "variants", "patched")
+	vdir := filepath.Join(dir, "build", testkernel.Default, "abc", "variants", "patched")
 	os.MkdirAll(vdir, 0o755)
 	smap := filepath.Join(vdir, "System.map")
 	os.WriteFile(smap, []byte("0000000000000000 A __per_cpu_start\nffffffff81000000 T _text\nffffffff81000000 T _stext\n"), 0o644)
 	exe, _ := os.Executable() // an ELF file with .text, .data, .bss
+	// 6.12 itself: a fixture with its release
 	m := &Metadata{Kernel: "6.12", Variant: "patched", Status: "PASS", KernelRelease: "6.12.117", Compiler: "gcc (Debian 12.2.0-14) 12.2.0", Fragments: []string{"base"},
 		Jobs: 2, Ccache: true, Duration: 481.7, Warnings: 3, Verified: 40, BuildDir: filepath.Join(dir, "build"), VariantDir: vdir, SourceDir: filepath.Join(dir, "work"),
 		Log: filepath.Join(vdir, "build.log"), Artifacts: map[string]string{"bzImage": filepath.Join(vdir, "bzImage"), "config": filepath.Join(vdir, ".config"), "System.map": smap, "vmlinux": exe}}

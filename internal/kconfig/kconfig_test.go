@@ -8,6 +8,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 func mustParse(t *testing.T, name, s string) *Config {
@@ -74,7 +75,7 @@ func TestVerifyExplainsMisses(t *testing.T) {
 
 // TestRealKconfig reads the 6.12 tree's Kconfig files.
 func TestRealKconfig(t *testing.T) {
-	_, dir := testenv.Kernel(t, "6.12")
+	_, dir := testenv.Kernel(t, testkernel.Default)
 	db, err := LoadDB(dir, "x86")
 	if err != nil {
 		t.Fatal(err)

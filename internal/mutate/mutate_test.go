@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // A small provider-neutral ULP made for this test: a post function that
@@ -189,8 +190,9 @@ func TestNotExactRefused(t *testing.T) {
 // kernel gives at least 12 mutants, among them the DMA address on the
 // inline SGE (qe->dma) the DMA-faithful boot is for.
 func TestSeed000(t *testing.T) {
-	_, dir := testenv.Kernel(t, "6.12")
+	_, dir := testenv.Kernel(t, testkernel.Default)
 	root := testenv.RepoRoot(t)
+	// 6.12 itself: a patch of its series
 	b, err := os.ReadFile(filepath.Join(root, "series", "6.12", "0001-nvme-rdma-post-the-command-capsule-inline-when-it-fi.patch"))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -365,7 +366,7 @@ func TestCheckStageJudgesNewFindings(t *testing.T) {
 // the one new error, and the check fails. It puts the shared 6.12 work
 // tree into that state (as patchctl try does), so not under -short.
 func TestCheckStageRealTree(t *testing.T) {
-	k, pristine := testenv.Kernel(t, "6.12")
+	k, pristine := testenv.Kernel(t, testkernel.Default)
 	if testing.Short() {
 		t.Skip("-short: changes the 6.12 work tree")
 	}

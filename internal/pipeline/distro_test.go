@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/report"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -22,12 +23,12 @@ import (
 func TestRunDistro(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	l := lock(t, root)
-	testenv.Kernel(t, "6.12")
+	testenv.Kernel(t, testkernel.Default)
 	if testing.Short() {
 		t.Skip("-short: no end-to-end run")
 	}
 	c := testenv.Cache()
-	res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: []string{"6.12"},
+	res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: l, Kernels: []string{testkernel.Default},
 		KernelFrom: vocab.FromDistro, Progress: c.Progress})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestRunDistro(t *testing.T) {
 	if !strings.Contains(string(kc), `"kernel_from": "distro"`) && !strings.Contains(string(kc), `"kernel_from":"distro"`) {
 		t.Errorf("KCIDB builds do not say the path")
 	}
-	_, tr := testenv.Kernel(t, "6.12")
+	_, tr := testenv.Kernel(t, testkernel.Default)
 	if p := reportcheck.Folder(t, dir, tr); len(p) > 0 {
 		t.Errorf("reports rejected by their consumers:\n%s", strings.Join(p, "\n"))
 	}

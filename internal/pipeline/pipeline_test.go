@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -123,8 +124,8 @@ func editedRoot(t testing.TB, src, dst string, variant int) {
 		t.Fatal("the edit did not apply")
 	}
 	os.WriteFile(p, []byte(s), 0o644)
-	_, pristine := testenv.Kernel(t, "6.12")
-	plan, err := apply.LoadPlan(dst, "6.12", "")
+	_, pristine := testenv.Kernel(t, testkernel.Default)
+	plan, err := apply.LoadPlan(dst, testkernel.Default, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func copyTree(t testing.TB, src, dst string) {
 func BenchmarkRunWarmAfterEdit(b *testing.B) {
 	src := testenv.RepoRoot(b)
 	c := testenv.Cache()
-	kbuild.Exclusive(b, "6.12")
+	kbuild.Exclusive(b, testkernel.Default)
 	cpu := testenv.MeasureCPU(b)
 	defer cpu.Report()
 	for i := 0; b.Loop(); i++ {
@@ -174,7 +175,7 @@ func BenchmarkRunWarmAfterEdit(b *testing.B) {
 		editedRoot(b, src, root, i+1)
 		cpu.Start()
 		b.StartTimer()
-		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
+		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{testkernel.Default}})
 		if err != nil || res.Verdict != vocab.Pass {
 			var sum strings.Builder
 			if res != nil {
@@ -205,7 +206,7 @@ func BenchmarkRunCold(b *testing.B) {
 		c := &tree.Cache{Dir: b.TempDir()}
 		cpu.Start()
 		b.StartTimer()
-		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{"6.12"}})
+		res, err := pipeline.Run(context.Background(), pipeline.Options{Root: root, Cache: c, Lock: lock(b, root), Kernels: []string{testkernel.Default}})
 		if err != nil || res.Verdict != vocab.Pass {
 			b.Fatalf("%v %+v", err, res)
 		}

@@ -39,8 +39,31 @@ type RecordOptions struct {
 // kernel's apply stage did not pass. It returns what it wrote, relative
 // to the repository.
 func Record(ctx context.Context, o RecordOptions) ([]string, error) {
-	root, lock, cache, ks, res := o.Root, o.Lock, o.Cache, o.Kernels, o.Result
-	for _, k := range res.Kernels {
+	manifests, err := recordKernels(o)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(o.Root, "patches", o.Name)
+	msgs, err := writeRecorded(o, dir)
+	if err != nil {
+		return nil, err
+	}
+	recorded := append([]string(nil), msgs.sources...)
+	for _, k := range manifests {
+		written, err := recordOn(ctx, o, k, msgs)
+		if err != nil {
+			return nil, err
+		}
+		recorded = append(recorded, written...)
+	}
+	return recorded, nil
+}
+
+// recordKernels are the pinned kernels whose manifests Record writes
+// (each kernel tried, or the manifest a local tree names); it refuses
+// when a kernel's apply stage did not pass.
+func recordKernels(o RecordOptions) ([]*tree.Kernel, error) {
+	for _, k := range o.Result.Kernels {
 		for _, s := range k.Stages {
 			if s.Name == StageApply && s.Status != vocab.Pass {
 				return nil, fmt.Errorf("--record %s: not recorded: the apply stage of %s did not pass (%s): %w", o.Name, k.Name, s.Detail, errs.ErrFindings)
@@ -48,18 +71,32 @@ func Record(ctx context.Context, o RecordOptions) ([]string, error) {
 		}
 	}
 	var manifests []*tree.Kernel
-	for _, k := range ks {
+	for _, k := range o.Kernels {
 		name := k.SeriesName()
 		if name == "" {
 			return nil, fmt.Errorf("--record %s: the local tree has no manifest in series/ (pass --kernel K): %w", o.Name, errs.ErrUsage)
 		}
-		pk, err := lock.Find(name)
+		pk, err := o.Lock.Find(name)
 		if err != nil {
 			return nil, err
 		}
 		manifests = append(manifests, pk)
 	}
-	dir := filepath.Join(root, "patches", o.Name)
+	return manifests, nil
+}
+
+// recordedMessages are the messages Record wrote under patches/NAME/:
+// each one's source, its patch as imported from the file, and the
+// trailers the thread's replies added to it.
+type recordedMessages struct {
+	sources  []string
+	patches  []*mailpatch.Patch
+	trailers [][]string
+}
+
+// writeRecorded writes the messages as received into dir (patches/NAME/,
+// replaced only when patchctl try wrote it) and imports each back.
+func writeRecorded(o RecordOptions, dir string) (*recordedMessages, error) {
 	mark := filepath.Join(dir, ".patchctl-try")
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		if _, err := os.Stat(mark); err != nil {
@@ -72,10 +109,7 @@ func Record(ctx context.Context, o RecordOptions) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var sources []string
-	var recorded []string
-	var patches []*mailpatch.Patch
-	var trailers [][]string
+	m := &recordedMessages{}
 	for i, raw := range o.Raw {
 		ext := ".eml"
 		if strings.HasPrefix(string(raw), "From ") {
@@ -86,8 +120,7 @@ func Record(ctx context.Context, o RecordOptions) ([]string, error) {
 			return nil, err
 		}
 		src := "patches/" + o.Name + "/" + name
-		sources = append(sources, src)
-		recorded = append(recorded, src)
+		m.sources = append(m.sources, src)
 		// The message as imported from the file, plus the trailers the
 		// thread's replies gave: what the manifest entry will produce.
 		ps, err := mailpatch.ImportFile(filepath.Join(dir, name), o.Name, mailpatch.Options{})
@@ -103,64 +136,68 @@ func Record(ctx context.Context, o RecordOptions) ([]string, error) {
 				add = append(add, tr)
 			}
 		}
-		patches = append(patches, ps[0])
-		trailers = append(trailers, add)
+		m.patches = append(m.patches, ps[0])
+		m.trailers = append(m.trailers, add)
 	}
 	if err := os.WriteFile(mark, []byte("written by patchctl try --record\n"), 0o644); err != nil {
 		return nil, err
 	}
-	for _, k := range manifests {
-		pristine, err := cache.Prepare(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		plan, err := apply.LoadPlan(root, k.Name, "")
-		if err != nil {
-			return nil, err
-		}
-		var entries []series.Entry
-		var ps []*mailpatch.Patch
-		for i, e := range plan.Entries {
-			if e.Series() != o.Name {
-				entries, ps = append(entries, e), append(ps, plan.Patches[i])
-			}
-		}
-		base := len(entries)
-		for i, s := range sources {
-			entries = append(entries, series.Entry{Source: s, Expect: series.Applies, Trailers: trailers[i], Strip: o.Strip})
-			ps = append(ps, patches[i])
-		}
-		sr, err := apply.Series(apply.DirTree(pristine), entries, ps)
-		if err != nil {
-			return nil, err
-		}
-		var add []series.Entry
-		for i, r := range sr.Results[base:] {
-			e := entries[base+i]
-			e.Expect = r.Disposition
-			if !series.IsApplied(r.Disposition) {
-				e.Reason = fmt.Sprintf("recorded by patchctl try: %s on %s after the series before it", r.Disposition, k.Name)
-			}
-			add = append(add, e)
-		}
-		mp := series.ManifestPath(root, k.Name)
-		if err := series.Record(mp, o.Name, add); err != nil {
-			return nil, err
-		}
-		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name, "manifest.yaml")))
-		out, err := apply.Run(ctx, apply.In{Root: root, Kernel: k, Pristine: pristine})
-		if err != nil {
-			return nil, err
-		}
-		if err := out.Mismatch(); err != nil {
-			return nil, fmt.Errorf("--record: %w", err)
-		}
-		if err := out.Refreshed.Write(out.Plan.Manifest.Dir()); err != nil {
-			return nil, fmt.Errorf("writing series/%s: %w", k.Name, err)
-		}
-		recorded = append(recorded, filepath.ToSlash(filepath.Join("series", k.Name))+"/")
+	return m, nil
+}
+
+// recordOn adds the recorded messages to kernel k's manifest after its
+// series of record, each with the disposition it has there, and
+// refreshes series/<k>/; it returns what it wrote.
+func recordOn(ctx context.Context, o RecordOptions, k *tree.Kernel, m *recordedMessages) ([]string, error) {
+	pristine, err := o.Cache.Prepare(ctx, k)
+	if err != nil {
+		return nil, err
 	}
-	return recorded, nil
+	plan, err := apply.LoadPlan(o.Root, k.Name, "")
+	if err != nil {
+		return nil, err
+	}
+	var entries []series.Entry
+	var ps []*mailpatch.Patch
+	for i, e := range plan.Entries {
+		if e.Series() != o.Name {
+			entries, ps = append(entries, e), append(ps, plan.Patches[i])
+		}
+	}
+	base := len(entries)
+	for i, s := range m.sources {
+		entries = append(entries, series.Entry{Source: s, Expect: series.Applies, Trailers: m.trailers[i], Strip: o.Strip})
+		ps = append(ps, m.patches[i])
+	}
+	sr, err := apply.Series(apply.DirTree(pristine), entries, ps)
+	if err != nil {
+		return nil, err
+	}
+	var add []series.Entry
+	for i, r := range sr.Results[base:] {
+		e := entries[base+i]
+		e.Expect = r.Disposition
+		if !series.IsApplied(r.Disposition) {
+			e.Reason = fmt.Sprintf("recorded by patchctl try: %s on %s after the series before it", r.Disposition, k.Name)
+		}
+		add = append(add, e)
+	}
+	mp := series.ManifestPath(o.Root, k.Name)
+	if err := series.Record(mp, o.Name, add); err != nil {
+		return nil, err
+	}
+	written := []string{filepath.ToSlash(filepath.Join("series", k.Name, "manifest.yaml"))}
+	out, err := apply.Run(ctx, apply.In{Root: o.Root, Kernel: k, Pristine: pristine})
+	if err != nil {
+		return nil, err
+	}
+	if err := out.Mismatch(); err != nil {
+		return nil, fmt.Errorf("--record: %w", err)
+	}
+	if err := out.Refreshed.Write(out.Plan.Manifest.Dir()); err != nil {
+		return nil, fmt.Errorf("writing series/%s: %w", k.Name, err)
+	}
+	return append(written, filepath.ToSlash(filepath.Join("series", k.Name))+"/"), nil
 }
 
 // trailersOf lists the trailer lines at the end of a commit message.

@@ -152,6 +152,21 @@ func (t *Target) Applied(ctx context.Context, seriesName string) (*apply.Out, er
 	return apply.Run(ctx, apply.In{Root: t.Root, Kernel: t.Kernel, Pristine: pristine, Series: seriesName, Cache: t.Cache})
 }
 
+// WriteWorkTree writes the apply stage's output out (Applied) into the
+// kernel's work tree, all or nothing, under the kernel's work lock, and
+// returns the work tree's folder.
+func (t *Target) WriteWorkTree(ctx context.Context, out *apply.Out) (string, error) {
+	wt, release, err := t.Cache.HoldWorkTree(ctx, t.Kernel)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	if err := apply.Checkout(wt, out, vocab.Patched); err != nil {
+		return "", err
+	}
+	return wt.Dir, nil
+}
+
 // Image is the image a boot or bench uses, verified.
 type Image struct {
 	Metadata *build.Metadata
@@ -247,6 +262,11 @@ func DefaultFragments() []string { return build.DefaultFragments }
 
 // Describe says on w which image a boot uses (build.Describe).
 func Describe(w io.Writer, md *build.Metadata) { build.Describe(w, md) }
+
+// KillAll kills the process group of every program the stages started
+// that still runs (run.KillAll): the CLI defers it, so that no child
+// outlives patchctl.
+func KillAll() { run.KillAll() }
 
 // Quote is a command line as a shell reads it back.
 func Quote(args []string) string { return run.Quote(args) }

@@ -17,6 +17,7 @@ import (
 // versions say (5.10.223, 6.1.192, 6.12.117, 7.2.13, 7.3-rc7).
 func debianPins() []*tree.Kernel {
 	var ks []*tree.Kernel
+	// 6.12 itself: version arithmetic
 	for _, p := range [][2]string{{"5.10", "5.10.223-1"}, {"6.1", "6.1.192-3"}, {"6.12", "6.12.117-1~deb12u1"}, {"7.2", "7.2.13-1"}, {"7.3", "7.3~rc7-1~exp1"}} {
 		ks = append(ks, &tree.Kernel{Name: p[0], Debian: &debian.Source{Version: p[1]}})
 	}
@@ -31,7 +32,9 @@ func debianPins() []*tree.Kernel {
 func TestPlaceTagLikeBase(t *testing.T) {
 	pins := debianPins()
 	for _, c := range []struct{ base, want string }{
+		// 6.12 itself: version arithmetic
 		{"v6.12", "6.12"}, {"v6.12-rc3", "6.12"}, {"6.12.50", "6.12"}, {"v6.12.117", "6.12"}, {"v6.12.118", ""},
+		// 6.12 itself: version arithmetic
 		{"v6.5", "6.12"}, {"v6.1", "6.1"}, {"v5.4", "5.10"}, {"v5.10.300", ""}, {"v6.13", "7.2"},
 		{"v7.3-rc2", "7.3"}, {"v7.3-rc7", "7.3"}, {"v7.3-rc8", ""}, {"v7.3", ""}, {"v7.2.14", ""}, {"v7.2", "7.2"},
 	} {

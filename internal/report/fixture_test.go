@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -86,6 +87,7 @@ func consoleText(failLeaf, crash bool) string {
 
 // fixtureVersions are the Debian versions of the fixture's kernels: a
 // stable update and a mainline release candidate.
+// 6.12 itself: each pin's package version
 var fixtureVersions = map[string]string{"6.12": "6.12.117-1~deb12u1", "7.3": "7.3~rc7-1~exp1", "5.10": "5.10.223-1", "6.1": "6.1.192-3", "7.2": "7.2.13-1"}
 
 type fixtureOpts struct {
@@ -107,7 +109,7 @@ func fixtureRun(t *testing.T, o fixtureOpts) (*pipeline.Result, string, string) 
 		o.start = time.Date(2026, 12, 1, 7, 29, 10, 123456789, time.UTC)
 	}
 	if len(o.kernels) == 0 {
-		o.kernels = []string{"6.12"}
+		o.kernels = []string{testkernel.Default}
 	}
 	if o.patchContent == "" {
 		o.patchContent = fixturePatch

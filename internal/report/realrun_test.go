@@ -10,6 +10,7 @@ import (
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // TestRealRun runs every reference tool on the reports of a real run
@@ -29,7 +30,7 @@ func TestRealRun(t *testing.T) {
 	if err != nil {
 		t.Skipf("no run's result.json (%v): run make run, or set PATCHCTL_RUN_RESULT", err)
 	}
-	_, tree := testenv.Kernel(t, "6.12")
+	_, tree := testenv.Kernel(t, testkernel.Default)
 	runDir := filepath.Dir(path)
 	current := strings.Contains(string(data), "${")
 	if current {

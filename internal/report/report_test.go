@@ -16,6 +16,7 @@ import (
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -100,13 +101,13 @@ func expectedCases(res *pipeline.Result) (tests, failures, errors, skipped int) 
 // set up, findings on patch lines, two kernels) and runs each consumer's
 // own validator on them.
 func TestReportsPassTheReferenceTools(t *testing.T) {
-	_, tree := testenv.Kernel(t, "6.12")
+	_, tree := testenv.Kernel(t, testkernel.Default)
 	for name, o := range map[string]fixtureOpts{
 		"pass":          {},
 		"failing-test":  {failLeaf: true, checkFinding: true},
 		"crash":         {crash: true},
 		"setup-error":   {bailBaseline: true},
-		"two-kernels":   {kernels: []string{"6.1", "6.12"}, checkFinding: true},
+		"two-kernels":   {kernels: []string{"6.1", testkernel.Default}, checkFinding: true},
 		"published-url": {failLeaf: true},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -189,7 +190,7 @@ func noHostPaths(t *testing.T, dir string, bases ...string) {
 }
 
 func TestValidatorsRejectBrokenReports(t *testing.T) {
-	_, tree := testenv.Kernel(t, "6.12")
+	_, tree := testenv.Kernel(t, testkernel.Default)
 	dir, _, _, _ := writeRun(t, fixtureOpts{failLeaf: true, checkFinding: true}, Options{})
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -474,7 +475,7 @@ func TestWriteAllReports(t *testing.T) {
 		t.Errorf("KCIDB: %s", strings.Join(errs, "\n"))
 	}
 	sum, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
-	if !strings.Contains(string(sum), "6.12") || !strings.Contains(string(sum), "verdict: FAIL") {
+	if !strings.Contains(string(sum), testkernel.Default) || !strings.Contains(string(sum), "verdict: FAIL") {
 		t.Errorf("summary:\n%s", sum)
 	}
 	rj, _ := os.ReadFile(filepath.Join(dir, "result.json"))
@@ -539,14 +540,16 @@ func TestUpstream(t *testing.T) {
 			t.Errorf("Upstream(%q) = %+v, want %+v", c.source, got, c.want)
 		}
 	}
-	dir, _, _, _ := writeRun(t, fixtureOpts{kernels: []string{"6.12", "7.3"}}, Options{})
+	dir, _, _, _ := writeRun(t, fixtureOpts{kernels: []string{testkernel.Default, "7.3"}}, Options{})
 	var doc kcidbDoc
 	data, _ := os.ReadFile(filepath.Join(dir, "kcidb.json"))
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
+	// 6.12 itself: its upstream tag
 	want := map[string]string{"6.12": StableURL + " v6.12.117", "7.3": MainlineURL + " v7.3-rc7"}
 	for _, c := range doc.Checkouts {
+		// 6.12 itself: its upstream tag
 		k := "6.12"
 		if strings.Contains(c.ID, "7_3") || strings.Contains(c.ID, "7.3") {
 			k = "7.3"

@@ -1,6 +1,7 @@
 package series
 
 import (
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 // Record appends a series' entries to a manifest, replaces them when
 // recorded again, and keeps every other line as written.
 func TestRecord(t *testing.T) {
-	orig, err := os.ReadFile(filepath.Join("..", "..", "series", "6.12", "manifest.yaml"))
+	orig, err := os.ReadFile(filepath.Join("..", "..", "series", testkernel.Default, "manifest.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"fmt"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,32 +52,32 @@ func TestStoreReusesOnlyWhatIsProvably(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save("6.12", "build-baseline", "k1", map[string]string{"image": img}, arts); err != nil {
+	if err := s.Save(testkernel.Default, "build-baseline", "k1", map[string]string{"image": img}, arts); err != nil {
 		t.Fatal(err)
 	}
 	var out map[string]string
-	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); !ok || out["image"] != img {
+	if ok, why := s.Load(testkernel.Default, "build-baseline", "k1", &out); !ok || out["image"] != img {
 		t.Fatalf("not reused: %s", why)
 	}
-	if ok, why := s.Load("6.12", "build-baseline", "k2", &out); ok || why != "inputs changed" {
+	if ok, why := s.Load(testkernel.Default, "build-baseline", "k2", &out); ok || why != "inputs changed" {
 		t.Errorf("another key reused: %v %s", ok, why)
 	}
 	// Another process rewrote the snapshot: not what was recorded.
 	os.WriteFile(img, []byte("patched kernel!"), 0o644)
-	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); ok || !strings.Contains(why, "changed since it was made") {
+	if ok, why := s.Load(testkernel.Default, "build-baseline", "k1", &out); ok || !strings.Contains(why, "changed since it was made") {
 		t.Errorf("a changed artifact reused: %v %s", ok, why)
 	}
 	os.Remove(img)
-	if ok, _ := s.Load("6.12", "build-baseline", "k1", &out); ok {
+	if ok, _ := s.Load(testkernel.Default, "build-baseline", "k1", &out); ok {
 		t.Error("a missing artifact reused")
 	}
 	if _, err := Artifacts(img); err == nil {
 		t.Error("a missing artifact recorded")
 	}
-	if err := s.Forget("6.12", "build-baseline", "k1"); err != nil {
+	if err := s.Forget(testkernel.Default, "build-baseline", "k1"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, why := s.Load("6.12", "build-baseline", "k1", &out); ok || why != "not run before" {
+	if ok, why := s.Load(testkernel.Default, "build-baseline", "k1", &out); ok || why != "not run before" {
 		t.Errorf("after forget: %v %s", ok, why)
 	}
 }
@@ -89,22 +90,22 @@ func TestStoreKeepsRecordsOfOtherInputs(t *testing.T) {
 	s := &Store{Dir: t.TempDir()}
 	var out map[string]int
 	for i := 0; i < maxRecords+3; i++ {
-		if err := s.Save("6.12", "boot-baseline", fmt.Sprintf("%064x", i), map[string]int{"run": i}, nil); err != nil {
+		if err := s.Save(testkernel.Default, "boot-baseline", fmt.Sprintf("%064x", i), map[string]int{"run": i}, nil); err != nil {
 			t.Fatal(err)
 		}
 		when := time.Now().Add(time.Duration(i-100) * time.Second)
-		os.Chtimes(s.path("6.12", "boot-baseline", fmt.Sprintf("%064x", i)), when, when)
+		os.Chtimes(s.path(testkernel.Default, "boot-baseline", fmt.Sprintf("%064x", i)), when, when)
 	}
 	// Records 3 to 10 are left; 3, the oldest, is reused and so
 	// outlives 4 when the next save prunes.
-	if ok, why := s.Load("6.12", "boot-baseline", fmt.Sprintf("%064x", 3), &out); !ok {
+	if ok, why := s.Load(testkernel.Default, "boot-baseline", fmt.Sprintf("%064x", 3), &out); !ok {
 		t.Fatalf("record 3 not reused: %s", why)
 	}
-	if err := s.Save("6.12", "boot-baseline", fmt.Sprintf("%064x", maxRecords+3), map[string]int{"run": maxRecords + 3}, nil); err != nil {
+	if err := s.Save(testkernel.Default, "boot-baseline", fmt.Sprintf("%064x", maxRecords+3), map[string]int{"run": maxRecords + 3}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i <= maxRecords+3; i++ {
-		ok, why := s.Load("6.12", "boot-baseline", fmt.Sprintf("%064x", i), &out)
+		ok, why := s.Load(testkernel.Default, "boot-baseline", fmt.Sprintf("%064x", i), &out)
 		if kept := i == 3 || i > 4; ok != kept || (ok && out["run"] != i) {
 			t.Errorf("record %d: reused %v (%s), want %v", i, ok, why, kept)
 		} else if !ok && why != "inputs changed" {

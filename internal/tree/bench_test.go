@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
 // BenchmarkPrepareWarm: prepare of a prepared tree (target ≤ 5 s; it is a
 // marker check).
 func BenchmarkPrepareWarm(b *testing.B) {
-	k, _ := testenv.Kernel(b, "6.12")
+	k, _ := testenv.Kernel(b, testkernel.Default)
 	c := testenv.Cache()
 	cpu := testenv.MeasureCPU(b)
 	for b.Loop() {
@@ -27,7 +28,7 @@ func BenchmarkPrepareWarm(b *testing.B) {
 // BenchmarkPrepareCold: verify and extract 6.12 from the cached package
 // into an empty cache (the download itself is not timed).
 func BenchmarkPrepareCold(b *testing.B) {
-	k, _ := testenv.Kernel(b, "6.12")
+	k, _ := testenv.Kernel(b, testkernel.Default)
 	shared := testenv.Cache()
 	cpu := testenv.MeasureCPU(b)
 	defer cpu.Report()

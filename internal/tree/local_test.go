@@ -48,6 +48,7 @@ func TestLocalIdentity(t *testing.T) {
 	fakeKernel(t, dir)
 	key := func() *Kernel {
 		t.Helper()
+		// 6.12 itself: the fixture's Makefile version
 		k, err := Local(ctx, dir, "", func(s string) bool { return s == "6.12" })
 		if err != nil {
 			t.Fatal(err)
@@ -55,6 +56,7 @@ func TestLocalIdentity(t *testing.T) {
 		return k
 	}
 	plain := key()
+	// 6.12 itself: the fixture's Makefile version
 	if plain.Local.Head != "" || plain.Local.Content == "" || plain.Local.Release != "6.12.117-rc1" || plain.Local.Series != "6.12" {
 		t.Fatalf("plain folder: %+v", plain.Local)
 	}

@@ -33,6 +33,7 @@ func writeLock(t testing.TB, body string) string {
 // refused when the lock is read, with the file and line.
 func TestLockRefusesPathNames(t *testing.T) {
 	for _, name := range []string{"..", ".", "", "a/b", "../../etc", "x\x00y", `a\b`, "tab\there", strings.Repeat("k", 101)} {
+		// 6.12 itself: the entry's own tarball name
 		p := writeLock(t, "kernels:\n"+fmt.Sprintf(lockEntry, "6.12")+fmt.Sprintf(lockEntry, name))
 		_, err := LoadLock(p)
 		if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), p+":9:") {
@@ -40,10 +41,12 @@ func TestLockRefusesPathNames(t *testing.T) {
 		}
 	}
 	// A typo'd field is not ignored.
+	// 6.12 itself: the entry's own tarball name
 	p := writeLock(t, "kernels:\n"+fmt.Sprintf(lockEntry, "6.12")+"    expcet: x\n")
 	if _, err := LoadLock(p); !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "expcet") || !strings.Contains(err.Error(), "line 9") {
 		t.Errorf("unknown field: %v", err)
 	}
+	// 6.12 itself: the entry's own tarball name
 	p = writeLock(t, "kernels:\n"+strings.Replace(fmt.Sprintf(lockEntry, "6.12"), "usr/src/linux-source-6.12.tar.xz", "../../x.tar.xz", 1))
 	if _, err := LoadLock(p); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("a tarball path outside the package: %v", err)
@@ -58,6 +61,7 @@ func TestNamesStayInCache(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	t.Logf("seed 1")
 	alphabet := []string{".", "..", "/", "\\", "a", "Z", "6", "-", "_", " ", "é", "修", "\x00", "\n", "~", "$", "*"}
+	// 6.12 itself: a name that is a version
 	names := []string{"..", ".", "", "/", "6.12", "x/..", "..."}
 	for i := 0; i < 2000; i++ {
 		var b strings.Builder
@@ -89,6 +93,7 @@ func checkName(t *testing.T, cache *Cache, name string) {
 }
 
 func FuzzKernelName(f *testing.F) {
+	// 6.12 itself: a name that is a version
 	for _, s := range []string{"..", ".", "", "6.12", "a/b", "修正"} {
 		f.Add(s)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/progress"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // fakeDebian builds a linux-source-like .deb (dpkg-deb --build) holding a
@@ -208,6 +209,7 @@ kernels:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 6.12 itself: the lock this test writes
 	if k, err := l.Find(""); err != nil || k.Name != "6.12" {
 		t.Errorf("default: %v %v", k, err)
 	}
@@ -233,10 +235,11 @@ func TestRealLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Default != "6.12" {
-		t.Errorf("default kernel %q, want 6.12", l.Default)
+	if l.Default != testkernel.Default {
+		t.Errorf("default kernel %q, want %s", l.Default, testkernel.Default)
 	}
 	// Every kernel from a Debian suite, its name the package's line.
+	// 6.12 itself: each pin's suite
 	suites := map[string]string{"5.10": "bullseye", "6.1": "bookworm-security", "6.12": "bookworm-security", "7.2": "sid", "7.3": "experimental"}
 	if len(l.Kernels) != len(suites) {
 		t.Errorf("%d kernels, want %d", len(l.Kernels), len(suites))

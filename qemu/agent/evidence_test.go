@@ -78,6 +78,7 @@ func kernelConfigs() map[string]*Config {
 		"RDMA_READ_WITH_INV": 11, "LOCAL_INV": 7, "MASKED_ATOMIC_CMP_AND_SWP": 12, "MASKED_ATOMIC_FETCH_AND_ADD": 13,
 		"REG_MR": 0x20, "REG_MR_INTEGRITY": 0x21}
 	fl := map[string]int{"FENCE": 1, "SIGNALED": 2, "SOLICITED": 4, "INLINE": 8, "IP_CSUM": 16}
+	// 6.12 itself: traces recorded on these kernels
 	return map[string]*Config{"6.12": {CapsuleSize: 64, Opcodes: ops, Flags: fl}, "6.1": {CapsuleSize: 64, Opcodes: ops, Flags: fl}}
 }
 
@@ -85,6 +86,7 @@ func kernelConfigs() map[string]*Config {
 // REG_MR requests have no SGE and the probe reads garbage where one would
 // be (len0=1012023304).
 var traces = map[string]string{
+	// 6.12 itself: a trace recorded on it
 	"6.12": ` kworker/0:1H-52 [000] ..... 12.1: post_rxe: (rxe_post_send+0x0/0x5a0) op0=32 fl0=0 n0=0 len0=0 op1=2 fl1=10 n1=1 len1=64
  kworker/0:1H-52 [000] ..... 12.2: post_rxe: (rxe_post_send+0x0/0x5a0) op0=2 fl0=10 n0=1 len0=64 op1=0 fl1=0 n1=0 len1=0
  kworker/0:1H-52 [000] ..... 12.3: post_rxe: (rxe_post_send+0x0/0x5a0) op0=2 fl0=10 n0=2 len0=64 op1=0 fl1=0 n1=0 len1=0
@@ -102,6 +104,7 @@ var traces = map[string]string{
 // request without SGEs prints no length, on both kernels' traces.
 func TestEvidenceNamesOn612And61(t *testing.T) {
 	want := map[string][]string{
+		// 6.12 itself: a trace recorded on it
 		"6.12": {
 			"LOCAL_INV flags=IB_SEND_SIGNALED sge=0 count=1",
 			"REG_MR    flags=0 sge=0 count=1",
@@ -116,6 +119,7 @@ func TestEvidenceNamesOn612And61(t *testing.T) {
 		},
 	}
 	for k, cfg := range kernelConfigs() {
+		// 6.12 itself: the traces' providers
 		tr := map[string]string{"6.12": "rxe", "6.1": "siw"}[k]
 		wrs, err := parseTrace(strings.NewReader(traces[k]), cfg, tr)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	iktap "github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // console writes what the agent prints for a run: an abort before any
@@ -49,7 +50,7 @@ func console(abort string, failing, crash bool) string {
 // agent writes, an abort included, with the counts patchctl's parser
 // reads; no bare "Bail out!" is ever printed.
 func TestKTAPForKunitParser(t *testing.T) {
-	_, tree := testenv.Kernel(t, "6.12")
+	_, tree := testenv.Kernel(t, testkernel.Default)
 	for name, c := range map[string]struct {
 		text                  string
 		pass, fail, skip, crs int

@@ -76,6 +76,7 @@ func TestSelectTakesFirstExactFit(t *testing.T) {
 // exactly the variant made for its code shape applies, and applying it
 // changes what the patch says.
 func TestSelectOnPinnedKernels(t *testing.T) {
+	// 6.12 itself: each pin's harness
 	want := map[string]string{"5.10": "rxe-mem-map", "6.1": "rxe-mr-map", "6.12": "ib_virt_dma_to_ptr", "7.2": "ib_virt_dma_to_ptr", "7.3": "ib_virt_dma_to_ptr"}
 	for name, variant := range want {
 		t.Run(name, func(t *testing.T) {
@@ -138,6 +139,7 @@ func TestIncapsuleWrapOnPinnedKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixVariant := &Variant{Harness: "testdata", Name: "nvmet-rdma-incapsule-bounds-fix", Patch: fix}
+	// 6.12 itself: every pin
 	for _, name := range []string{"5.10", "6.1", "6.12", "7.2", "7.3"} {
 		t.Run(name, func(t *testing.T) {
 			_, dir := testenv.Kernel(t, name)

@@ -12,6 +12,7 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -23,7 +24,7 @@ func realInstall(t *testing.T) (*Install, string) {
 	if testing.Short() {
 		t.Skip("-short: downloads Debian's binary kernel")
 	}
-	k, pristine := testenv.Kernel(t, "6.12")
+	k, pristine := testenv.Kernel(t, testkernel.Default)
 	in, err := Prepare(context.Background(), testenv.Cache(), k)
 	if err != nil {
 		testenv.Unavailable(t, "distro kernel 6.12: "+err.Error())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // The job-image test: each CI job's script (scripts/ci/<job>) runs in a
@@ -30,7 +31,7 @@ import (
 // The root filesystems are cached as tarballs under the user's cache
 // (ci/rootfs-<hash of the package list>.tar).
 
-var jobImageKernel = "6.12"
+var jobImageKernel = testkernel.Default
 
 func TestJobImage(t *testing.T) {
 	if testing.Short() {

@@ -1,7 +1,8 @@
-package main
+package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/tree"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // whereProject is a project whose two pinned kernels are tags of one
@@ -90,22 +93,20 @@ func TestTryKernelFromBaseCommit(t *testing.T) {
 	} {
 		f := filepath.Join(dir, fmt.Sprintf("%d.mbox", i))
 		os.WriteFile(f, []byte(c.text), 0o644)
-		opts := &TryOptions{Global: &GlobalOptions{Root: root}, SharedOptions: SharedOptions{Kernels: c.kernels}}
-		args := []string{f}
-		if c.git != "" {
-			// --git's repository places commits; its range is not read here.
-			opts.Git = c.git
-		}
-		in, err := readTryInput(context.Background(), &TryOptions{Sources: args}, nil)
+		// --git's repository places commits; its range is not read here.
+		where := pipeline.TryWhere{Git: c.git, Kernels: c.kernels}
+		in, err := pipeline.ReadTryInput(context.Background(), pipeline.TryInputOptions{Sources: []string{f}})
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		ks, where, err := tryKernels(context.Background(), opts, root, lock, in)
+		w := &pipeline.Workspace{Root: root, Lock: lock, CacheDir: t.TempDir()}
+		place, err := w.TryKernels(context.Background(), where, in)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if len(ks) != 1 || ks[0].Name != c.want || !strings.Contains(strings.Join(where, "; "), c.why) {
-			t.Errorf("case %d: kernel %v (%s), want %s (%s)", i, ks, where, c.want, c.why)
+		ks := place.Kernels
+		if len(ks) != 1 || ks[0].Name != c.want || !strings.Contains(strings.Join(place.Where, "; "), c.why) {
+			t.Errorf("case %d: kernel %v (%s), want %s (%s)", i, ks, place.Where, c.want, c.why)
 		}
 	}
 }
@@ -128,7 +129,7 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "p.patch")
 	os.WriteFile(f, []byte(patchWithBase("v9.8")), 0o644)
-	in, err := readTryInput(context.Background(), &TryOptions{Sources: []string{f}}, nil)
+	in, err := pipeline.ReadTryInput(context.Background(), pipeline.TryInputOptions{Sources: []string{f}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.patches, Sources: in.sources, Allow: []string{"already-applied", "conflict", "already-upstream"}})
+		o, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: pristine, Patches: in.Patches, Sources: in.Sources, Allow: []string{"already-applied", "conflict", "already-upstream"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,19 +167,72 @@ func TestAlreadyAppliedElsewhere(t *testing.T) {
 		t.Fatalf("9.9: %s", d)
 	}
 	// 9.10's tree not prepared yet.
-	got := elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
+	got := pipeline.Elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
 	if len(got) != 1 || !strings.Contains(got[0], "9.9 already has") || !strings.Contains(got[0], "not checked (trees not prepared: 9.10)") {
 		t.Errorf("9.10 not prepared: %q", got)
 	}
 	applied(c, k910)
-	got = elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
+	got = pipeline.Elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
 	if len(got) != 1 || !strings.Contains(got[0], "the newest pinned kernel where none is: 9.10 (checked") {
 		t.Errorf("9.10 prepared: %q", got)
 	}
 	// Without 9.10, no newer kernel lacks it.
 	l = lockWith("9.8", "9.9-rc1")
-	got = elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
+	got = pipeline.Elsewhere(ctx, l, c, []*tree.Kernel{k99}, r, in)
 	if len(got) != 1 || !strings.Contains(got[0], "every newer pinned kernel has them too") {
 		t.Errorf("9.9 the newest: %q", got)
+	}
+}
+
+// TestRecordWritesPatchesManifestSeries: try --record keeps the messages
+// as received under patches/NAME/, adds an entry per patch to the
+// kernel's manifest with the disposition it has there, refreshes
+// series/<kernel>/ and says what it wrote, in that order; a second
+// record of the same name replaces its own folder, and a folder
+// patchctl did not write is refused.
+func TestRecordWritesPatchesManifestSeries(t *testing.T) {
+	root, _, _ := whereProject(t)
+	lock, err := tree.LoadLock(filepath.Join(root, "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := lock.Find("9.8")
+	os.MkdirAll(filepath.Join(root, "series", "9.8"), 0o755)
+	os.WriteFile(filepath.Join(root, "series", "9.8", "manifest.yaml"), []byte("kernel: \"9.8\"\npatches: []\n"), 0o644)
+	f := filepath.Join(t.TempDir(), "p.patch")
+	os.WriteFile(f, []byte(patchWithBase("v9.8")), 0o644)
+	in, err := pipeline.ReadTryInput(context.Background(), pipeline.TryInputOptions{Sources: []string{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &tree.Cache{Dir: t.TempDir()}
+	res := &pipeline.Result{Kernels: []*pipeline.Kernel{{Name: "9.8", Stages: []*pipeline.Stage{{Name: pipeline.StageApply, Status: vocab.Pass}}}}}
+	o := pipeline.RecordOptions{Root: root, Lock: lock, Cache: c, Name: "mine", Kernels: []*tree.Kernel{k}, Result: res, Patches: in.Patches, Raw: in.Raw}
+	for round := 0; round < 2; round++ {
+		got, err := pipeline.Record(context.Background(), o)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		want := []string{"patches/mine/0001-main-return-1.eml", "series/9.8/manifest.yaml", "series/9.8/"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("round %d: recorded %q, want %q", round, got, want)
+		}
+	}
+	m, _ := os.ReadFile(filepath.Join(root, "series", "9.8", "manifest.yaml"))
+	if !strings.Contains(string(m), "source: patches/mine/0001-main-return-1.eml") || !strings.Contains(string(m), "expect: applies") {
+		t.Errorf("manifest:\n%s", m)
+	}
+	if ps, _ := filepath.Glob(filepath.Join(root, "series", "9.8", "*.patch")); len(ps) != 1 {
+		t.Errorf("series/9.8: %d patches, want 1", len(ps))
+	}
+	// A folder of that name that try did not write is left alone.
+	os.Remove(filepath.Join(root, "patches", "mine", ".patchctl-try"))
+	if _, err := pipeline.Record(context.Background(), o); !errors.Is(err, errs.ErrUsage) {
+		t.Errorf("patches/mine not try's: %v", err)
+	}
+	// A kernel whose apply stage failed records nothing.
+	res.Kernels[0].Stages[0].Status = vocab.Fail
+	if _, err := pipeline.Record(context.Background(), o); !errors.Is(err, errs.ErrFindings) {
+		t.Errorf("apply failed: %v", err)
 	}
 }
