@@ -309,7 +309,7 @@ func TestMutateEstimate(t *testing.T) {
 	for i, d := range []string{"10", "12", "300"} {
 		writeFiles(t, tg.Cache.Dir, map[string]string{
 			filepath.Join("build", tg.Kernel.Name, "abc", "variants", "patched-"+strings.Repeat(d, 4), "metadata.json"): `{"kernel":"6.12","variant":"patched","duration_s":` + d + `}`,
-			filepath.Join("runs", tg.Kernel.Name, "boot-patched", "k"+string(rune('0'+i)), "result.json"):                 `{"verdict":"PASS","duration_s":` + map[string]string{"10": "4", "12": "6", "300": "5"}[d] + `}`,
+			filepath.Join("runs", tg.Kernel.Name, "boot-patched", "k"+string(rune('0'+i)), "result.json"):               `{"verdict":"PASS","duration_s":` + map[string]string{"10": "4", "12": "6", "300": "5"}[d] + `}`,
 		})
 	}
 	e = tg.EstimateMutants(4, false)
