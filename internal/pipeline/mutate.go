@@ -188,13 +188,8 @@ func (r *MutateReport) Survivors() []*MutantResult {
 // interrupted or not.
 func (t *Target) Mutate(ctx context.Context, o MutateOptions) (*MutateReport, error) {
 	start := time.Now()
-	if o.Max < 0 {
-		return nil, fmt.Errorf("--max %d: want 0 (no cap) or more: %w", o.Max, errs.ErrUsage)
-	}
-	for _, op := range o.Operators {
-		if !slicesContains(mutate.Operators, op) {
-			return nil, fmt.Errorf("unknown mutation operator %q (known: %s): %w", op, strings.Join(mutate.Operators, ", "), errs.ErrUsage)
-		}
+	if err := CheckMutate(o.Max, o.Operators); err != nil {
+		return nil, err
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -336,6 +331,20 @@ func (t *Target) Mutate(ctx context.Context, o MutateOptions) (*MutateReport, er
 		return rep, err
 	}
 	return rep, nil
+}
+
+// CheckMutate refuses a negative --max and an unknown operator class
+// (usage errors), before any work.
+func CheckMutate(max int, operators []string) error {
+	if max < 0 {
+		return fmt.Errorf("--max %d: want 0 (no cap) or more: %w", max, errs.ErrUsage)
+	}
+	for _, op := range operators {
+		if !slicesContains(mutate.Operators, op) {
+			return fmt.Errorf("unknown mutation operator %q (known: %s): %w", op, strings.Join(mutate.Operators, ", "), errs.ErrUsage)
+		}
+	}
+	return nil
 }
 
 func slicesContains(ss []string, s string) bool {
@@ -590,3 +599,7 @@ func median(v []float64) (float64, bool) {
 	sort.Float64s(v)
 	return v[len(v)/2], true
 }
+
+// MutationOperators lists the operator classes, in the order mutants are
+// numbered.
+func MutationOperators() []string { return append([]string(nil), mutate.Operators...) }
