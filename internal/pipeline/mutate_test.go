@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
+	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -79,6 +81,18 @@ func mutWorkspace(t *testing.T) *pipeline.Target {
 		"series/6.12/manifest.yaml": "kernel: \"6.12\"\npatches:\n  - source: patches/ulp-inline/000.txt\n    expect: applies\n" +
 			"boot:\n  inline_data_size: 16384\n  expect_inline_capsules:\n    baseline: false\n    patched: true\n",
 	})
+	// The fragments, so that the build folder can be located.
+	frags, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "kconfig", "*.config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frags {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFiles(t, root, map[string]string{filepath.Join("kconfig", filepath.Base(f)): string(b)})
+	}
 	c := &tree.Cache{Dir: t.TempDir()}
 	k, err := c.Local(context.Background(), linux, "6.12", nil)
 	if err != nil {
@@ -106,12 +120,24 @@ func mutMail(t *testing.T, linux string) string {
 type fakeRuntime struct {
 	calls  int
 	onCall func(n int) error
+	// buildDir, when set, gets each build's snapshot and latest link,
+	// as a build leaves them.
+	buildDir string
 }
 
 func (f *fakeRuntime) run(ctx context.Context, out *apply.Out, dir string) (*pipeline.RuntimeOutcome, error) {
 	f.calls++
 	if f.onCall != nil {
 		if err := f.onCall(f.calls); err != nil {
+			return nil, err
+		}
+	}
+	if f.buildDir != "" {
+		snap := build.StateDir(f.buildDir, vocab.Patched, out.State(vocab.Patched))
+		if err := os.MkdirAll(snap, 0o755); err != nil {
+			return nil, err
+		}
+		if err := build.LinkLatest(f.buildDir, vocab.Patched, snap); err != nil {
 			return nil, err
 		}
 	}
@@ -349,5 +375,43 @@ func TestMutateInterrupt(t *testing.T) {
 	}
 	if after := workState(t, tg); after != before {
 		t.Errorf("the work tree was left changed by the interrupted run:\n%s\nwas:\n%s", after, before)
+	}
+}
+
+// TestMutateRestoresImages: the build folder's latest patched image
+// points where it pointed before the run, and the snapshots the mutants'
+// builds made are gone; the series of record's snapshot stays.
+func TestMutateRestoresImages(t *testing.T) {
+	tg := mutWorkspace(t)
+	out, err := tg.Applied(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd, err := tg.BuildFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := build.StateDir(bd, vocab.Patched, out.State(vocab.Patched))
+	other := build.StateDir(bd, vocab.Patched, "0123456789abcdef")
+	for _, d := range []string{record, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := build.LinkLatest(bd, vocab.Patched, other); err != nil {
+		t.Fatal(err)
+	}
+	rt := &fakeRuntime{buildDir: bd}
+	o := mutOptions(t, rt)
+	o.Max = 4
+	if _, err := tg.Mutate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := os.Readlink(build.VariantDir(bd, vocab.Patched)); err != nil || l != filepath.Base(other) {
+		t.Errorf("latest patched image -> %q (%v), want %q as before", l, err, filepath.Base(other))
+	}
+	got, _ := filepath.Glob(filepath.Join(bd, "variants", vocab.Patched+"-*"))
+	if len(got) != 2 {
+		t.Errorf("patched snapshots after the run: %q, want the two there before", got)
 	}
 }
