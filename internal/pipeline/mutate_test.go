@@ -15,6 +15,7 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/pipeline"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -413,5 +414,52 @@ func TestMutateRestoresImages(t *testing.T) {
 	got, _ := filepath.Glob(filepath.Join(bd, "variants", vocab.Patched+"-*"))
 	if len(got) != 2 {
 		t.Errorf("patched snapshots after the run: %q, want the two there before", got)
+	}
+}
+
+// TestMutateReal612 judges two addr-kind mutants of seed 000 on the
+// pinned 6.12 tree with both real oracles (the baseline is built first
+// when missing; each mutant rebuilds nvme-rdma and boots over rxe), and
+// checks that the run puts the work tree back. The DMA address on the
+// inline SGE is killed by the check; the boot's verdict is logged (it
+// kills it only where the builds carry the DMA-faithful harness).
+func TestMutateReal612(t *testing.T) {
+	_, _ = testenv.Kernel(t, "6.12")
+	kbuild.Exclusive(t, "6.12")
+	kbuild.Build(t, "6.12", vocab.Baseline)
+	root := testenv.RepoRoot(t)
+	c := testenv.Cache()
+	w := &pipeline.Workspace{Root: root, Lock: lock(t, root), CacheDir: c.Dir}
+	tg, err := w.Target(context.Background(), "6.12", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := func() string {
+		b, _ := os.ReadFile(filepath.Join(c.WorkTreeDir(tg.Kernel), ".patchctl", "state.json"))
+		return string(b)
+	}()
+	var log bytes.Buffer
+	rep, err := tg.Mutate(context.Background(), pipeline.MutateOptions{Max: 2, Operators: []string{"addr-kind"}, Transports: []string{vocab.RXE},
+		OutDir: t.TempDir(), Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	var table bytes.Buffer
+	pipeline.WriteMutateTable(&table, rep)
+	t.Logf("%s\n%s", log.String(), table.String())
+	if len(rep.Mutants) != 2 || rep.Reference == nil || !rep.Reference.Built {
+		t.Fatalf("%d mutants, reference %s", len(rep.Mutants), rep.Reference.Summary())
+	}
+	for _, m := range rep.Mutants {
+		if strings.Contains(m.After, "sge->addr = qe->dma;") && !m.Static {
+			t.Errorf("%s (the DMA address on the inline SGE) not killed by the check", m.ID)
+		}
+		if m.Outcome == nil || !m.Outcome.Built {
+			t.Errorf("%s: %s", m.ID, m.Outcome.Summary())
+		}
+	}
+	after, _ := os.ReadFile(filepath.Join(c.WorkTreeDir(tg.Kernel), ".patchctl", "state.json"))
+	if string(after) != before {
+		t.Errorf("work tree state %s, was %s", after, before)
 	}
 }
