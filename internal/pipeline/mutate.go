@@ -549,7 +549,8 @@ const (
 
 // EstimateMutants is the time n mutants (and the unmutated reference)
 // are expected to take: the patched builds and boots the cache recorded
-// (their median), else defaults, said as such.
+// and the checks the cache recorded (their median), else defaults, said
+// as such.
 func (t *Target) EstimateMutants(n int, staticOnly bool) Estimate {
 	e := Estimate{CheckSeconds: defaultCheckSeconds, BuildSeconds: defaultBuildSeconds, BootSeconds: defaultBootSeconds,
 		Measured: map[string]string{"check": "default", "build": "default", "boot": "default"}}
@@ -574,6 +575,21 @@ func (t *Target) EstimateMutants(n int, staticOnly bool) Estimate {
 	}
 	if v, ok := median(boots); ok {
 		e.BootSeconds, e.Measured["boot"] = v, fmt.Sprintf("median of %d patched boots in the cache", len(boots))
+	}
+	var checksRec []float64
+	recs, _ := filepath.Glob(filepath.Join(t.Cache.Dir, "runs", t.Kernel.Name, "records", StageCheck, "*.json"))
+	for _, r := range recs {
+		var rec struct {
+			Output struct {
+				Duration float64 `json:"duration_s"`
+			} `json:"output"`
+		}
+		if b, err := os.ReadFile(r); err == nil && json.Unmarshal(b, &rec) == nil && rec.Output.Duration > 0 {
+			checksRec = append(checksRec, rec.Output.Duration)
+		}
+	}
+	if v, ok := median(checksRec); ok {
+		e.CheckSeconds, e.Measured["check"] = v, fmt.Sprintf("median of %d checks in the cache", len(checksRec))
 	}
 	per := e.CheckSeconds
 	if !staticOnly {

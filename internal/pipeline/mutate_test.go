@@ -339,7 +339,13 @@ func TestMutateEstimate(t *testing.T) {
 			filepath.Join("runs", tg.Kernel.Name, "boot-patched", "k"+string(rune('0'+i)), "result.json"):               `{"verdict":"PASS","duration_s":` + map[string]string{"10": "4", "12": "6", "300": "5"}[d] + `}`,
 		})
 	}
+	writeFiles(t, tg.Cache.Dir, map[string]string{
+		filepath.Join("runs", tg.Kernel.Name, "records", "check", "a.json"): `{"key":"a","output":{"duration_s":2}}`,
+	})
 	e = tg.EstimateMutants(4, false)
+	if e.CheckSeconds != 2 || !strings.HasPrefix(e.Measured["check"], "median of 1 check") {
+		t.Errorf("check measured: %+v", e)
+	}
 	if e.BuildSeconds != 12 || e.BootSeconds != 5 || !strings.HasPrefix(e.Measured["build"], "median of 3") {
 		t.Errorf("measured: %+v", e)
 	}
