@@ -543,8 +543,8 @@ func failedTests(t *ktap.Test) []string {
 // Defaults of the estimate when the cache has no measured figure.
 const (
 	defaultCheckSeconds = 5
-	defaultBuildSeconds = 30
-	defaultBootSeconds  = 30
+	defaultBuildSeconds = 20
+	defaultBootSeconds  = 15
 )
 
 // EstimateMutants is the time n mutants (and the unmutated reference)

@@ -52,7 +52,7 @@ func WriteMutateTable(w io.Writer, r *MutateReport) {
 	line("build and boot", count(func(m *MutantResult) bool { return m.Runtime || m.Compiler }), r.StaticOnly)
 	line("all oracles", count(func(m *MutantResult) bool { return m.Verdict != Survived }), false)
 	if r.Reference != nil {
-		fmt.Fprintf(w, "unmutated series: %s; its check: %d errors and warnings\n", r.Reference.Summary(), r.ReferenceFindings)
+		fmt.Fprintf(w, "unmutated series: %s; its check: %d errors or warnings\n", r.Reference.Summary(), r.ReferenceFindings)
 	}
 	if s := r.Survivors(); len(s) > 0 {
 		fmt.Fprintf(w, "\n%d surviving mutants (no oracle saw them):\n", len(s))
