@@ -294,27 +294,39 @@ func (t *Target) Mutate(ctx context.Context, o MutateOptions) (*MutateReport, er
 		fmt.Fprintf(o.Log, "reference: %s (build %.0fs, boot %.0fs)\n", rep.Reference.Summary(), rep.Reference.BuildSeconds, rep.Reference.BootSeconds)
 	}
 
+	// partial writes what was judged before an error or an interrupt.
+	partial := func(err error) (*MutateReport, error) {
+		if ctx.Err() != nil && !errors.Is(err, errs.ErrEnv) {
+			err = fmt.Errorf("interrupted: %w: %w", err, errs.ErrEnv)
+		}
+		rep.Scores = scores(rep.Mutants)
+		rep.Duration = time.Since(start).Seconds()
+		if werr := WriteMutateReport(o.OutDir, rep); werr != nil {
+			err = errors.Join(err, werr)
+		}
+		return rep, err
+	}
 	for _, m := range ms {
 		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("interrupted after %d of %d mutants: %w: %w", len(rep.Mutants), len(ms), err, errs.ErrEnv)
+			return partial(fmt.Errorf("interrupted after %d of %d mutants: %w: %w", len(rep.Mutants), len(ms), err, errs.ErrEnv))
 		}
 		mstart := time.Now()
 		mr := &MutantResult{Mutant: m, Diff: m.Diff()}
 		dir := filepath.Join(o.OutDir, "mutants", m.ID)
 		out, err := series(filepath.Join(dir, "series"), m.Index, m.Patch)
 		if err != nil {
-			return rep, fmt.Errorf("mutant %s (%s:%d): %w", m.ID, m.File, m.Line, err)
+			return partial(fmt.Errorf("mutant %s (%s:%d): %w", m.ID, m.File, m.Line, err))
 		}
 		got, err := o.Static(ctx, out)
 		if err != nil {
-			return rep, fmt.Errorf("checking mutant %s: %w", m.ID, err)
+			return partial(fmt.Errorf("checking mutant %s: %w", m.ID, err))
 		}
 		mr.NewFindings = newFindings(refRep, got)
 		mr.Static = len(mr.NewFindings) > 0
 		if !o.StaticOnly {
 			oc, err := o.Runtime(ctx, out, dir)
 			if err != nil {
-				return rep, fmt.Errorf("building and booting mutant %s: %w", m.ID, err)
+				return partial(fmt.Errorf("building and booting mutant %s: %w", m.ID, err))
 			}
 			mr.Outcome = oc
 			mr.Compiler = !oc.Built

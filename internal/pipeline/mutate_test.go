@@ -373,12 +373,17 @@ func TestMutateInterrupt(t *testing.T) {
 		}
 		return nil
 	}}
-	rep, err := tg.Mutate(ctx, mutOptions(t, rt))
-	if err == nil || errs.Code(err) != errs.ExitEnv || !errors.Is(err, context.Canceled) {
+	o := mutOptions(t, rt)
+	rep, err := tg.Mutate(ctx, o)
+	if err == nil || !errors.Is(err, errs.ErrEnv) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("err %v (exit %d), want an interrupt (exit 3)", err, errs.Code(err))
 	}
 	if rep == nil || len(rep.Mutants) != 1 {
 		t.Errorf("report %+v: want the one mutant judged before the interrupt", rep)
+	}
+	var js pipeline.MutateReport
+	if b, err := os.ReadFile(filepath.Join(o.OutDir, "mutate.json")); err != nil || json.Unmarshal(b, &js) != nil || len(js.Mutants) != 1 {
+		t.Errorf("mutate.json of the interrupted run: %v, %d mutants", err, len(js.Mutants))
 	}
 	if after := workState(t, tg); after != before {
 		t.Errorf("the work tree was left changed by the interrupted run:\n%s\nwas:\n%s", after, before)
