@@ -127,6 +127,8 @@ type MutantResult struct {
 	Outcome     *RuntimeOutcome `json:"runtime_outcome,omitempty"`
 	Verdict     string          `json:"verdict"`
 	Seconds     float64         `json:"duration_s"`
+	// CheckSeconds is the static oracle's part of Seconds.
+	CheckSeconds float64 `json:"check_s"`
 }
 
 // Scores are kill ratios over the mutants judged.
@@ -231,7 +233,7 @@ func (t *Target) Mutate(ctx context.Context, o MutateOptions) (*MutateReport, er
 	if !o.StaticOnly {
 		rep.Transports = o.Transports
 	}
-	est := t.EstimateMutants(len(ms), o.StaticOnly)
+	est := t.EstimateMutants(len(ms), o.StaticOnly, filepath.Join(o.OutDir, "mutate.json"))
 	rep.EstimateSeconds = est.Total.Seconds()
 	fmt.Fprintf(o.Log, "%s: %d mutants of %d patches (%d made, --max %d)\n", t.Kernel.Name, len(ms), len(ps), len(all), o.Max)
 	fmt.Fprintf(o.Log, "estimate: %s (%s)\n", est.Total.Round(time.Second), est.Words(o.StaticOnly))
@@ -317,7 +319,9 @@ func (t *Target) Mutate(ctx context.Context, o MutateOptions) (*MutateReport, er
 		if err != nil {
 			return partial(fmt.Errorf("mutant %s (%s:%d): %w", m.ID, m.File, m.Line, err))
 		}
+		cstart := time.Now()
 		got, err := o.Static(ctx, out)
+		mr.CheckSeconds = time.Since(cstart).Seconds()
 		if err != nil {
 			return partial(fmt.Errorf("checking mutant %s: %w", m.ID, err))
 		}
@@ -563,7 +567,11 @@ const (
 // are expected to take: the patched builds and boots the cache recorded
 // and the checks the cache recorded (their median), else defaults, said
 // as such.
-func (t *Target) EstimateMutants(n int, staticOnly bool) Estimate {
+//
+// previous, when it names the mutate.json of an earlier run on the same
+// kernel (the --out folder's), is read first: its mutants' medians are
+// what a mutant costs, measured.
+func (t *Target) EstimateMutants(n int, staticOnly bool, previous string) Estimate {
 	e := Estimate{CheckSeconds: defaultCheckSeconds, BuildSeconds: defaultBuildSeconds, BootSeconds: defaultBootSeconds,
 		Measured: map[string]string{"check": "default", "build": "default", "boot": "default"}}
 	var builds []float64
@@ -603,12 +611,48 @@ func (t *Target) EstimateMutants(n int, staticOnly bool) Estimate {
 	if v, ok := median(checksRec); ok {
 		e.CheckSeconds, e.Measured["check"] = v, fmt.Sprintf("median of %d checks in the cache", len(checksRec))
 	}
+	e.fromPrevious(previous, t.Kernel.Name)
 	per := e.CheckSeconds
 	if !staticOnly {
 		per += e.BuildSeconds + e.BootSeconds
 	}
 	e.Total = time.Duration(float64(n+1) * per * float64(time.Second))
 	return e
+}
+
+// fromPrevious takes the medians of an earlier run's mutants on the same
+// kernel (its mutate.json), when there is one.
+func (e *Estimate) fromPrevious(path, kernel string) {
+	if path == "" {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	var prev MutateReport
+	if json.Unmarshal(b, &prev) != nil || prev.Kernel != kernel {
+		return
+	}
+	var checks, builds, boots []float64
+	for _, m := range prev.Mutants {
+		if m.CheckSeconds > 0 {
+			checks = append(checks, m.CheckSeconds)
+		}
+		if oc := m.Outcome; oc != nil && oc.Built {
+			builds, boots = append(builds, oc.BuildSeconds), append(boots, oc.BootSeconds)
+		}
+	}
+	say := func(n int) string { return fmt.Sprintf("median of %d mutants of the last run", n) }
+	if v, ok := median(checks); ok {
+		e.CheckSeconds, e.Measured["check"] = v, say(len(checks))
+	}
+	if v, ok := median(builds); ok {
+		e.BuildSeconds, e.Measured["build"] = v, say(len(builds))
+	}
+	if v, ok := median(boots); ok {
+		e.BootSeconds, e.Measured["boot"] = v, say(len(boots))
+	}
 }
 
 // Words says the estimate's parts and where each comes from.

@@ -237,6 +237,9 @@ func TestMutateKillTable(t *testing.T) {
 		if m.Static || m.Runtime || m.Compiler {
 			t.Errorf("%s is a survivor but was killed", m.ID)
 		}
+		if m.CheckSeconds <= 0 || m.CheckSeconds > m.Seconds {
+			t.Errorf("%s: check %.3fs of %.3fs", m.ID, m.CheckSeconds, m.Seconds)
+		}
 	}
 	if len(survivors) == 0 {
 		t.Error("no survivor: the fixture has mutants neither oracle sees (a size one byte long)")
@@ -329,7 +332,7 @@ func TestMutateMaxAndStaticOnly(t *testing.T) {
 // said as measured; without, the defaults, said as such.
 func TestMutateEstimate(t *testing.T) {
 	tg := mutWorkspace(t)
-	e := tg.EstimateMutants(4, false)
+	e := tg.EstimateMutants(4, false, "")
 	if e.Measured["build"] != "default" || e.Measured["boot"] != "default" || e.Total <= 0 {
 		t.Errorf("no records: %+v", e)
 	}
@@ -342,7 +345,7 @@ func TestMutateEstimate(t *testing.T) {
 	writeFiles(t, tg.Cache.Dir, map[string]string{
 		filepath.Join("runs", tg.Kernel.Name, "records", "check", "a.json"): `{"key":"a","output":{"duration_s":2}}`,
 	})
-	e = tg.EstimateMutants(4, false)
+	e = tg.EstimateMutants(4, false, "")
 	if e.CheckSeconds != 2 || !strings.HasPrefix(e.Measured["check"], "median of 1 check") {
 		t.Errorf("check measured: %+v", e)
 	}
@@ -352,8 +355,23 @@ func TestMutateEstimate(t *testing.T) {
 	if got, want := e.Total.Seconds(), 5*(e.CheckSeconds+12+5); got != want {
 		t.Errorf("total %v s, want %v s (4 mutants and the reference)", got, want)
 	}
-	if s := tg.EstimateMutants(4, true); s.Total.Seconds() != 5*s.CheckSeconds {
+	if s := tg.EstimateMutants(4, true, ""); s.Total.Seconds() != 5*s.CheckSeconds {
 		t.Errorf("static only: %v", s.Total)
+	}
+	// An earlier run's report in the output folder comes first: what its
+	// mutants cost (a report of another kernel does not count).
+	prev := filepath.Join(t.TempDir(), "mutate.json")
+	writeFiles(t, filepath.Dir(prev), map[string]string{"mutate.json": `{"kernel":"` + tg.Kernel.Name + `","mutants":[
+		{"id":"m01","check_s":3,"runtime_outcome":{"built":true,"build_s":7,"boot_s":4}},
+		{"id":"m02","check_s":5,"runtime_outcome":{"built":true,"build_s":9,"boot_s":2}},
+		{"id":"m03","check_s":4,"runtime_outcome":{"built":false,"build_s":1}}]}`})
+	e = tg.EstimateMutants(4, false, prev)
+	if e.CheckSeconds != 4 || e.BuildSeconds != 9 || e.BootSeconds != 4 || !strings.Contains(e.Measured["build"], "median of 2 mutants of the last run") {
+		t.Errorf("from the last run: %+v", e)
+	}
+	writeFiles(t, filepath.Dir(prev), map[string]string{"mutate.json": `{"kernel":"other","mutants":[{"id":"m01","check_s":3}]}`})
+	if e := tg.EstimateMutants(4, false, prev); e.CheckSeconds != 2 {
+		t.Errorf("another kernel's report was read: %+v", e)
 	}
 }
 
