@@ -202,6 +202,13 @@ func (t *Target) Mutate(ctx context.Context, o MutateOptions) (*MutateReport, er
 	if len(o.Transports) == 0 {
 		o.Transports = vocab.DefaultTransports()
 	}
+	// One mutation run per kernel and cache at a time: each puts the work
+	// tree back as it found it, so two must not interleave.
+	unlock, err := t.Cache.Lock(ctx, "mutate-"+t.Kernel.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	pristine, err := t.Cache.Prepare(ctx, t.Kernel)
 	if err != nil {
 		return nil, err

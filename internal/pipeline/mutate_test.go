@@ -492,3 +492,23 @@ func TestMutateReal612(t *testing.T) {
 		t.Errorf("work tree state %s, was %s", after, before)
 	}
 }
+
+// TestMutateOneRunPerKernel: a second mutation run of the same kernel
+// waits for the first (the cache's mutate-<kernel> lock): each puts back
+// the work tree it found, so two must not interleave. Here the wait ends
+// with its context.
+func TestMutateOneRunPerKernel(t *testing.T) {
+	tg := mutWorkspace(t)
+	unlock, err := tg.Cache.Lock(context.Background(), "mutate-"+tg.Kernel.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rt := &fakeRuntime{}
+	_, err = tg.Mutate(ctx, mutOptions(t, rt))
+	if err == nil || !strings.Contains(err.Error(), "mutate-"+tg.Kernel.Name) || rt.calls != 0 {
+		t.Fatalf("err %v, %d builds: want the wait for the run holding the lock", err, rt.calls)
+	}
+}
