@@ -42,6 +42,9 @@ var examples = map[string]string{
 	"patchctl bench": `  patchctl bench --kernel 6.12                  # rxe, the default boots per variant
   patchctl bench --transport siw --boots 8 --out /tmp/bench-siw
   patchctl bench --json | jq '.latency.diff_mean_us'`,
+	"patchctl mutate": `  patchctl mutate --kernel 6.12                 # every mutant: the checks, a build and a boot each
+  patchctl mutate --kernel 6.12 --max 12 --operators addr-kind,flag-cleared
+  patchctl mutate --static-only --json | jq '.scores'`,
 	"patchctl matrix": `  patchctl matrix
   patchctl matrix --json | jq -r '.include[].kernel'`,
 }

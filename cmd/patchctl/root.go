@@ -92,7 +92,7 @@ an interrupt, a harness fault).`,
 		_, err := checkOut(f.Value.String(), r)
 		return err
 	}
-	root.AddCommand(newImportCmd(io, g), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newTryCmd(io, g), newBenchCmd(io, g), newMatrixCmd(io, g), newB4CheckCmd(io, g))
+	root.AddCommand(newImportCmd(io, g), newTreeCmd(io, g), newApplyCmd(io, g), newRefreshCmd(io, g), newBuildCmd(io, g), newBootCmd(io, g), newCheckCmd(io, g), newRunCmd(io, g), newTryCmd(io, g), newBenchCmd(io, g), newMatrixCmd(io, g), newB4CheckCmd(io, g), newMutateCmd(io, g))
 	registerCompletions(root, g)
 	addHelp(root)
 	return root
