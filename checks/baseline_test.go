@@ -3,6 +3,7 @@ package checks
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/patchctl/patchctl/checks/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,7 +135,7 @@ func assertOutputs(t *testing.T, rep *Report) {
 	for _, f := range rep.Findings {
 		line := ""
 		for _, l := range strings.Split(txt.String(), "\n") {
-			if strings.HasPrefix(l, f.File+":") && strings.Contains(l, f.Message) && strings.Contains(l, ":"+itoa(f.Line)+":") {
+			if strings.HasPrefix(l, f.File+":") && strings.Contains(l, f.Message) && strings.Contains(l, ":"+engine.Itoa(f.Line)+":") {
 				line = l
 			}
 		}

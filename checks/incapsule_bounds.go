@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"github.com/patchctl/patchctl/checks/engine"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -42,20 +43,20 @@ func inIncapsuleScope(rel string) bool {
 	return false
 }
 
-func checkIncapsuleBounds(tree string, rels []string, pp Preprocessor) ([]Finding, error) {
+func checkIncapsuleBounds(tree string, rels []string, pp engine.Preprocessor) ([]Finding, error) {
 	var scope []string
 	for _, r := range rels {
 		if strings.HasSuffix(r, ".c") && inIncapsuleScope(r) {
 			scope = append(scope, r)
 		}
 	}
-	files, err := loadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
+	files, err := engine.LoadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
 	for _, f := range files {
-		for _, fn := range functions(f) {
+		for _, fn := range engine.Functions(f) {
 			out = append(out, incapsuleFunction(f, fn)...)
 		}
 	}
@@ -72,7 +73,7 @@ type wireVal struct {
 	line   int
 }
 
-func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
+func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 	wire := map[string]wireVal{}
 	isWire := func(n *sitter.Node) bool {
 		n = stripCasts(n)
@@ -81,15 +82,15 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 		}
 		switch n.Kind() {
 		case "identifier":
-			_, ok := wire[f.text(n)]
+			_, ok := wire[f.Text(n)]
 			return ok
 		case "call_expression":
-			return wire64Funcs[f.text(n.ChildByFieldName("function"))]
+			return wire64Funcs[f.Text(n.ChildByFieldName("function"))]
 		}
 		return false
 	}
 	var out []Finding
-	name := functionName(f, fn)
+	name := engine.FunctionName(f, fn)
 	// trunc are the narrow locals holding a sum with a wire value.
 	type truncVal struct {
 		v, typ, sum string
@@ -102,22 +103,22 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 			return
 		}
 		if sum, v := wireSum(f, rhs, isWire); sum != nil {
-			trunc[name] = truncVal{v, typ, strings.Join(strings.Fields(f.text(sum)), " "), f.line(at)}
+			trunc[name] = truncVal{v, typ, strings.Join(strings.Fields(f.Text(sum)), " "), f.Line(at)}
 		}
 	}
 	types := map[string]string{}
-	for _, p := range params(f, fn) {
-		types[p.name] = strings.TrimSpace(p.typ)
-		if p.pointer {
-			types[p.name] += "*"
+	for _, p := range engine.Params(f, fn) {
+		types[p.Name] = strings.TrimSpace(p.Typ)
+		if p.Pointer {
+			types[p.Name] += "*"
 		}
 	}
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "declaration":
-			typ := strings.Join(strings.Fields(f.text(n.ChildByFieldName("type"))), " ")
-			for _, d := range named(n) {
-				if name, ptr := declName(f, d); name != "" && !same(d, n.ChildByFieldName("type")) {
+			typ := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("type"))), " ")
+			for _, d := range engine.Named(n) {
+				if name, ptr := engine.DeclName(f, d); name != "" && !engine.Same(d, n.ChildByFieldName("type")) {
 					types[name] = typ
 					if ptr {
 						types[name] += "*"
@@ -126,46 +127,46 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 			}
 		case "init_declarator":
 			if v := n.ChildByFieldName("value"); v != nil && isWire(v) {
-				if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
-					wire[d] = wireVal{strings.Join(strings.Fields(f.text(v)), " "), f.line(n)}
+				if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d != "" {
+					wire[d] = wireVal{strings.Join(strings.Fields(f.Text(v)), " "), f.Line(n)}
 				}
 			}
-			if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
+			if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d != "" {
 				narrowSum(d, types[d], n.ChildByFieldName("value"), n)
 			}
 		case "assignment_expression":
 			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
 				if isWire(n.ChildByFieldName("right")) {
-					wire[f.text(l)] = wireVal{strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), f.line(n)}
-				} else if f.text(n.ChildByFieldName("operator")) == "=" {
-					delete(wire, f.text(l))
+					wire[f.Text(l)] = wireVal{strings.Join(strings.Fields(f.Text(n.ChildByFieldName("right"))), " "), f.Line(n)}
+				} else if f.Text(n.ChildByFieldName("operator")) == "=" {
+					delete(wire, f.Text(l))
 				}
-				if f.text(n.ChildByFieldName("operator")) == "=" {
-					narrowSum(f.text(l), types[f.text(l)], n.ChildByFieldName("right"), n)
+				if f.Text(n.ChildByFieldName("operator")) == "=" {
+					narrowSum(f.Text(l), types[f.Text(l)], n.ChildByFieldName("right"), n)
 				}
 			}
 		case "if_statement", "while_statement":
 			cond := n.ChildByFieldName("condition")
-			for _, cmp := range comparisons(f, cond, nil) {
+			for _, cmp := range engine.Comparisons(f, cond, nil) {
 				if wrapTest(f, cmp) {
 					continue // the overflow test itself
 				}
 				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
 					var tv truncVal
-					walk(side, func(c *sitter.Node) bool {
+					engine.Walk(side, func(c *sitter.Node) bool {
 						if c.Kind() == "identifier" && tv.v == "" {
-							if t, ok := trunc[f.text(c)]; ok {
+							if t, ok := trunc[f.Text(c)]; ok {
 								tv = t
-								tv.sum = f.text(c) + " = " + t.sum
+								tv.sum = f.Text(c) + " = " + t.sum
 							}
 						}
 						return tv.v == "" && c.Kind() != "call_expression"
 					})
 					if tv.v != "" && !guarded(f, fn, tv.v, cmp) {
 						w := wire[tv.v]
-						out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.line(cmp), Function: name,
+						out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
 							Message: fmt.Sprintf("the bound check %s compares the end of a range truncated to %s (%s, line %d): %s is a 64-bit value from the wire (%s), so the sum's high bits are lost and a huge one passes; use check_add_overflow() into the %s, or check %s alone first",
-								strings.Join(strings.Fields(f.text(cmp)), " "), tv.typ, tv.sum, tv.line, tv.v, w.origin, tv.typ, tv.v),
+								strings.Join(strings.Fields(f.Text(cmp)), " "), tv.typ, tv.sum, tv.line, tv.v, w.origin, tv.typ, tv.v),
 							Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: tv.v + " read from the wire: " + w.origin},
 								{File: f.Rel, Line: tv.line, Message: "the sum stored into a " + tv.typ + ": " + tv.sum}}})
 						continue
@@ -179,9 +180,9 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 					if origin == "" {
 						origin = v
 					}
-					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.line(cmp), Function: name,
+					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
 						Message: fmt.Sprintf("the bound check %s can wrap: %s is a 64-bit value from the wire (%s), so a huge one with a small addend passes it; check %s alone first, or compare without the addition, or use check_add_overflow()",
-							strings.Join(strings.Fields(f.text(cmp)), " "), v, origin, v),
+							strings.Join(strings.Fields(f.Text(cmp)), " "), v, origin, v),
 						Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: v + " read from the wire: " + origin}}})
 				}
 			}
@@ -198,8 +199,8 @@ var narrowTypes = map[string]bool{"u32": true, "__u32": true, "u16": true, "u8":
 // wrapTest reports whether a comparison is an overflow test of a sum:
 // a + b < a, a + b < b, a > a + b (and <=, >=): one side a sum, the
 // other one of its operands.
-func wrapTest(f *file, cmp *sitter.Node) bool {
-	op := f.text(cmp.ChildByFieldName("operator"))
+func wrapTest(f *engine.File, cmp *sitter.Node) bool {
+	op := f.Text(cmp.ChildByFieldName("operator"))
 	l, r := stripCasts(cmp.ChildByFieldName("left")), stripCasts(cmp.ChildByFieldName("right"))
 	if l == nil || r == nil {
 		return false
@@ -208,26 +209,26 @@ func wrapTest(f *file, cmp *sitter.Node) bool {
 	if op == ">" || op == ">=" {
 		sum, other = r, l
 	}
-	if sum.Kind() != "binary_expression" || f.text(sum.ChildByFieldName("operator")) != "+" {
+	if sum.Kind() != "binary_expression" || f.Text(sum.ChildByFieldName("operator")) != "+" {
 		return false
 	}
-	o := condKey(f, stripCasts(other))
-	return o == condKey(f, stripCasts(sum.ChildByFieldName("left"))) || o == condKey(f, stripCasts(sum.ChildByFieldName("right")))
+	o := engine.CondKey(f, stripCasts(other))
+	return o == engine.CondKey(f, stripCasts(sum.ChildByFieldName("left"))) || o == engine.CondKey(f, stripCasts(sum.ChildByFieldName("right")))
 }
 
 // wireSum finds an addition with a wire value as an operand in a side of
 // a comparison (not inside a call's arguments) and names the value.
-func wireSum(f *file, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitter.Node, string) {
+func wireSum(f *engine.File, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitter.Node, string) {
 	var sum *sitter.Node
 	var v string
-	walk(side, func(n *sitter.Node) bool {
+	engine.Walk(side, func(n *sitter.Node) bool {
 		if sum != nil || n.Kind() == "call_expression" {
 			return false
 		}
-		if n.Kind() == "binary_expression" && f.text(n.ChildByFieldName("operator")) == "+" {
+		if n.Kind() == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
 			for _, op := range []*sitter.Node{n.ChildByFieldName("left"), n.ChildByFieldName("right")} {
 				if isWire(op) {
-					sum, v = n, strings.Join(strings.Fields(f.text(stripCasts(op))), "")
+					sum, v = n, strings.Join(strings.Fields(f.Text(stripCasts(op))), "")
 					return false
 				}
 			}
@@ -240,15 +241,15 @@ func wireSum(f *file, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitte
 // guarded reports whether, before cmp, the wire value v is checked alone
 // by an if whose branch leaves (return, goto, break), or handed to
 // check_add_overflow().
-func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
+func guarded(f *engine.File, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 	ok := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if ok || n.StartByte() >= cmp.StartByte() {
 			return false
 		}
 		switch n.Kind() {
 		case "call_expression":
-			if name := f.text(n.ChildByFieldName("function")); name == "check_add_overflow" || name == "check_sub_overflow" {
+			if name := f.Text(n.ChildByFieldName("function")); name == "check_add_overflow" || name == "check_sub_overflow" {
 				ok = mentionsText(f, n.ChildByFieldName("arguments"), v)
 			}
 		case "if_statement":
@@ -259,7 +260,7 @@ func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 			// if (off + len < off || off + len > size) return ...: the
 			// wrap test before it in the same condition.
 			if cond.StartByte() <= cmp.StartByte() && cmp.EndByte() <= cond.EndByte() && exitsPath(f, n.ChildByFieldName("consequence")) {
-				for _, c := range comparisons(f, cond, nil) {
+				for _, c := range engine.Comparisons(f, cond, nil) {
 					if c.EndByte() <= cmp.StartByte() && wrapTest(f, c) && mentionsText(f, c, v) {
 						ok = true
 					}
@@ -273,8 +274,8 @@ func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 
 // wrapTests reports whether a condition holds a wrap test of a sum
 // with v.
-func wrapTests(f *file, cond *sitter.Node, v string) bool {
-	for _, c := range comparisons(f, cond, nil) {
+func wrapTests(f *engine.File, cond *sitter.Node, v string) bool {
+	for _, c := range engine.Comparisons(f, cond, nil) {
 		if wrapTest(f, c) && mentionsText(f, c, v) {
 			return true
 		}
@@ -283,16 +284,16 @@ func wrapTests(f *file, cond *sitter.Node, v string) bool {
 }
 
 // testsAlone reports whether a condition uses v outside any addition.
-func testsAlone(f *file, cond *sitter.Node, v string) bool {
+func testsAlone(f *engine.File, cond *sitter.Node, v string) bool {
 	found := false
-	walk(cond, func(n *sitter.Node) bool {
+	engine.Walk(cond, func(n *sitter.Node) bool {
 		if found {
 			return false
 		}
-		if n.Kind() == "binary_expression" && f.text(n.ChildByFieldName("operator")) == "+" {
+		if n.Kind() == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
 			return false
 		}
-		if n.Kind() == "identifier" && f.text(n) == v {
+		if n.Kind() == "identifier" && f.Text(n) == v {
 			found = true
 		}
 		return true
@@ -301,9 +302,9 @@ func testsAlone(f *file, cond *sitter.Node, v string) bool {
 }
 
 // exitsPath reports whether a statement ends its path in the function.
-func exitsPath(f *file, n *sitter.Node) bool {
+func exitsPath(f *engine.File, n *sitter.Node) bool {
 	found := false
-	walk(n, func(c *sitter.Node) bool {
+	engine.Walk(n, func(c *sitter.Node) bool {
 		switch c.Kind() {
 		case "return_statement", "goto_statement", "break_statement":
 			found = true
@@ -315,7 +316,7 @@ func exitsPath(f *file, n *sitter.Node) bool {
 
 func stripCasts(n *sitter.Node) *sitter.Node {
 	for {
-		n = stripParens(n)
+		n = engine.StripParens(n)
 		if n == nil || n.Kind() != "cast_expression" {
 			return n
 		}

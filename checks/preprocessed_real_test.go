@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"github.com/patchctl/patchctl/checks/engine"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,9 +75,9 @@ func preprocessedReal(t *testing.T, kernel string) {
 			t.Fatal(err)
 		}
 		t0 = time.Now()
-		f := parse(rel, u.Output)
+		f := engine.Parse(rel, u.Output)
 		whole := time.Since(t0)
-		n := len(functions(f))
+		n := len(engine.Functions(f))
 		t.Logf("%s: whole unit %d bytes, %d functions, parsed in %v", rel, len(u.Output), n, whole)
 	}
 }

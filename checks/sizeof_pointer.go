@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"github.com/patchctl/patchctl/checks/engine"
 	"path"
 	"strings"
 
@@ -34,7 +35,7 @@ func sizeofSink(lhs string) bool {
 var mapLenArg = map[string]int{"ib_dma_map_single": 2, "dma_map_single": 2, "ib_dma_sync_single_for_device": 2,
 	"ib_dma_sync_single_for_cpu": 2, "dma_sync_single_for_device": 2, "dma_sync_single_for_cpu": 2}
 
-func checkSizeofPointer(files []*file) []Finding {
+func checkSizeofPointer(files []*engine.File) []Finding {
 	// Members declared pointers in every struct of a module that has
 	// them (false once one declares an array or scalar of that name).
 	members := map[string]map[string]bool{}
@@ -44,10 +45,10 @@ func checkSizeofPointer(files []*file) []Finding {
 			m = map[string]bool{}
 			members[path.Dir(f.Rel)] = m
 		}
-		walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+		engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 			if n.Kind() == "field_declaration" {
-				for _, d := range named(n) {
-					if same(d, n.ChildByFieldName("type")) {
+				for _, d := range engine.Named(n) {
+					if engine.Same(d, n.ChildByFieldName("type")) {
 						continue
 					}
 					if name, ptr := pointerDecl(f, d); name != "" {
@@ -65,30 +66,30 @@ func checkSizeofPointer(files []*file) []Finding {
 		if !strings.HasSuffix(f.Rel, ".c") {
 			continue
 		}
-		for _, fn := range functions(f) {
+		for _, fn := range engine.Functions(f) {
 			out = append(out, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
 		}
 	}
 	return out
 }
 
-func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Finding) {
+func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool) (out []Finding) {
 	defer func() {
 		if r := recover(); r != nil {
-			out = []Finding{{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: functionName(f, fn),
+			out = []Finding{{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: engine.FunctionName(f, fn),
 				Message: fmt.Sprintf("internal error in the sizeof-pointer check of this function (%v): its findings are incomplete", r)}}
 		}
 	}()
 	ptrs := map[string]bool{}
-	for _, p := range params(f, fn) {
-		ptrs[p.name] = p.pointer
+	for _, p := range engine.Params(f, fn) {
+		ptrs[p.Name] = p.Pointer
 	}
 	// Parameters declared as arrays are pointers too; locals by their
 	// innermost declarator.
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() == "declaration" {
-			for _, d := range named(n) {
-				if same(d, n.ChildByFieldName("type")) {
+			for _, d := range engine.Named(n) {
+				if engine.Same(d, n.ChildByFieldName("type")) {
 					continue
 				}
 				if name, ptr := pointerDecl(f, d); name != "" {
@@ -98,7 +99,7 @@ func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Fi
 		}
 		return true
 	})
-	name := functionName(f, fn)
+	name := engine.FunctionName(f, fn)
 	report := func(sink string, rhs, at *sitter.Node) {
 		for _, s := range sizeofTerms(f, rhs) {
 			obj, ok := sizeofOperand(f, s)
@@ -107,49 +108,49 @@ func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Fi
 			}
 			ptr := false
 			if obj.Kind() == "identifier" {
-				ptr = ptrs[f.text(obj)]
+				ptr = ptrs[f.Text(obj)]
 			} else if obj.Kind() == "field_expression" {
-				ptr = members[f.text(obj.ChildByFieldName("field"))]
+				ptr = members[f.Text(obj.ChildByFieldName("field"))]
 			}
 			if !ptr {
 				continue
 			}
-			o := strings.Join(strings.Fields(f.text(obj)), "")
-			out = append(out, Finding{Rule: RuleSizeofPtr, Severity: SevError, File: f.Rel, Line: f.line(s), Function: name,
+			o := strings.Join(strings.Fields(f.Text(obj)), "")
+			out = append(out, Finding{Rule: RuleSizeofPtr, Severity: SevError, File: f.Rel, Line: f.Line(s), Function: name,
 				Message: fmt.Sprintf("%s is the size of the pointer %s (8 bytes), not of what it points at, and it is used as %s: use sizeof(*%s)",
-					strings.Join(strings.Fields(f.text(s)), ""), o, sink, o),
-				Evidence: []Evidence{{File: f.Rel, Line: f.line(at), Message: "used as " + sink}}})
+					strings.Join(strings.Fields(f.Text(s)), ""), o, sink, o),
+				Evidence: []Evidence{{File: f.Rel, Line: f.Line(at), Message: "used as " + sink}}})
 		}
 	}
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "assignment_expression":
-			lhs := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
+			lhs := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("left"))), "")
 			if sizeofSink(lhs) {
 				report(lhs, n.ChildByFieldName("right"), n)
 			}
 		case "init_declarator":
-			if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" && sizeofSink(d) && !strings.HasSuffix(strings.ToLower(d), "length") {
+			if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d != "" && sizeofSink(d) && !strings.HasSuffix(strings.ToLower(d), "length") {
 				report(d, n.ChildByFieldName("value"), n)
 			}
 		case "initializer_pair":
 			var member string
-			for _, d := range named(n) {
+			for _, d := range engine.Named(n) {
 				if d.Kind() == "field_designator" {
-					member += f.text(d)
+					member += f.Text(d)
 				}
 			}
 			ctx := n.Parent()
 			if ctx != nil && ctx.Parent() != nil {
 				ctx = ctx.Parent()
 			}
-			if member != "" && (member == ".length" && ctx != nil && strings.Contains(strings.ToLower(f.text(ctx)), "sg") || member != ".length" && sizeofSink(member)) {
+			if member != "" && (member == ".length" && ctx != nil && strings.Contains(strings.ToLower(f.Text(ctx)), "sg") || member != ".length" && sizeofSink(member)) {
 				report(strings.TrimPrefix(member, "."), n.ChildByFieldName("value"), n)
 			}
 		case "call_expression":
-			if i, ok := mapLenArg[f.text(n.ChildByFieldName("function"))]; ok {
-				if args := named(n.ChildByFieldName("arguments")); i < len(args) {
-					report("the length of "+f.text(n.ChildByFieldName("function"))+"()", args[i], n)
+			if i, ok := mapLenArg[f.Text(n.ChildByFieldName("function"))]; ok {
+				if args := engine.Named(n.ChildByFieldName("arguments")); i < len(args) {
+					report("the length of "+f.Text(n.ChildByFieldName("function"))+"()", args[i], n)
 				}
 			}
 		}
@@ -160,7 +161,7 @@ func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Fi
 
 // sizeofTerms are the sizeofs an expression is a sum of (through
 // parentheses, casts and + only).
-func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
+func sizeofTerms(f *engine.File, n *sitter.Node) []*sitter.Node {
 	n = stripCasts(n)
 	if n == nil {
 		return nil
@@ -169,7 +170,7 @@ func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
 	case "sizeof_expression":
 		return []*sitter.Node{n}
 	case "binary_expression":
-		if f.text(n.ChildByFieldName("operator")) == "+" {
+		if f.Text(n.ChildByFieldName("operator")) == "+" {
 			return append(sizeofTerms(f, n.ChildByFieldName("left")), sizeofTerms(f, n.ChildByFieldName("right"))...)
 		}
 	}
@@ -178,9 +179,9 @@ func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
 
 // sizeofOperand is the object a sizeof measures when it is a variable or
 // member: sizeof x, sizeof(x), and sizeof(x) parsed as a type name.
-func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
+func sizeofOperand(f *engine.File, s *sitter.Node) (*sitter.Node, bool) {
 	if v := s.ChildByFieldName("value"); v != nil {
-		v = stripParens(v)
+		v = engine.StripParens(v)
 		if v != nil && (v.Kind() == "identifier" || v.Kind() == "field_expression") {
 			return v, true
 		}
@@ -188,7 +189,7 @@ func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
 	}
 	if t := s.ChildByFieldName("type"); t != nil {
 		// sizeof(hdr): read as the type named hdr.
-		if c := named(t); len(c) == 1 && c[0].Kind() == "type_identifier" {
+		if c := engine.Named(t); len(c) == 1 && c[0].Kind() == "type_identifier" {
 			return c[0], true
 		}
 	}
@@ -198,20 +199,20 @@ func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
 // pointerDecl names what a declarator declares and whether it is a
 // pointer: the declarator nearest the name decides (*p[4] is an array of
 // pointers, (*p)[4] a pointer).
-func pointerDecl(f *file, d *sitter.Node) (string, bool) {
+func pointerDecl(f *engine.File, d *sitter.Node) (string, bool) {
 	last := ""
 	for d != nil {
 		switch d.Kind() {
 		case "identifier", "field_identifier":
-			return f.text(d), last == "pointer_declarator"
+			return f.Text(d), last == "pointer_declarator"
 		case "pointer_declarator", "array_declarator", "function_declarator":
 			last = d.Kind()
 		}
 		next := d.ChildByFieldName("declarator")
 		if next == nil {
-			for _, c := range named(d) {
+			for _, c := range engine.Named(d) {
 				if c.Kind() == "identifier" || c.Kind() == "field_identifier" {
-					return f.text(c), last == "pointer_declarator"
+					return f.Text(c), last == "pointer_declarator"
 				}
 			}
 			return "", false
