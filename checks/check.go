@@ -55,7 +55,7 @@ func Run(opts Options) (*Report, error) {
 		<-provCh
 		return nil, err
 	}
-	all, analysed, linkedDirs, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
+	all, analysed, linkedDirs, sizeofRels, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		<-provCh
 		return nil, err
@@ -134,7 +134,11 @@ func Run(opts Options) (*Report, error) {
 	rep.Providers = prov.rows
 	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all, prov.rows)
 	rep.Findings = append(rep.Findings, sizeFindings...)
-	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
+	sizeofFiles, err := sizeofScope(opts.Tree, opts.Preprocessor, all, sizeofRels)
+	if err != nil {
+		return nil, err
+	}
+	rep.Findings = append(rep.Findings, checkSizeofPointer(sizeofFiles)...)
 	bounds, err := checkIncapsuleBounds(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		return nil, err
@@ -166,20 +170,33 @@ func Run(opts Options) (*Report, error) {
 // sets the flag (a provider that only tests it) has nothing to check; in
 // the others, every header and the .c files that map DMA, post, create or
 // size QPs, or set opcodes are read for facts.
-func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analysed []*engine.File, linkedDirs map[string]bool, err error) {
+//
+// The same read of the scope names the .c files the sizeof-pointer rule
+// reads (sizeofRels): a capsule size, a DMA mapping's length or an SGE's
+// length is set in files that never mention IB_SEND_INLINE.
+func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analysed []*engine.File, linkedDirs map[string]bool, sizeofRels []string, err error) {
 	// The first read of the scope also keeps the .c files that use RDMA
 	// requests: the candidates for linking (link.go).
 	var mu sync.Mutex
 	rdma := map[string][]byte{}
 	files, err := engine.LoadFilesScan(tree, pp, true, rels, func(rel string, b []byte) {
-		if strings.HasSuffix(rel, ".c") && engine.ContainsAny(b, engine.RdmaNeedles) {
+		if !strings.HasSuffix(rel, ".c") {
+			return
+		}
+		r, s := engine.ContainsAny(b, engine.RdmaNeedles), sizeofCandidate(b)
+		if r || s {
 			mu.Lock()
-			rdma[rel] = b
+			if r {
+				rdma[rel] = b
+			}
+			if s {
+				sizeofRels = append(sizeofRels, rel)
+			}
 			mu.Unlock()
 		}
 	}, "IB_SEND_INLINE")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	have := map[string]bool{}
 	headerDirs := map[string]bool{}
@@ -197,7 +214,7 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 	}
 	mod, err := engine.LoadFilesOpt(tree, pp, true, more)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	analysed = append(files, mod...)
 	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
@@ -220,7 +237,7 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 	for round := 0; round < engine.MaxLinkRounds; round++ {
 		linked, err := engine.LinkedModules(rdma, dirs, read)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if len(linked) == 0 {
 			break
@@ -247,7 +264,7 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 		}
 		lfiles, err := engine.LoadFilesOpt(tree, pp, true, linkedC, engine.RdmaNeedles...)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		analysed = append(analysed, lfiles...)
 		read = append(read, lfiles...)
@@ -280,17 +297,17 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 	}
 	headers, err := engine.LoadFilesOpt(tree, pp, true, nearH)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// A linked module's headers that declare what the rules read.
 	lheaders, err := engine.LoadFilesOpt(tree, pp, true, nearHLinked, "ib_sge", "ib_send_wr", "dma_addr_t", "IB_SEND_INLINE", "max_inline_data")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	headers = append(headers, lheaders...)
 	neighbours, err := engine.LoadFilesOpt(tree, pp, true, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	var work []*engine.File
 	for _, f := range analysed {
@@ -299,7 +316,8 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 		}
 	}
 	all = append(append(append([]*engine.File{}, work...), headers...), neighbours...)
-	return all, analysed, linkedDirs, nil
+	sort.Strings(sizeofRels)
+	return all, analysed, linkedDirs, sizeofRels, nil
 }
 
 // addMacroEvidence names, for findings and evidence on a line where a

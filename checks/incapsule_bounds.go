@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"github.com/patchctl/patchctl/checks/engine"
+	"slices"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -97,13 +98,29 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 		line        int
 	}
 	trunc := map[string]truncVal{}
+	// wide are the 64-bit locals holding such a sum (it can wrap), with
+	// the sum's addends.
+	type wideVal struct {
+		truncVal
+		addends []string
+	}
+	wide := map[string]wideVal{}
 	narrowSum := func(name, typ string, rhs *sitter.Node, at *sitter.Node) {
 		delete(trunc, name)
-		if !narrowTypes[typ] || rhs == nil {
+		delete(wide, name)
+		if rhs == nil {
 			return
 		}
-		if sum, v := wireSum(f, rhs, isWire); sum != nil {
-			trunc[name] = truncVal{v, typ, strings.Join(strings.Fields(f.Text(sum)), " "), f.Line(at)}
+		sum, v := wireSum(f, rhs, isWire)
+		if sum == nil {
+			return
+		}
+		tv := truncVal{v, typ, strings.Join(strings.Fields(f.Text(sum)), " "), f.Line(at)}
+		switch {
+		case narrowTypes[typ]:
+			trunc[name] = tv
+		case wideTypes[typ] && engine.Same(stripCasts(rhs), sum):
+			wide[name] = wideVal{tv, []string{engine.CondKey(f, stripCasts(sum.ChildByFieldName("left"))), engine.CondKey(f, stripCasts(sum.ChildByFieldName("right")))}}
 		}
 	}
 	types := map[string]string{}
@@ -151,6 +168,23 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 				if wrapTest(f, cmp) {
 					continue // the overflow test itself
 				}
+				// A 64-bit local holding the sum: the wrap test is on
+				// it (end < off), or the comparison can wrap.
+				if w, wv, ok := storedSum(f, cmp, func(n string) (wideVal, bool) { x, ok := wide[n]; return x, ok }); ok {
+					if wv.addends[0] == "" || storedWrapTest(f, cmp, w, wv.addends) {
+						continue
+					}
+					if guarded(f, fn, wv.v, cmp) || storedGuarded(f, fn, cmp, w, wv.addends) {
+						continue
+					}
+					wl := wire[wv.v]
+					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
+						Message: fmt.Sprintf("the bound check %s can wrap: %s holds %s (line %d), and %s is a 64-bit value from the wire (%s), so a huge one with a small addend passes it; check %s alone first, or compare without the addition, or use check_add_overflow()",
+							strings.Join(strings.Fields(f.Text(cmp)), " "), w, wv.sum, wv.line, wv.v, wl.origin, wv.v),
+						Evidence: []Evidence{{File: f.Rel, Line: wl.line, Message: wv.v + " read from the wire: " + wl.origin},
+							{File: f.Rel, Line: wv.line, Message: "the sum stored into " + w + ": " + wv.sum}}})
+					continue
+				}
 				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
 					var tv truncVal
 					engine.Walk(side, func(c *sitter.Node) bool {
@@ -190,6 +224,58 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 		return true
 	})
 	return out
+}
+
+// wideTypes are the 64-bit integer types a stored sum can wrap in.
+var wideTypes = map[string]bool{"u64": true, "__u64": true, "uint64_t": true, "unsigned long long": true, "unsigned long": true, "size_t": true, "loff_t": true, "s64": true}
+
+// storedSum finds a side of cmp that is a local holding a wire sum.
+func storedSum[V any](f *engine.File, cmp *sitter.Node, get func(string) (V, bool)) (string, V, bool) {
+	for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
+		if side = stripCasts(side); side != nil && side.Kind() == "identifier" {
+			if v, ok := get(f.Text(side)); ok {
+				return f.Text(side), v, true
+			}
+		}
+	}
+	var zero V
+	return "", zero, false
+}
+
+// storedWrapTest reports whether cmp is the wrap test of the local w
+// holding a sum: w < a, a > w (and <=, >=) for an addend a.
+func storedWrapTest(f *engine.File, cmp *sitter.Node, w string, addends []string) bool {
+	op := f.Text(cmp.ChildByFieldName("operator"))
+	l, r := stripCasts(cmp.ChildByFieldName("left")), stripCasts(cmp.ChildByFieldName("right"))
+	if l == nil || r == nil {
+		return false
+	}
+	if op == ">" || op == ">=" {
+		l, r = r, l
+	} else if op != "<" && op != "<=" {
+		return false
+	}
+	return engine.CondKey(f, l) == w && slices.Contains(addends, engine.CondKey(f, r))
+}
+
+// storedGuarded reports whether an if around cmp or before it tests the
+// local w for wrapping (storedWrapTest) and leaves the path.
+func storedGuarded(f *engine.File, fn, cmp *sitter.Node, w string, addends []string) bool {
+	ok := false
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if ok || n.StartByte() >= cmp.EndByte() {
+			return false
+		}
+		if n.Kind() == "if_statement" && exitsPath(f, n.ChildByFieldName("consequence")) {
+			for _, c := range engine.Comparisons(f, n.ChildByFieldName("condition"), nil) {
+				if storedWrapTest(f, c, w, addends) {
+					ok = true
+				}
+			}
+		}
+		return !ok
+	})
+	return ok
 }
 
 // narrowTypes are integer types narrower than 64 bits.

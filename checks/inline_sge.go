@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"github.com/patchctl/patchctl/checks/engine"
+	sitter "github.com/tree-sitter/go-tree-sitter"
 	"strconv"
 	"strings"
 )
@@ -45,6 +46,11 @@ import (
 
 // inlineSGE is rule 1's checkpoint handler for one function.
 type inlineSGE struct {
+	// bounds caches paramBound per parameter.
+	bounds map[string]struct {
+		n  int
+		ok bool
+	}
 	in       *engine.Interp
 	fnName   string
 	findings []Finding
@@ -343,7 +349,68 @@ func (r *inlineSGE) numSGE(w string, st *engine.State) (int, bool) {
 	if n, ok := r.in.Facts.Constants[e]; ok {
 		return int(n), true
 	}
-	return 0, false
+	return r.paramBound(e)
+}
+
+// paramBound bounds a count that is a parameter of a static function by
+// what its callers in the file pass: the largest, when every caller
+// passes a constant (iser_post_ctrl(conn, &sge, 1, len)).
+func (r *inlineSGE) paramBound(e string) (int, bool) {
+	if !r.in.Params[e] || !engine.IsStatic(r.in.F, r.in.Fn) {
+		return 0, false
+	}
+	if b, ok := r.bounds[e]; ok {
+		return b.n, b.ok
+	}
+	idx := -1
+	for i, p := range engine.Params(r.in.F, r.in.Fn) {
+		if p.Name == e {
+			idx = i
+		}
+	}
+	name := engine.FunctionName(r.in.F, r.in.Fn)
+	hi, calls, ok := 0, 0, idx >= 0 && name != ""
+	if ok {
+		f := r.in.F
+		engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+			if !ok {
+				return false
+			}
+			if n.Kind() != "call_expression" || f.Text(n.ChildByFieldName("function")) != name {
+				return true
+			}
+			args := engine.Named(n.ChildByFieldName("arguments"))
+			if idx >= len(args) {
+				ok = false
+				return false
+			}
+			t := engine.CondKey(f, args[idx])
+			v, err := strconv.Atoi(t)
+			if err != nil {
+				c, known := r.in.Facts.Constants[t]
+				if !known {
+					ok = false
+					return false
+				}
+				v = int(c)
+			}
+			calls++
+			hi = max(hi, v)
+			return true
+		})
+	}
+	ok = ok && calls > 0
+	if r.bounds == nil {
+		r.bounds = map[string]struct {
+			n  int
+			ok bool
+		}{}
+	}
+	r.bounds[e] = struct {
+		n  int
+		ok bool
+	}{hi, ok}
+	return hi, ok
 }
 
 func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {

@@ -343,25 +343,61 @@ func (c *sizeCheck) constText(f *engine.File, at *sitter.Node, t string) (int64,
 // of the lengths of the SGEs posted inline (len <= max with a header SGE
 // besides): the payload copied is their sum. False when it reported.
 func (c *sizeCheck) partial(s engine.InlineSite, name string, g engine.GuardRef, other *sitter.Node) bool {
-	o := engine.CondKey(g.F, stripCasts(other))
+	// The guarded value, as the sum of its terms: each must be one SGE's
+	// length for the guard to say which SGEs it covers.
+	var terms []string
+	var split func(n *sitter.Node)
+	split = func(n *sitter.Node) {
+		n = stripCasts(n)
+		if n != nil && n.Kind() == "binary_expression" && g.F.Text(n.ChildByFieldName("operator")) == "+" {
+			split(n.ChildByFieldName("left"))
+			split(n.ChildByFieldName("right"))
+			return
+		}
+		terms = append(terms, engine.CondKey(g.F, n))
+	}
+	split(other)
+	o := strings.Join(terms, " + ")
 	for _, p := range c.posts {
 		if p.Nsge < 2 {
 			continue
 		}
-		hit, rest := -1, []string{}
+		covered := map[int]bool{}
+		for _, t := range terms {
+			hit := -1
+			for i, l := range p.Lens {
+				if l == t && !covered[i] {
+					hit = i
+					break
+				}
+			}
+			if hit < 0 {
+				covered = nil // a term that is no SGE's length: cannot tell
+				break
+			}
+			covered[hit] = true
+		}
+		if covered == nil {
+			continue
+		}
+		var rest []string
+		var hits []string
 		for i, l := range p.Lens {
-			switch {
-			case l == o && hit < 0:
-				hit = i
-			case l != "0":
+			if covered[i] {
+				hits = append(hits, strconv.Itoa(i))
+			} else if l != "0" {
 				rest = append(rest, cmp.Or(l, "?"))
 			}
 		}
-		if hit < 0 || len(rest) == 0 {
+		if len(rest) == 0 {
 			continue
 		}
-		c.add(s.F, s.Node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) covers only SGE %d's length: %d SGEs are posted inline, and the device copies their sum (%s + %s) into the inline space",
-			strings.Join(strings.Fields(g.F.Text(g.Cmp)), " "), hit, p.Nsge, o, strings.Join(rest, " + ")),
+		what := "SGE " + hits[0] + "'s length"
+		if len(hits) > 1 {
+			what = "the lengths of SGEs " + strings.Join(hits, ", ")
+		}
+		c.add(s.F, s.Node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) covers only %s: %d SGEs are posted inline, and the device copies their sum (%s + %s) into the inline space",
+			strings.Join(strings.Fields(g.F.Text(g.Cmp)), " "), what, p.Nsge, o, strings.Join(rest, " + ")),
 			Evidence{File: g.F.Rel, Line: g.F.Line(g.Cmp), Message: "the guard"})
 		return false
 	}

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"fmt"
 	"github.com/patchctl/patchctl/checks/engine"
 	"path"
@@ -34,6 +35,41 @@ func sizeofSink(lhs string) bool {
 // mapLenArg is the length argument's position of the DMA mapping calls.
 var mapLenArg = map[string]int{"ib_dma_map_single": 2, "dma_map_single": 2, "ib_dma_sync_single_for_device": 2,
 	"ib_dma_sync_single_for_cpu": 2, "dma_sync_single_for_device": 2, "dma_sync_single_for_cpu": 2}
+
+// sizeofSinkNeedles prefilter the files the rule reads beyond those of
+// the inline modules: a file that has none of them stores no sizeof in
+// a sink (sizeofSink, mapLenArg) the rule knows.
+var sizeofSinkNeedles = []string{"capsule", "max_inline_data", "dma_map_single", "dma_sync_single_for", "ib_sge", "sg_list", "inline_size", "inline_len", "inline_data_size"}
+
+// sizeofCandidate: a .c file the rule must read (it takes a sizeof and
+// names a sink).
+func sizeofCandidate(b []byte) bool {
+	return bytes.Contains(b, []byte("sizeof")) && engine.ContainsAny(b, sizeofSinkNeedles)
+}
+
+// sizeofScope is what the rule reads: the files already parsed for the
+// other rules, and the candidates of the scope they leave out (their
+// members are known from the structs those .c files declare).
+func sizeofScope(tree string, pp engine.Preprocessor, have []*engine.File, cands []string) ([]*engine.File, error) {
+	seen := map[string]bool{}
+	for _, f := range have {
+		seen[f.Rel] = true
+	}
+	var more []string
+	for _, r := range cands {
+		if !seen[r] {
+			more = append(more, r)
+		}
+	}
+	if len(more) == 0 {
+		return have, nil
+	}
+	fs, err := engine.LoadFilesOpt(tree, pp, true, more)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]*engine.File{}, have...), fs...), nil
+}
 
 func checkSizeofPointer(files []*engine.File) []Finding {
 	// Members declared pointers in every struct of a module that has

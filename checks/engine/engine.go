@@ -152,16 +152,18 @@ type GrantRecord struct {
 
 // Interp runs one function.
 type Interp struct {
-	F       *File
-	Fn      *sitter.Node
-	Facts   *Facts
-	types   map[string]string
-	Ptrs    map[string]bool // locals and parameters declared as pointers or arrays
-	Locals  map[string]bool // declared in the function
-	Params  map[string]bool
-	OnCheck func(Checkpoint)
-	OnSite  func(SiteVisit)
-	OnGrant func(GrantRecord)
+	F     *File
+	Fn    *sitter.Node
+	Facts *Facts
+	types map[string]string
+	Ptrs  map[string]bool // locals and parameters declared as pointers or arrays
+	// ptrElems are the locals whose elements are pointers (void *v[4]).
+	ptrElems map[string]bool
+	Locals   map[string]bool // declared in the function
+	Params   map[string]bool
+	OnCheck  func(Checkpoint)
+	OnSite   func(SiteVisit)
+	OnGrant  func(GrantRecord)
 	// OnPost hears of a post of a request flagged inline on a path: the
 	// line that set the flag, its SGE count and lengths.
 	OnPost func(flagLine int, v SiteVisit)
@@ -183,11 +185,12 @@ type Interp struct {
 }
 
 func (in *Interp) scope(st *State) *scope {
-	return &scope{f: in.F, locals: st.locals, types: in.types, ptrs: in.Ptrs, alias: st.alias, places: st.Addr, flags: st.Flags, facts: in.Facts, st: st, in: in}
+	return &scope{f: in.F, locals: st.locals, types: in.types, ptrs: in.Ptrs, ptrElems: in.ptrElems, alias: st.alias, places: st.Addr, flags: st.Flags, facts: in.Facts, st: st, in: in}
 }
 
 func (in *Interp) Run() {
 	in.types, in.Ptrs, in.Locals, in.Params = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	in.ptrElems = map[string]bool{}
 	in.condNodes = map[string]*sitter.Node{}
 	for _, p := range Params(in.F, in.Fn) {
 		in.types[p.Name] = p.Typ
@@ -340,7 +343,7 @@ func (in *Interp) visitSites(nd *cfgNode, st *State) {
 		}
 		reg := false
 		if s.Kind() == "assignment_expression" {
-			if wr, m := splitMember(PlaceOf(in.F, s.ChildByFieldName("left"), st.alias)); m == "send_flags" {
+			if wr, m := wrMember(PlaceOf(in.F, s.ChildByFieldName("left"), st.alias)); m == "send_flags" {
 				op := st.Opc[wr]
 				if op == "" && !in.Locals[Root(wr)] {
 					op, _, _ = in.Facts.OpcodeOf(FieldKey(wr))
@@ -477,6 +480,7 @@ func (in *Interp) declaration(n *sitter.Node, st *State) {
 		in.types[name] = typ
 		in.Locals[name] = true
 		in.Ptrs[name] = ptr
+		in.ptrElems[name] = DeclDepth(d) >= 2
 		in.kill(name, st)
 		if d.Kind() != "init_declarator" {
 			continue
@@ -1218,7 +1222,7 @@ func (in *Interp) store(p, op string, rhs, at *sitter.Node, st *State) {
 		}
 		return
 	}
-	wr, member := splitMember(p)
+	wr, member := wrMember(p)
 	switch member {
 	case "send_flags":
 		v := in.scope(st).valueOf(rhs)

@@ -35,6 +35,9 @@ type Facts struct {
 	// ptrMembers are struct members declared as pointers or arrays
 	// (true), or as anything else somewhere (false wins).
 	ptrMembers map[string]bool
+	// ptrElems are struct members whose elements are pointers (arrays
+	// of pointers, pointers to pointers) in every struct that has them.
+	ptrElems map[string]bool
 	// opcodes are the opcodes assigned to work requests (fieldKey of the
 	// request -> opcode and where), whichever function assigns them.
 	opcodes map[string][2]string
@@ -122,7 +125,7 @@ type Assign struct {
 func NewFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, InlineWRs: map[string]string{},
 		Posters: map[string]poster{}, granted: map[string][]Assign{}, Queried: map[string]string{}, Constants: map[string]int64{},
-		ptrMembers: map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
+		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
 		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
 }
 
@@ -163,6 +166,9 @@ func (fs *Facts) Learn(f *File) {
 				if name, ptr := DeclName(f, d); name != "" {
 					if old, seen := fs.ptrMembers[name]; !seen || old {
 						fs.ptrMembers[name] = ptr
+					}
+					if old, seen := fs.ptrElems[name]; !seen || old {
+						fs.ptrElems[name] = DeclDepth(d) >= 2
 					}
 				}
 			}
@@ -281,7 +287,7 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 			if p == "" || strings.HasPrefix(p, "v:") {
 				return true
 			}
-			_, member := splitMember(p)
+			_, member := wrMember(p)
 			where := fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
 			if member == "send_flags" && mentions(f, rhs, "IB_SEND_INLINE") && f.Text(n.ChildByFieldName("operator")) != "&=" {
 				wr, _ := splitMember(p)

@@ -272,12 +272,14 @@ type scope struct {
 	locals map[string]*Val   // local variables assigned on this path
 	types  map[string]string // declared types of locals and parameters
 	ptrs   map[string]bool   // declared pointers or arrays
-	alias  map[string]string // local pointers and what they point at
-	places map[string]*Val   // fields assigned on this path
-	flags  map[string]*Val   // send_flags assigned on this path
-	facts  *Facts
-	st     *State
-	in     *Interp
+	// ptrElems: locals whose elements are pointers
+	ptrElems map[string]bool
+	alias    map[string]string // local pointers and what they point at
+	places   map[string]*Val   // fields assigned on this path
+	flags    map[string]*Val   // send_flags assigned on this path
+	facts    *Facts
+	st       *State
+	in       *Interp
 }
 
 func CondKey(f *File, n *sitter.Node) string {
@@ -313,6 +315,16 @@ func (s *scope) isPointer(n *sitter.Node) bool {
 		name := f.Text(n.ChildByFieldName("function"))
 		return virtFuncs[name] || s.facts.retPtr[name]
 	case "subscript_expression":
+		// An element of an array of pointers (void *bufs[8]) or of a
+		// pointer to pointers.
+		a := StripParens(n.ChildByFieldName("argument"))
+		switch {
+		case a == nil:
+		case a.Kind() == "identifier":
+			return s.ptrElems[f.Text(a)]
+		case a.Kind() == "field_expression":
+			return s.facts.ptrElems[f.Text(a.ChildByFieldName("field"))]
+		}
 		return false
 	}
 	return false
@@ -544,7 +556,7 @@ func (s *scope) identValue(n *sitter.Node, why string, line int) (*Val, bool) {
 // what the scope's functions store into that field.
 func (s *scope) placeValue(n *sitter.Node, why string, line int) (*Val, bool) {
 	p := PlaceOf(s.f, n, s.alias)
-	if wr, m := splitMember(p); m == "send_flags" && s.flags != nil {
+	if wr, m := wrMember(p); m == "send_flags" && s.flags != nil {
 		if v, ok := s.flags[wr]; ok {
 			return v, true
 		}

@@ -111,6 +111,16 @@ var zeroIndex = regexp.MustCompile(`\[0\]`)
 func canon(p string) string { return zeroIndex.ReplaceAllString(p, "") }
 
 // splitMember splits "a.b.c" into "a.b" and "c".
+// wrMember is splitMember for the members of a request: a place with no
+// member (*send_flags, an out-parameter that happens to be named like
+// the field) is no request's send_flags.
+func wrMember(p string) (string, string) {
+	if !strings.Contains(p, ".") {
+		return p, ""
+	}
+	return splitMember(p)
+}
+
 func splitMember(p string) (string, string) {
 	i := strings.LastIndexByte(p, '.')
 	if i < 0 {

@@ -296,6 +296,21 @@ func DeclName(f *File, d *sitter.Node) (string, bool) {
 	return "", ptr
 }
 
+// DeclDepth counts the pointer and array declarators around the name a
+// declarator declares: 2 for void *bufs[8] or char **v, whose elements
+// are pointers themselves.
+func DeclDepth(d *sitter.Node) int {
+	n := 0
+	for d != nil {
+		switch d.Kind() {
+		case "pointer_declarator", "array_declarator":
+			n++
+		}
+		d = d.ChildByFieldName("declarator")
+	}
+	return n
+}
+
 // Functions lists a file's function definitions.
 func Functions(f *File) []*sitter.Node {
 	var out []*sitter.Node
