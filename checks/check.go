@@ -431,7 +431,7 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 	if grantsOnly {
 		return out, nil
 	}
-	for _, s := range engine.FindInlineSites(f, fn) {
+	for _, s := range engine.FindInlineSitesFacts(f, fn, facts) {
 		sites = append(sites, s)
 		k := siteKey{f.Rel, s.Node.StartByte()}
 		if visits[k] == nil {

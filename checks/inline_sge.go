@@ -78,6 +78,49 @@ func (r *inlineSGE) check(cp engine.Checkpoint) {
 		where = "leaves the function here (stored in an object that outlives it)"
 	}
 	for _, w := range wrs {
+		// Flags chosen by a condition the path leaves open (inl ?
+		// IB_SEND_INLINE : 0) are judged on each side of it: an SGE
+		// address chosen by the same condition follows it.
+		if v, ok := st.Flags[w]; ok {
+			if ks := v.Undecided(st.Facts); len(ks) > 0 && len(ks) <= maxSplit {
+				for _, side := range splitFacts(st.Facts, ks) {
+					s2 := *st
+					s2.Facts = side
+					r.checkWR(cp, w, &s2, line, where)
+				}
+				continue
+			}
+		}
+		r.checkWR(cp, w, st, line, where)
+	}
+}
+
+// maxSplit bounds the open conditions a request's flags are split on.
+const maxSplit = 3
+
+// splitFacts are the facts with every combination of the keys decided.
+func splitFacts(facts map[string]bool, keys []string) []map[string]bool {
+	out := []map[string]bool{facts}
+	for _, k := range keys {
+		var next []map[string]bool
+		for _, m := range out {
+			for _, b := range []bool{true, false} {
+				c := make(map[string]bool, len(m)+1)
+				for x, y := range m {
+					c[x] = y
+				}
+				c[k] = b
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// checkWR judges one request at a checkpoint, on the state given.
+func (r *inlineSGE) checkWR(cp engine.Checkpoint, w string, st *engine.State, line int, where string) {
+	{
 		status := engine.FlagUnset
 		var src *engine.Val
 		if v, ok := st.Flags[w]; ok {
@@ -85,11 +128,11 @@ func (r *inlineSGE) check(cp engine.Checkpoint) {
 		}
 		maybe := false
 		if status == engine.FlagUnset && r.in.Locals[engine.Root(w)] && !r.in.Ptrs[engine.Root(w)] {
-			continue // a local request nobody else can flag
+			return // a local request nobody else can flag
 		}
 		if status == engine.FlagUnset {
 			if _, ok := r.in.Facts.InlineWRs[engine.FieldKey(w)]; !ok {
-				continue
+				return
 			}
 			maybe = true // set inline elsewhere
 		}
@@ -97,7 +140,7 @@ func (r *inlineSGE) check(cp engine.Checkpoint) {
 			if !cp.Exit {
 				r.checkVirt(w, st, src, line)
 			}
-			continue
+			return
 		}
 		ev := []Evidence{{File: r.in.F.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
 		if l := st.FlagLine[w]; l > 0 && !maybe {
@@ -121,7 +164,7 @@ func (r *inlineSGE) check(cp engine.Checkpoint) {
 				e = append(append([]Evidence{}, ev...), Evidence{File: r.in.F.Rel, Line: line, Message: "the opcode is set to " + op + " at " + opWhere})
 			}
 			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
-			continue // a registration carries no SGEs to check
+			return // a registration carries no SGEs to check
 		}
 		if !cp.Exit && !maybe && r.in.OnPost != nil && st.FlagLine[w] > 0 {
 			r.in.OnPost(st.FlagLine[w], r.postVisit(w, st))

@@ -578,7 +578,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 		if createdBefore(f, fn, attr, expr) {
 			return true, "filled by QP creation in this function"
 		}
-		if w, ok := facts.Queried[engine.FieldKey(engine.PlaceOf(f, expr, nil))]; ok {
+		if w, ok := facts.Queried[engine.FieldKey(engine.PlaceOf(f, expr, engine.StaticAlias(f, fn)))]; ok {
 			return true, "filled by ib_query_qp at " + w
 		}
 		return false, ""
@@ -586,7 +586,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 	if expr.Kind() != "field_expression" {
 		return false, ""
 	}
-	as, owner := facts.GrantedAt(engine.FieldKey(engine.PlaceOf(f, expr, nil)))
+	as, owner := facts.GrantedAt(engine.FieldKey(engine.PlaceOf(f, expr, engine.StaticAlias(f, fn))))
 	if len(as) == 0 {
 		return false, ""
 	}

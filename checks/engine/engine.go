@@ -203,7 +203,7 @@ func (in *Interp) Run() {
 	g := in.g
 	in.sites = map[int][]*sitter.Node{}
 	if in.OnSite != nil {
-		sites := FindInlineSites(in.F, in.Fn)
+		sites := FindInlineSitesFacts(in.F, in.Fn, in.Facts)
 		for id, nd := range g.nodes {
 			if nd.ast == nil || nd.kind == cBranch {
 				continue

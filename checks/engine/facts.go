@@ -38,6 +38,10 @@ type Facts struct {
 	// ptrElems are struct members whose elements are pointers (arrays
 	// of pointers, pointers to pointers) in every struct that has them.
 	ptrElems map[string]bool
+	// flagSet are the fields (FieldKey) that some assignment gives
+	// IB_SEND_INLINE (a flag kept for later: queue->inline_flag), with
+	// where; flagOther where they are given anything else.
+	flagSet, flagOther map[string]map[string]bool
 	// opcodes are the opcodes assigned to work requests (fieldKey of the
 	// request -> opcode and where), whichever function assigns them.
 	opcodes map[string][2]string
@@ -125,7 +129,7 @@ type Assign struct {
 func NewFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, InlineWRs: map[string]string{},
 		Posters: map[string]poster{}, granted: map[string][]Assign{}, Queried: map[string]string{}, Constants: map[string]int64{},
-		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
+		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, flagOther: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
 		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
 }
 
@@ -151,6 +155,43 @@ func (fs *Facts) FieldKind(p string) (Kind, string) {
 		return DMA, "declared dma_addr_t at " + w
 	}
 	return Unknown, ""
+}
+
+// learnFlagField records an assignment to a field that is not a
+// request's send_flags: whether it stores IB_SEND_INLINE.
+func (fs *Facts) learnFlagField(p string, sc *scope, n, rhs *sitter.Node, where string) {
+	key := FieldKey(p)
+	if key == "" {
+		return
+	}
+	if mentions(sc.f, rhs, "IB_SEND_INLINE") && sc.f.Text(n.ChildByFieldName("operator")) == "=" {
+		if on, _ := sc.valueOf(rhs).FlagsOn(nil); on == FlagOn {
+			if fs.flagSet[key] == nil {
+				fs.flagSet[key] = map[string]bool{}
+			}
+			fs.flagSet[key][where] = true
+			return
+		}
+	}
+	if fs.flagSet[key] != nil || strings.Contains(sc.f.Text(rhs), "IB_SEND") {
+		if fs.flagOther[key] == nil {
+			fs.flagOther[key] = map[string]bool{}
+		}
+		fs.flagOther[key][where] = true
+	}
+}
+
+// FlagField says whether the field at place p holds IB_SEND_INLINE
+// wherever the module reads it: every assignment to it in the module
+// stores the flag (queue->inline_flag = IB_SEND_INLINE). where is the
+// first such assignment.
+func (fs *Facts) FlagField(p string) (where string, ok bool) {
+	key := FieldKey(p)
+	set := fs.flagSet[key]
+	if key == "" || len(set) == 0 || len(fs.flagOther[key]) > 0 {
+		return "", false
+	}
+	return SortedKeys(set)[0], true
 }
 
 // Learn reads one file's assignments and declarations. It runs twice so
@@ -289,6 +330,9 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 			}
 			_, member := wrMember(p)
 			where := fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
+			if member != "" && member != "send_flags" {
+				fs.learnFlagField(p, sc, n, rhs, where)
+			}
 			if member == "send_flags" && mentions(f, rhs, "IB_SEND_INLINE") && f.Text(n.ChildByFieldName("operator")) != "&=" {
 				wr, _ := splitMember(p)
 				if k := FieldKey(wr); k != "" && k != "wr" {

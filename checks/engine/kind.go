@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -104,6 +105,27 @@ func (v *Val) Resolve(facts map[string]bool) (Kind, *Val) {
 		return Unknown, wt
 	}
 	return Unknown, wf
+}
+
+// Undecided lists the conditions a value's choices depend on that facts
+// leave open, outermost first.
+func (v *Val) Undecided(facts map[string]bool) []string {
+	if v == nil || v.Cond == "" {
+		return nil
+	}
+	if b, ok := facts[v.Cond]; ok {
+		if b {
+			return v.t.Undecided(facts)
+		}
+		return v.f.Undecided(facts)
+	}
+	out := []string{v.Cond}
+	for _, k := range append(v.t.Undecided(facts), v.f.Undecided(facts)...) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // FlagsOn resolves a flags value on a path: whether IB_SEND_INLINE is
@@ -569,6 +591,9 @@ func (s *scope) placeValue(n *sitter.Node, why string, line int) (*Val, bool) {
 	}
 	if k, w := s.facts.FieldKind(p); k != Unknown {
 		return leaf(k, why+" ("+w+")", line), true
+	}
+	if w, ok := s.facts.FlagField(p); ok {
+		return flagVal(FlagOn, why+" (IB_SEND_INLINE stored at "+w+")", line), true
 	}
 	return nil, false
 }

@@ -35,6 +35,67 @@ func FindInlineSites(f *File, fn *sitter.Node) []InlineSite {
 	return out
 }
 
+// FindInlineSitesFacts are the sites of a function as the module's facts
+// show them: a store of IB_SEND_INLINE into a field kept for later
+// (FlagField: conn->inline_flag = IB_SEND_INLINE) is no site, the
+// assignments of send_flags that read such a field are.
+func FindInlineSitesFacts(f *File, fn *sitter.Node, facts *Facts) []InlineSite {
+	if facts == nil {
+		return FindInlineSites(f, fn)
+	}
+	var out []InlineSite
+	for _, s := range FindInlineSites(f, fn) {
+		if s.Node.Kind() == "assignment_expression" {
+			p := PlaceOf(f, s.Node.ChildByFieldName("left"), nil)
+			if _, m := wrMember(p); m != "" && m != "send_flags" {
+				if _, ok := facts.FlagField(p); ok {
+					continue
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	alias := StaticAlias(f, fn)
+	Walk(fn, func(n *sitter.Node) bool {
+		if n.Kind() != "assignment_expression" {
+			return true
+		}
+		if _, m := wrMember(PlaceOf(f, n.ChildByFieldName("left"), alias)); m != "send_flags" || mentions(f, n.ChildByFieldName("right"), "IB_SEND_INLINE") {
+			return true
+		}
+		Walk(n.ChildByFieldName("right"), func(c *sitter.Node) bool {
+			if c.Kind() == "field_expression" {
+				if _, ok := facts.FlagField(PlaceOf(f, c, alias)); ok {
+					out = append(out, InlineSite{f, fn, n})
+					return false
+				}
+			}
+			return true
+		})
+		return true
+	})
+	return out
+}
+
+// StaticAlias maps the local pointers of a function declared to point
+// into an object (struct iser_ib_conn *ib_conn = &c->ib_conn) to the
+// place they point at, as the engine's paths see them: for the readers
+// of places outside a path (sites, guards).
+func StaticAlias(f *File, fn *sitter.Node) map[string]string {
+	alias := map[string]string{}
+	Walk(fn, func(n *sitter.Node) bool {
+		if n.Kind() == "init_declarator" {
+			if name, ptr := DeclName(f, n.ChildByFieldName("declarator")); ptr && name != "" && n.ChildByFieldName("value") != nil {
+				if p := pointee(f, n.ChildByFieldName("value"), alias); p != "" && p != name {
+					alias[name] = p
+				}
+			}
+		}
+		return true
+	})
+	return alias
+}
+
 // setsFlag reports whether this mention of IB_SEND_INLINE sets the flag
 // (is or-ed or assigned into a value), rather than testing or clearing it
 // (x & IB_SEND_INLINE, ~IB_SEND_INLINE, == and the like).
