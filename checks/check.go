@@ -395,6 +395,9 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 	in := &engine.Interp{F: f, Fn: fn, Facts: facts, OnCheck: rule.check,
 		OnSite: func(v engine.SiteVisit) {
 			k := siteKey{f.Rel, v.Node.StartByte()}
+			if v.SiteF != nil {
+				k.file = v.SiteF.Rel
+			}
 			visits[k] = append(visits[k], v)
 		},
 		OnPost: func(line int, v engine.SiteVisit) {

@@ -104,12 +104,32 @@ func (c *sizeCheck) guard(s engine.InlineSite, visits, posts []engine.SiteVisit)
 		c.judge(s, name, append(cmps, own...), facts)
 		return
 	}
+	// A helper's site with no condition of its own on any path is
+	// judged by its callers' paths (the visits the engine reports at
+	// the calls); otherwise by its own.
+	var mine, callers []engine.SiteVisit
+	for _, v := range visits {
+		if v.CondF != nil {
+			callers = append(callers, v)
+		} else {
+			mine = append(mine, v)
+		}
+	}
+	visits = mine
+	if len(callers) > 0 && len(own) == 0 && !slices.ContainsFunc(mine, func(v engine.SiteVisit) bool { return len(v.Conds) > 0 }) {
+		visits = callers
+	}
 	seen := map[string]bool{}
 	for _, v := range visits {
 		if v.Reg {
 			continue // inline-on-registration's finding, not a size
 		}
+		cf, cfn := f, s.Fn
+		if v.CondF != nil {
+			cf, cfn = v.CondF, v.CondFn
+		}
 		var kb strings.Builder
+		kb.WriteString(cf.Rel + ":")
 		for _, c := range v.Conds {
 			fmt.Fprintf(&kb, "%d-%d;", c.StartByte(), c.EndByte())
 		}
@@ -119,7 +139,7 @@ func (c *sizeCheck) guard(s engine.InlineSite, visits, posts []engine.SiteVisit)
 		seen[kb.String()] = true
 		cmps := append([]engine.GuardRef{}, own...)
 		for _, cond := range v.Conds {
-			cmps = append(cmps, c.guardComparisons(f, s.Fn, cond, facts)...)
+			cmps = append(cmps, c.guardComparisons(cf, cfn, cond, facts)...)
 		}
 		if !c.judge(s, name, cmps, facts) {
 			return // one finding per site

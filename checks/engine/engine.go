@@ -134,9 +134,15 @@ type Checkpoint struct {
 
 // SiteVisit is one path reaching a statement that sets IB_SEND_INLINE.
 type SiteVisit struct {
-	Node  *sitter.Node
-	Reg   bool           // the request it flags is a registration
-	Conds []*sitter.Node // the conditions whose truth the path knows
+	Node *sitter.Node
+	// A helper's site reached from a caller (helperSites): the site's
+	// file, and the caller's file and function the Conds are in. nil:
+	// the function's own site.
+	SiteF  *File
+	CondF  *File
+	CondFn *sitter.Node
+	Reg    bool           // the request it flags is a registration
+	Conds  []*sitter.Node // the conditions whose truth the path knows
 	// At a post (onPost): the request's SGE count on the path (-1 when
 	// not bounded) and the lengths of its SGEs ("" when not assigned on
 	// the path).
@@ -352,6 +358,30 @@ func (in *Interp) visitSites(nd *cfgNode, st *State) {
 			}
 		}
 		in.OnSite(SiteVisit{Node: s, Conds: conds, Reg: reg})
+	}
+}
+
+// helperSites reports, at a call of a function of the module that sets
+// IB_SEND_INLINE on a request its caller passed (a static inline helper
+// in a header: wr->send_flags |= IB_SEND_INLINE), the callee's sites as
+// visited with the caller's path conditions: a helper that sets the
+// flag unconditionally leaves the size guard to its callers.
+func (in *Interp) helperSites(call *sitter.Node, st *State) {
+	if in.OnSite == nil || call == nil {
+		return
+	}
+	d, ok := in.Facts.funcs[in.F.Text(call.ChildByFieldName("function"))]
+	if !ok || d.f == nil {
+		return
+	}
+	var conds []*sitter.Node
+	for _, k := range SortedKeys(st.Facts) {
+		if c, ok := in.condNodes[k]; ok {
+			conds = append(conds, c)
+		}
+	}
+	for _, s := range FindInlineSitesFacts(d.f, d.fn, in.Facts) {
+		in.OnSite(SiteVisit{Node: s.Node, Conds: conds, SiteF: d.f, CondF: in.F, CondFn: in.Fn})
 	}
 }
 
@@ -1077,6 +1107,7 @@ func (in *Interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 			st.Flags[wr] = v
 			if isOn(v) {
 				st.FlagLine[wr] = in.F.Line(call)
+				in.helperSites(call, st)
 			}
 		}
 	}
@@ -1139,6 +1170,7 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 			st.Flags[p] = e.v
 			if maybeOn(e.v) {
 				st.FlagLine[p] = in.F.Line(call)
+				in.helperSites(call, st)
 			} else {
 				delete(st.FlagLine, p)
 			}
