@@ -309,6 +309,29 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	// A file of the module that posts what another file's function
+	// flags inline (a request built in one file, posted in another) is
+	// analysed, not only read for facts.
+	setters := map[string]bool{}
+	for _, f := range analysed {
+		if dirs[path.Dir(f.Rel)] && !linkedDirs[path.Dir(f.Rel)] {
+			for _, fn := range engine.Functions(f) {
+				if !engine.IsStatic(f, fn) && len(engine.FindInlineSites(f, fn)) > 0 {
+					setters[engine.FunctionName(f, fn)] = true
+				}
+			}
+		}
+	}
+	var rest []*engine.File
+	for _, nb := range neighbours {
+		if len(setters) > 0 && bytes.Contains(nb.Src, []byte("post_send")) && slices.ContainsFunc(nb.CallNames(), func(c string) bool { return setters[c] }) {
+			analysed = append(analysed, nb)
+		} else {
+			rest = append(rest, nb)
+		}
+	}
+	neighbours = rest
+	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
 	var work []*engine.File
 	for _, f := range analysed {
 		if dirs[path.Dir(f.Rel)] {
@@ -403,6 +426,16 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 		OnPost: func(line int, v engine.SiteVisit) {
 			k := siteKey{f.Rel + postSuffix, uint(line)}
 			visits[k] = append(visits[k], v)
+			// The flag set by a call of the module's helper (or
+			// builder): the post is one of the helper's sites' too.
+			for _, c := range callsAt(f, fn, line) {
+				if hf, hfn, ok := facts.Func(f.Text(c.ChildByFieldName("function"))); ok {
+					for _, s := range engine.FindInlineSitesFacts(hf, hfn, facts) {
+						hk := siteKey{hf.Rel + postSuffix, uint(hf.Line(s.Node))}
+						visits[hk] = append(visits[hk], v)
+					}
+				}
+			}
 		},
 		OnGrant: func(g engine.GrantRecord) {
 			k := siteKey{f.Rel, g.Node.StartByte()}
@@ -488,6 +521,18 @@ func worthRunning(f *engine.File, fn *sitter.Node, facts *engine.Facts) bool {
 		return !found
 	})
 	return found || recordsCaps(f, fn)
+}
+
+// callsAt are the calls of a function that start on a line.
+func callsAt(f *engine.File, fn *sitter.Node, line int) []*sitter.Node {
+	var out []*sitter.Node
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && f.Line(n) == line {
+			out = append(out, n)
+		}
+		return f.Line(n) <= line || n.Kind() == "compound_statement"
+	})
+	return out
 }
 
 // sortRows keeps tables stable.

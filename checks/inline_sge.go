@@ -292,6 +292,14 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, 
 	list, ok := st.Sgl[w]
 	if !ok {
 		list = w + ".sg_list"
+		// A request kept in an object whose list and count the module
+		// sets once (at allocation): what it set.
+		if l := r.in.Facts.SgList(w); l != "" && !r.in.Locals[engine.Root(w)] {
+			if n, where, known := r.in.Facts.NumSGE(engine.FieldKey(w)); known {
+				list, ok = l, true
+				ev = append(ev, Evidence{File: r.in.F.Rel, Line: line, Message: fmt.Sprintf("%s points at %s and num_sge is %d as the module sets them (%s)", display(w), display(l), n, where)})
+			}
+		}
 	}
 	if p, poster := r.in.Facts.Posters[r.fnName]; poster && r.in.Params[engine.Root(w)] && !ok && !r.pointsSGEs(w, st) {
 		if _, n := st.Nsge[w]; !n && p.Param < len(engine.Params(r.in.F, r.in.Fn)) && engine.Params(r.in.F, r.in.Fn)[p.Param].Name == engine.Root(w) {
@@ -369,6 +377,13 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, 
 func (r *inlineSGE) numSGE(w string, st *engine.State) (int, bool) {
 	e, ok := st.Nsge[w]
 	if !ok {
+		// Not set on this path: a request kept in an object gets its
+		// count where the module sets it (at allocation, a builder).
+		if !r.in.Locals[engine.Root(w)] {
+			if n, _, ok := r.in.Facts.NumSGE(engine.FieldKey(w)); ok {
+				return n, true
+			}
+		}
 		return 0, false
 	}
 	if e == engine.NsgeZeroed {

@@ -42,6 +42,13 @@ type Facts struct {
 	// IB_SEND_INLINE (a flag kept for later: queue->inline_flag), with
 	// where; flagOther where they are given anything else.
 	flagSet, flagOther map[string]map[string]bool
+	// numSGE are the values the module assigns to a request field's
+	// num_sge (FieldKey of the request), with where.
+	numSGE map[string]map[string]string
+	// sgList are the lists the module points a request field's sg_list
+	// at, relative to the object holding both (".sge" for
+	// tx->wr.sg_list = tx->sge).
+	sgList map[string]map[string]string
 	// opcodes are the opcodes assigned to work requests (fieldKey of the
 	// request -> opcode and where), whichever function assigns them.
 	opcodes map[string][2]string
@@ -129,7 +136,7 @@ type Assign struct {
 func NewFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, InlineWRs: map[string]string{},
 		Posters: map[string]poster{}, granted: map[string][]Assign{}, Queried: map[string]string{}, Constants: map[string]int64{},
-		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, flagOther: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
+		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, numSGE: map[string]map[string]string{}, sgList: map[string]map[string]string{}, flagOther: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
 		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
 }
 
@@ -192,6 +199,51 @@ func (fs *Facts) FlagField(p string) (where string, ok bool) {
 		return "", false
 	}
 	return SortedKeys(set)[0], true
+}
+
+// NumSGE bounds the num_sge of a request kept in a field (FieldKey of
+// the request) when a path does not set it: the largest of the values
+// the module assigns it (at allocation, in a builder), when all are
+// constants; where names one such assignment.
+func (fs *Facts) NumSGE(key string) (n int, where string, ok bool) {
+	vals := fs.numSGE[key]
+	if key == "" || len(vals) == 0 {
+		return 0, "", false
+	}
+	for _, v := range SortedKeys(vals) {
+		x, err := strconv.Atoi(v)
+		if err != nil {
+			c, known := fs.Constants[v]
+			if !known {
+				return 0, "", false
+			}
+			x = int(c)
+		}
+		if x >= n {
+			n, where = x, vals[v]
+		}
+	}
+	return n, where, true
+}
+
+// SgList is the SGE list of a request kept in an object (place w) when a
+// path does not point it: the one list the module ever points that
+// field at, in the same object ("" when none or several).
+func (fs *Facts) SgList(w string) string {
+	l := fs.sgList[FieldKey(w)]
+	if len(l) != 1 {
+		return ""
+	}
+	for rel := range l {
+		return Root(w) + rel
+	}
+	return ""
+}
+
+// Func is the module's definition of a function: its file and node.
+func (fs *Facts) Func(name string) (*File, *sitter.Node, bool) {
+	d, ok := fs.funcs[name]
+	return d.f, d.fn, ok && d.f != nil
 }
 
 // Learn reads one file's assignments and declarations. It runs twice so
@@ -345,6 +397,26 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 			if member == "opcode" {
 				wr, _ := splitMember(p)
 				fs.addOpcode(FieldKey(wr), f.Text(rhs), where)
+			}
+			if member == "sg_list" && f.Text(n.ChildByFieldName("operator")) == "=" {
+				// tx->wr.sg_list = tx->sge: the list, relative to the
+				// object both live in.
+				wr, _ := splitMember(p)
+				if k, l := FieldKey(wr), pointee(f, rhs, alias); k != "" && l != "" && Root(l) == Root(wr) && strings.HasPrefix(l, Root(wr)) {
+					if fs.sgList[k] == nil {
+						fs.sgList[k] = map[string]string{}
+					}
+					fs.sgList[k][strings.TrimPrefix(l, Root(wr))] = where
+				}
+			}
+			if member == "num_sge" && f.Text(n.ChildByFieldName("operator")) == "=" {
+				wr, _ := splitMember(p)
+				if k := FieldKey(wr); k != "" {
+					if fs.numSGE[k] == nil {
+						fs.numSGE[k] = map[string]string{}
+					}
+					fs.numSGE[k][CondKey(f, rhs)] = where
+				}
 			}
 			key := FieldKey(p)
 			if key == "" {

@@ -76,7 +76,7 @@ func NewLinker(files []*File, byDir map[string]*Facts) *linker {
 		if fs == nil {
 			continue
 		}
-		for _, name := range f.callNames() {
+		for _, name := range f.CallNames() {
 			if o := fs.Linked(name); o != nil && !slices.Contains(l.callees[fs], o) {
 				l.callees[fs] = append(l.callees[fs], o)
 			}
@@ -201,7 +201,7 @@ func unresolvedCalls(files []*File) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, f := range files {
-		for _, name := range f.callNames() {
+		for _, name := range f.CallNames() {
 			if !defined[path.Dir(f.Rel)][name] {
 				out[name] = true
 			}

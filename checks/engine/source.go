@@ -27,9 +27,9 @@ type File struct {
 	calls     []string // callNames
 }
 
-// callNames are the names the file calls directly (f(...)), in order,
+// CallNames are the names the file calls directly (f(...)), in order,
 // each once; computed once per parsed file (files are cached by content).
-func (f *File) callNames() []string {
+func (f *File) CallNames() []string {
 	f.callsOnce.Do(func() {
 		seen := map[string]bool{}
 		Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
