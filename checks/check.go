@@ -315,7 +315,13 @@ func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analy
 	setters := map[string]bool{}
 	for _, f := range analysed {
 		if dirs[path.Dir(f.Rel)] && !linkedDirs[path.Dir(f.Rel)] {
+			if !bytes.Contains(f.Src, []byte("IB_SEND_INLINE")) {
+				continue
+			}
 			for _, fn := range engine.Functions(f) {
+				if !bytes.Contains(f.Src[fn.StartByte():fn.EndByte()], []byte("IB_SEND_INLINE")) {
+					continue
+				}
 				if !engine.IsStatic(f, fn) && len(engine.FindInlineSites(f, fn)) > 0 {
 					setters[engine.FunctionName(f, fn)] = true
 				}

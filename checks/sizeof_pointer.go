@@ -6,6 +6,7 @@ import (
 	"github.com/patchctl/patchctl/checks/engine"
 	"path"
 	"strings"
+	"sync"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
@@ -38,13 +39,23 @@ var mapLenArg = map[string]int{"ib_dma_map_single": 2, "dma_map_single": 2, "ib_
 
 // sizeofSinkNeedles prefilter the files the rule reads beyond those of
 // the inline modules: a file that has none of them stores no sizeof in
-// a sink (sizeofSink, mapLenArg) the rule knows.
-var sizeofSinkNeedles = []string{"capsule", "max_inline_data", "dma_map_single", "dma_sync_single_for", "ib_sge", "sg_list", "inline_size", "inline_len", "inline_data_size"}
+// a sink (sizeofSink, mapLenArg) the rule knows, short of a sync of a
+// mapping it never made or an SGE length without struct ib_sge.
+var sizeofSinkNeedles = []string{"ib_sge", "capsule", "max_inline_data", "dma_map_single", "inline_"}
+
+// sizeofFnNeedles prefilter the functions: every sink names one of
+// them (an inline or capsule size, a mapping call), or is an SGE's
+// length (sizeofFnCandidate).
+var sizeofFnNeedles = []string{"max_inline_data", "capsule", "inline", "INLINE", "dma_map_single", "dma_sync_single_for"}
+
+func sizeofFnCandidate(src []byte) bool {
+	return engine.ContainsAny(src, sizeofFnNeedles) || bytes.Contains(src, []byte("length")) && bytes.Contains(src, []byte("sg"))
+}
 
 // sizeofCandidate: a .c file the rule must read (it takes a sizeof and
 // names a sink).
 func sizeofCandidate(b []byte) bool {
-	return bytes.Contains(b, []byte("sizeof")) && engine.ContainsAny(b, sizeofSinkNeedles)
+	return engine.ContainsAny(b, sizeofSinkNeedles) && bytes.Contains(b, []byte("sizeof"))
 }
 
 // sizeofScope is what the rule reads: the files already parsed for the
@@ -64,7 +75,9 @@ func sizeofScope(tree string, pp engine.Preprocessor, have []*engine.File, cands
 	if len(more) == 0 {
 		return have, nil
 	}
-	fs, err := engine.LoadFilesOpt(tree, pp, true, more)
+	// Raw, as the in-capsule rule reads its scope: a file parsed with
+	// the module's macros expanded is parsed anew on every run.
+	fs, err := engine.LoadFilesOpt(tree, pp, false, more)
 	if err != nil {
 		return nil, err
 	}
@@ -81,30 +94,83 @@ func checkSizeofPointer(files []*engine.File) []Finding {
 			m = map[string]bool{}
 			members[path.Dir(f.Rel)] = m
 		}
-		engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-			if n.Kind() == "field_declaration" {
-				for _, d := range engine.Named(n) {
-					if engine.Same(d, n.ChildByFieldName("type")) {
-						continue
-					}
-					if name, ptr := pointerDecl(f, d); name != "" {
-						if old, ok := m[name]; !ok || old {
-							m[name] = ptr
-						}
-					}
-				}
+		for _, d := range fileMembers(f) {
+			if old, ok := m[d.name]; !ok || old {
+				m[d.name] = d.ptr
 			}
-			return n.Kind() != "function_definition"
-		})
+		}
+	}
+	sigs := map[string]string{}
+	for dir, m := range members {
+		var b strings.Builder
+		for _, k := range engine.SortedKeys(m) {
+			fmt.Fprintf(&b, "%s=%v;", k, m[k])
+		}
+		sigs[dir] = b.String()
 	}
 	var out []Finding
 	for _, f := range files {
 		if !strings.HasSuffix(f.Rel, ".c") {
 			continue
 		}
-		for _, fn := range engine.Functions(f) {
-			out = append(out, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
+		// A file parsed before (the same content) with the same
+		// members in its module: its findings as before.
+		key := sizeofKey{f, sigs[path.Dir(f.Rel)]}
+		if c, ok := sizeofCache.Load(key); ok {
+			out = append(out, c.([]Finding)...)
+			continue
 		}
+		var fo []Finding
+		for _, fn := range engine.Functions(f) {
+			// Only a function that takes a sizeof and names a sink.
+			if src := f.Src[fn.StartByte():fn.EndByte()]; !bytes.Contains(src, []byte("sizeof")) || !sizeofFnCandidate(src) {
+				continue
+			}
+			fo = append(fo, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
+		}
+		if f.Macros == nil {
+			sizeofCache.Store(key, fo)
+		}
+		out = append(out, fo...)
+	}
+	return out
+}
+
+// sizeofKey caches a file's findings: the parsed file (one per content,
+// engine's parse cache) and its module's members.
+type sizeofKey struct {
+	f   *engine.File
+	sig string
+}
+
+var sizeofCache, membersCache sync.Map
+
+type memberDecl struct {
+	name string
+	ptr  bool
+}
+
+// fileMembers are the struct members a file declares, in order.
+func fileMembers(f *engine.File) []memberDecl {
+	if c, ok := membersCache.Load(f); ok {
+		return c.([]memberDecl)
+	}
+	var out []memberDecl
+	engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+		if n.Kind() == "field_declaration" {
+			for _, d := range engine.Named(n) {
+				if engine.Same(d, n.ChildByFieldName("type")) {
+					continue
+				}
+				if name, ptr := pointerDecl(f, d); name != "" {
+					out = append(out, memberDecl{name, ptr})
+				}
+			}
+		}
+		return n.Kind() != "function_definition"
+	})
+	if f.Macros == nil {
+		membersCache.Store(f, out)
 	}
 	return out
 }
