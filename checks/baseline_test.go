@@ -3,12 +3,12 @@ package checks
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/patchctl/patchctl/checks/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
 )

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
 	"path"
 	"slices"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/checks/findings"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )

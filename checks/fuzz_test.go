@@ -2,11 +2,12 @@ package checks
 
 import (
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchctl/patchctl/checks/engine"
 )
 
 // genC turns fuzz bytes into a C module: a few functions built from the

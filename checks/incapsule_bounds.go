@@ -2,10 +2,10 @@ package checks
 
 import (
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
 	"slices"
 	"strings"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 

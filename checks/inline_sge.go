@@ -2,10 +2,11 @@ package checks
 
 import (
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
-	sitter "github.com/tree-sitter/go-tree-sitter"
 	"strconv"
 	"strings"
+
+	"github.com/patchctl/patchctl/checks/engine"
+	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
 // Rule inline-sge-addr: with IB_SEND_INLINE the provider's CPU copies the

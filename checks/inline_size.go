@@ -3,7 +3,6 @@ package checks
 import (
 	"cmp"
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/layout"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )

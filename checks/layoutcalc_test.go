@@ -1,9 +1,9 @@
 package checks
 
 import (
-	"github.com/patchctl/patchctl/checks/engine"
 	"testing"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/testenv"
 )
 

@@ -2,10 +2,11 @@ package checks
 
 import (
 	"bytes"
-	"github.com/patchctl/patchctl/checks/engine"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchctl/patchctl/checks/engine"
 )
 
 // A finding on a line that expands a macro of the module names the

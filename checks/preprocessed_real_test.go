@@ -2,13 +2,13 @@ package checks
 
 import (
 	"context"
-	"github.com/patchctl/patchctl/checks/engine"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/preproc"
 	"github.com/patchctl/patchctl/internal/testenv"
 )

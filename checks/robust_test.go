@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/testenv"
 )
 

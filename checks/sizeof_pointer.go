@@ -3,11 +3,11 @@ package checks
 import (
 	"bytes"
 	"fmt"
-	"github.com/patchctl/patchctl/checks/engine"
 	"path"
 	"strings"
 	"sync"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
