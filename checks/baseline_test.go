@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/report/reportcheck"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/testkernel"
@@ -135,7 +136,7 @@ func assertOutputs(t *testing.T, rep *Report) {
 	for _, f := range rep.Findings {
 		line := ""
 		for _, l := range strings.Split(txt.String(), "\n") {
-			if strings.HasPrefix(l, f.File+":") && strings.Contains(l, f.Message) && strings.Contains(l, ":"+itoa(f.Line)+":") {
+			if strings.HasPrefix(l, f.File+":") && strings.Contains(l, f.Message) && strings.Contains(l, ":"+engine.Itoa(f.Line)+":") {
 				line = l
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/checks/findings"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
@@ -29,7 +30,7 @@ type Options struct {
 	CheckpatchTree string
 	// Preprocessor, when set, gives the .c files' preprocessed source
 	// (preprocessed.go); nil reads raw C.
-	Preprocessor Preprocessor
+	Preprocessor engine.Preprocessor
 }
 
 // Run runs every rule.
@@ -49,22 +50,22 @@ func Run(opts Options) (*Report, error) {
 		rows, err := providerTable(opts.Tree)
 		provCh <- provResult{rows, err}
 	}()
-	rels, err := listC(opts.Tree, opts.Paths)
+	rels, err := engine.ListC(opts.Tree, opts.Paths)
 	if err != nil {
 		<-provCh
 		return nil, err
 	}
-	all, analysed, linkedDirs, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
+	all, analysed, linkedDirs, sizeofRels, err := moduleFiles(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		<-provCh
 		return nil, err
 	}
 	// What a field holds is learned per module (folder): a provider's
 	// sg_list[i].addr says nothing about a ULP's.
-	byDir := map[string]*Facts{}
+	byDir := map[string]*engine.Facts{}
 	for _, f := range all {
 		if byDir[path.Dir(f.Rel)] == nil {
-			byDir[path.Dir(f.Rel)] = newFacts()
+			byDir[path.Dir(f.Rel)] = engine.NewFacts()
 		}
 	}
 	// Twice: a file's facts may need another's learned first. A linked
@@ -72,17 +73,17 @@ func Run(opts Options) (*Report, error) {
 	// the link and the reverse rule only).
 	for _, f := range all {
 		if linkedDirs[path.Dir(f.Rel)] && strings.HasSuffix(f.Rel, ".h") {
-			byDir[path.Dir(f.Rel)].learn(f)
+			byDir[path.Dir(f.Rel)].Learn(f)
 		}
 	}
 	for i := 0; i < 2; i++ {
 		for _, f := range all {
 			if d := path.Dir(f.Rel); !linkedDirs[d] || i == 1 && !strings.HasSuffix(f.Rel, ".h") {
-				byDir[d].learn(f)
+				byDir[d].Learn(f)
 			}
 		}
 	}
-	newLinker(all, byDir)
+	engine.NewLinker(all, byDir)
 	rep := &Report{Files: len(all), Inline: []string{}, Analysis: AnalysisRawC}
 	seenFile := map[string]bool{}
 	for _, f := range all {
@@ -98,20 +99,20 @@ func Run(opts Options) (*Report, error) {
 			rep.Inline = append(rep.Inline, f.Rel)
 		}
 	}
-	var sites []inlineSite
-	visits := map[siteKey][]siteVisit{}
-	isAnalysed := map[*file]bool{}
+	var sites []engine.InlineSite
+	visits := map[siteKey][]engine.SiteVisit{}
+	isAnalysed := map[*engine.File]bool{}
 	for _, f := range analysed {
 		isAnalysed[f] = true
 	}
 	for _, f := range all {
 		facts := byDir[path.Dir(f.Rel)]
-		for _, fn := range functions(f) {
+		for _, fn := range engine.Functions(f) {
 			grantsOnly := !isAnalysed[f]
 			if grantsOnly && !recordsCaps(f, fn) || !grantsOnly && !worthRunning(f, fn, facts) {
 				continue
 			}
-			if linkedDirs[path.Dir(f.Rel)] && !grantsOnly && !worthLinked(f, fn, facts) {
+			if linkedDirs[path.Dir(f.Rel)] && !grantsOnly && !engine.WorthLinked(f, fn, facts) {
 				continue // a linked module: only what touches the link
 			}
 			rep.Functions++
@@ -119,7 +120,7 @@ func Run(opts Options) (*Report, error) {
 			if linkedDirs[path.Dir(f.Rel)] && slices.ContainsFunc(fs, func(x Finding) bool { return x.Rule == RuleIncomplete }) {
 				// A function of a linked module the budget cut short
 				// is not judged: said in the report, not guessed at.
-				rep.LinkedIncomplete = append(rep.LinkedIncomplete, fmt.Sprintf("%s:%d %s", f.Rel, f.line(fn), functionName(f, fn)))
+				rep.LinkedIncomplete = append(rep.LinkedIncomplete, fmt.Sprintf("%s:%d %s", f.Rel, f.Line(fn), engine.FunctionName(f, fn)))
 				continue
 			}
 			rep.Findings = append(rep.Findings, fs...)
@@ -133,7 +134,11 @@ func Run(opts Options) (*Report, error) {
 	rep.Providers = prov.rows
 	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all, prov.rows)
 	rep.Findings = append(rep.Findings, sizeFindings...)
-	rep.Findings = append(rep.Findings, checkSizeofPointer(all)...)
+	sizeofFiles, err := sizeofScope(opts.Tree, opts.Preprocessor, all, sizeofRels)
+	if err != nil {
+		return nil, err
+	}
+	rep.Findings = append(rep.Findings, checkSizeofPointer(sizeofFiles)...)
 	bounds, err := checkIncapsuleBounds(opts.Tree, rels, opts.Preprocessor)
 	if err != nil {
 		return nil, err
@@ -147,7 +152,7 @@ func Run(opts Options) (*Report, error) {
 		}
 		rep.Findings = append(rep.Findings, cp...)
 	}
-	addMacroEvidence(rep.Findings, append(append([]*file{}, all...), analysed...))
+	addMacroEvidence(rep.Findings, append(append([]*engine.File{}, all...), analysed...))
 	rep.Findings = findings.Sort(rep.Findings)
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
@@ -165,20 +170,33 @@ func Run(opts Options) (*Report, error) {
 // sets the flag (a provider that only tests it) has nothing to check; in
 // the others, every header and the .c files that map DMA, post, create or
 // size QPs, or set opcodes are read for facts.
-func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*file, linkedDirs map[string]bool, err error) {
+//
+// The same read of the scope names the .c files the sizeof-pointer rule
+// reads (sizeofRels): a capsule size, a DMA mapping's length or an SGE's
+// length is set in files that never mention IB_SEND_INLINE.
+func moduleFiles(tree string, rels []string, pp engine.Preprocessor) (all, analysed []*engine.File, linkedDirs map[string]bool, sizeofRels []string, err error) {
 	// The first read of the scope also keeps the .c files that use RDMA
 	// requests: the candidates for linking (link.go).
 	var mu sync.Mutex
 	rdma := map[string][]byte{}
-	files, err := loadFilesScan(tree, pp, true, rels, func(rel string, b []byte) {
-		if strings.HasSuffix(rel, ".c") && containsAny(b, rdmaNeedles) {
+	files, err := engine.LoadFilesScan(tree, pp, true, rels, func(rel string, b []byte) {
+		if !strings.HasSuffix(rel, ".c") {
+			return
+		}
+		r, s := engine.ContainsAny(b, engine.RdmaNeedles), sizeofCandidate(b)
+		if r || s {
 			mu.Lock()
-			rdma[rel] = b
+			if r {
+				rdma[rel] = b
+			}
+			if s {
+				sizeofRels = append(sizeofRels, rel)
+			}
 			mu.Unlock()
 		}
 	}, "IB_SEND_INLINE")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	have := map[string]bool{}
 	headerDirs := map[string]bool{}
@@ -194,21 +212,21 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 			more = append(more, r)
 		}
 	}
-	mod, err := loadFilesOpt(tree, pp, true, more)
+	mod, err := engine.LoadFilesOpt(tree, pp, true, more)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	analysed = append(files, mod...)
 	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
 	// Modules where some function sets the flag.
 	dirs := map[string]bool{}
 	for _, f := range analysed {
-		if !dirs[path.Dir(f.Rel)] && (len(findInlineSites(f, f.Tree.RootNode())) > 0 || definesFlag(f)) {
+		if !dirs[path.Dir(f.Rel)] && (len(engine.FindInlineSites(f, f.Tree.RootNode())) > 0 || definesFlag(f)) {
 			dirs[path.Dir(f.Rel)] = true
 		}
 	}
 	// Modules linked to them (link.go).
-	var read []*file
+	var read []*engine.File
 	for _, f := range analysed {
 		if dirs[path.Dir(f.Rel)] {
 			read = append(read, f)
@@ -216,10 +234,10 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 	}
 	// A few rounds: a module linked in may call into a third.
 	linkedDirs = map[string]bool{}
-	for round := 0; round < maxLinkRounds; round++ {
-		linked, err := linkedModules(rdma, dirs, read)
+	for round := 0; round < engine.MaxLinkRounds; round++ {
+		linked, err := engine.LinkedModules(rdma, dirs, read)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if len(linked) == 0 {
 			break
@@ -244,9 +262,9 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 				linkedC = append(linkedC, r)
 			}
 		}
-		lfiles, err := loadFilesOpt(tree, pp, true, linkedC, rdmaNeedles...)
+		lfiles, err := engine.LoadFilesOpt(tree, pp, true, linkedC, engine.RdmaNeedles...)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		analysed = append(analysed, lfiles...)
 		read = append(read, lfiles...)
@@ -277,34 +295,64 @@ func moduleFiles(tree string, rels []string, pp Preprocessor) (all, analysed []*
 			i--
 		}
 	}
-	headers, err := loadFilesOpt(tree, pp, true, nearH)
+	headers, err := engine.LoadFilesOpt(tree, pp, true, nearH)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// A linked module's headers that declare what the rules read.
-	lheaders, err := loadFilesOpt(tree, pp, true, nearHLinked, "ib_sge", "ib_send_wr", "dma_addr_t", "IB_SEND_INLINE", "max_inline_data")
+	lheaders, err := engine.LoadFilesOpt(tree, pp, true, nearHLinked, "ib_sge", "ib_send_wr", "dma_addr_t", "IB_SEND_INLINE", "max_inline_data")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	headers = append(headers, lheaders...)
-	neighbours, err := loadFilesOpt(tree, pp, true, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
+	neighbours, err := engine.LoadFilesOpt(tree, pp, true, nearC, "dma_addr_t", "dma_map", "post_send", "max_inline_data", "ib_query_qp", "opcode")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	var work []*file
+	// A file of the module that posts what another file's function
+	// flags inline (a request built in one file, posted in another) is
+	// analysed, not only read for facts.
+	setters := map[string]bool{}
+	for _, f := range analysed {
+		if dirs[path.Dir(f.Rel)] && !linkedDirs[path.Dir(f.Rel)] {
+			if !bytes.Contains(f.Src, []byte("IB_SEND_INLINE")) {
+				continue
+			}
+			for _, fn := range engine.Functions(f) {
+				if !bytes.Contains(f.Src[fn.StartByte():fn.EndByte()], []byte("IB_SEND_INLINE")) {
+					continue
+				}
+				if !engine.IsStatic(f, fn) && len(engine.FindInlineSites(f, fn)) > 0 {
+					setters[engine.FunctionName(f, fn)] = true
+				}
+			}
+		}
+	}
+	var rest []*engine.File
+	for _, nb := range neighbours {
+		if len(setters) > 0 && bytes.Contains(nb.Src, []byte("post_send")) && slices.ContainsFunc(nb.CallNames(), func(c string) bool { return setters[c] }) {
+			analysed = append(analysed, nb)
+		} else {
+			rest = append(rest, nb)
+		}
+	}
+	neighbours = rest
+	sort.Slice(analysed, func(i, j int) bool { return analysed[i].Rel < analysed[j].Rel })
+	var work []*engine.File
 	for _, f := range analysed {
 		if dirs[path.Dir(f.Rel)] {
 			work = append(work, f)
 		}
 	}
-	all = append(append(append([]*file{}, work...), headers...), neighbours...)
-	return all, analysed, linkedDirs, nil
+	all = append(append(append([]*engine.File{}, work...), headers...), neighbours...)
+	sort.Strings(sizeofRels)
+	return all, analysed, linkedDirs, sizeofRels, nil
 }
 
 // addMacroEvidence names, for findings and evidence on a line where a
 // macro of the module was expanded, the macro's definition.
-func addMacroEvidence(fs []Finding, files []*file) {
-	byRel := map[string]*file{}
+func addMacroEvidence(fs []Finding, files []*engine.File) {
+	byRel := map[string]*engine.File{}
 	for _, f := range files {
 		if len(f.Macros) > 0 {
 			byRel[f.Rel] = f
@@ -322,7 +370,7 @@ func addMacroEvidence(fs []Finding, files []*file) {
 			}
 			if u, ok := f.Macros[line]; ok {
 				seen[line] = true
-				fs[i].Evidence = append(fs[i].Evidence, Evidence{File: u.file, Line: u.line, Message: fmt.Sprintf("line %d expands macro %s, defined here", line, u.name)})
+				fs[i].Evidence = append(fs[i].Evidence, Evidence{File: u.File, Line: u.Line, Message: fmt.Sprintf("line %d expands macro %s, defined here", line, u.Name)})
 			}
 		}
 		add(fs[i].File, fs[i].Line)
@@ -334,11 +382,11 @@ func addMacroEvidence(fs []Finding, files []*file) {
 
 // definesFlag reports whether a file #defines a value that carries
 // IB_SEND_INLINE.
-func definesFlag(f *file) bool {
+func definesFlag(f *engine.File) bool {
 	found := false
-	walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+	engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 		if n.Kind() == "preproc_def" {
-			v := f.text(n.ChildByFieldName("value"))
+			v := f.Text(n.ChildByFieldName("value"))
 			found = found || strings.Contains(v, "IB_SEND_INLINE") && !strings.Contains(v, "~")
 			return false
 		}
@@ -348,7 +396,7 @@ func definesFlag(f *file) bool {
 }
 
 // traceFn, when set (by a test), hears of every function analysed.
-var traceFn func(f *file, name string, d time.Duration, steps int)
+var traceFn func(f *engine.File, name string, d time.Duration, steps int)
 
 // postSuffix marks the keys of visits that are posts, by the line that
 // set the flag.
@@ -363,66 +411,79 @@ type siteKey struct {
 // inline-on-registration findings, its grant records, its inline sites
 // and the paths that reach them. A panic is a bug in the engine: it is
 // reported as the function's incomplete analysis, never a crash.
-func analyseFunction(f *file, fn *sitter.Node, facts *Facts, visits map[siteKey][]siteVisit, grantsOnly bool) (out []Finding, sites []inlineSite) {
-	name := functionName(f, fn)
+func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visits map[siteKey][]engine.SiteVisit, grantsOnly bool) (out []Finding, sites []engine.InlineSite) {
+	name := engine.FunctionName(f, fn)
 	defer func() {
 		if r := recover(); r != nil {
-			out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: name,
+			out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: name,
 				Message: fmt.Sprintf("internal error in the analysis of this function (%v): its findings are incomplete", r)})
 		}
 	}()
 	rule := &inlineSGE{fnName: name}
-	grants := map[siteKey]grantRecord{}
-	in := &interp{f: f, fn: fn, facts: facts, onCheck: rule.check,
-		onSite: func(v siteVisit) {
-			k := siteKey{f.Rel, v.node.StartByte()}
+	grants := map[siteKey]engine.GrantRecord{}
+	in := &engine.Interp{F: f, Fn: fn, Facts: facts, OnCheck: rule.check,
+		OnSite: func(v engine.SiteVisit) {
+			k := siteKey{f.Rel, v.Node.StartByte()}
+			if v.SiteF != nil {
+				k.file = v.SiteF.Rel
+			}
 			visits[k] = append(visits[k], v)
 		},
-		onPost: func(line int, v siteVisit) {
+		OnPost: func(line int, v engine.SiteVisit) {
 			k := siteKey{f.Rel + postSuffix, uint(line)}
 			visits[k] = append(visits[k], v)
+			// The flag set by a call of the module's helper (or
+			// builder): the post is one of the helper's sites' too.
+			for _, c := range callsAt(f, fn, line) {
+				if hf, hfn, ok := facts.Func(f.Text(c.ChildByFieldName("function"))); ok {
+					for _, s := range engine.FindInlineSitesFacts(hf, hfn, facts) {
+						hk := siteKey{hf.Rel + postSuffix, uint(hf.Line(s.Node))}
+						visits[hk] = append(visits[hk], v)
+					}
+				}
+			}
 		},
-		onGrant: func(g grantRecord) {
-			k := siteKey{f.Rel, g.node.StartByte()}
-			if old, ok := grants[k]; !ok || old.msg == "" {
+		OnGrant: func(g engine.GrantRecord) {
+			k := siteKey{f.Rel, g.Node.StartByte()}
+			if old, ok := grants[k]; !ok || old.Msg == "" {
 				grants[k] = g
 			}
 		}}
 	rule.in = in
 	if traceFn != nil {
 		t0 := time.Now()
-		defer func() { traceFn(f, name, time.Since(t0), in.steps) }()
+		defer func() { traceFn(f, name, time.Since(t0), in.Steps) }()
 	}
 	if grantsOnly {
-		in.onCheck = func(checkpoint) {}
-		in.onSite = nil
-		in.onPost = nil
+		in.OnCheck = func(engine.Checkpoint) {}
+		in.OnSite = nil
+		in.OnPost = nil
 	}
-	in.run()
+	in.Run()
 	out = append(out, rule.findings...)
 	for _, k := range sortedGrantKeys(grants) {
-		if g := grants[k]; g.msg != "" {
-			out = append(out, Finding{Rule: RuleInlineSize, Severity: SevError, File: f.Rel, Line: f.line(g.node), Function: name, Message: g.msg})
+		if g := grants[k]; g.Msg != "" {
+			out = append(out, Finding{Rule: RuleInlineSize, Severity: SevError, File: f.Rel, Line: f.Line(g.Node), Function: name, Message: g.Msg})
 		}
 	}
-	if in.capped {
-		out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: name,
-			Message: fmt.Sprintf("more than %d states at a statement or %d steps: the analysis of this function is incomplete", maxStates, maxSteps)})
+	if in.Capped {
+		out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: name,
+			Message: fmt.Sprintf("more than %d states at a statement or %d steps: the analysis of this function is incomplete", engine.MaxStates, engine.MaxSteps)})
 	}
 	if grantsOnly {
 		return out, nil
 	}
-	for _, s := range findInlineSites(f, fn) {
+	for _, s := range engine.FindInlineSitesFacts(f, fn, facts) {
 		sites = append(sites, s)
-		k := siteKey{f.Rel, s.node.StartByte()}
+		k := siteKey{f.Rel, s.Node.StartByte()}
 		if visits[k] == nil {
-			visits[k] = []siteVisit{} // analysed, no path reaches it
+			visits[k] = []engine.SiteVisit{} // analysed, no path reaches it
 		}
 	}
 	return out, sites
 }
 
-func sortedGrantKeys(m map[siteKey]grantRecord) []siteKey {
+func sortedGrantKeys(m map[siteKey]engine.GrantRecord) []siteKey {
 	var out []siteKey
 	for k := range m {
 		out = append(out, k)
@@ -433,13 +494,13 @@ func sortedGrantKeys(m map[siteKey]grantRecord) []siteKey {
 
 // recordsCaps reports whether a function creates a QP and reads its
 // caps' max_inline_data.
-func recordsCaps(f *file, fn *sitter.Node) bool {
-	if !strings.Contains(f.text(fn), "max_inline_data") {
+func recordsCaps(f *engine.File, fn *sitter.Node) bool {
+	if !strings.Contains(f.Text(fn), "max_inline_data") {
 		return false
 	}
 	found := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && createFuncs[f.text(n.ChildByFieldName("function"))] {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
 			found = true
 		}
 		return !found
@@ -449,17 +510,17 @@ func recordsCaps(f *file, fn *sitter.Node) bool {
 
 // worthRunning selects the functions worth interpreting: those that set
 // IB_SEND_INLINE, post a request, or create a QP and record its caps.
-func worthRunning(f *file, fn *sitter.Node, facts *Facts) bool {
-	if len(findInlineSites(f, fn)) > 0 {
+func worthRunning(f *engine.File, fn *sitter.Node, facts *engine.Facts) bool {
+	if len(engine.FindInlineSites(f, fn)) > 0 {
 		return true
 	}
 	found := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() == "call_expression" {
 			c := n.ChildByFieldName("function")
-			name := f.text(c)
-			_, poster := facts.posterOf(name)
-			if name == "ib_post_send" || poster || c.Kind() == "field_expression" && f.text(c.ChildByFieldName("field")) == "post_send" {
+			name := f.Text(c)
+			_, poster := facts.PosterOf(name)
+			if name == "ib_post_send" || poster || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
 				found = true
 			}
 		}
@@ -468,65 +529,16 @@ func worthRunning(f *file, fn *sitter.Node, facts *Facts) bool {
 	return found || recordsCaps(f, fn)
 }
 
-// inlineSite is a statement that sets IB_SEND_INLINE on a request.
-type inlineSite struct {
-	f    *file
-	fn   *sitter.Node
-	node *sitter.Node
-}
-
-func findInlineSites(f *file, fn *sitter.Node) []inlineSite {
-	var out []inlineSite
-	walk(fn, func(n *sitter.Node) bool {
-		if n.Kind() == "identifier" && f.text(n) == "IB_SEND_INLINE" && setsFlag(f, n) {
-			if s := siteStatement(n); s != nil {
-				out = append(out, inlineSite{f, fn, s})
-			}
+// callsAt are the calls of a function that start on a line.
+func callsAt(f *engine.File, fn *sitter.Node, line int) []*sitter.Node {
+	var out []*sitter.Node
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && f.Line(n) == line {
+			out = append(out, n)
 		}
-		return true
+		return f.Line(n) <= line || n.Kind() == "compound_statement"
 	})
 	return out
-}
-
-// setsFlag reports whether this mention of IB_SEND_INLINE sets the flag
-// (is or-ed or assigned into a value), rather than testing or clearing it
-// (x & IB_SEND_INLINE, ~IB_SEND_INLINE, == and the like).
-func setsFlag(f *file, n *sitter.Node) bool {
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		switch p.Kind() {
-		case "unary_expression":
-			return false
-		case "binary_expression":
-			if op := f.text(p.ChildByFieldName("operator")); op != "|" {
-				return false
-			}
-		case "assignment_expression":
-			return f.text(p.ChildByFieldName("operator")) != "&="
-		case "if_statement", "while_statement", "for_statement", "do_statement", "switch_statement", "case_statement", "call_expression":
-			return false
-		case "init_declarator", "initializer_pair", "return_statement":
-			return true
-		case "conditional_expression":
-			if c := p.ChildByFieldName("condition"); c != nil && c.StartByte() <= n.StartByte() && n.EndByte() <= c.EndByte() {
-				return false
-			}
-		case "expression_statement", "compound_statement", "function_definition":
-			return false
-		}
-	}
-	return false
-}
-
-// siteStatement is the assignment, declaration or return that a mention
-// belongs to.
-func siteStatement(n *sitter.Node) *sitter.Node {
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		switch p.Kind() {
-		case "assignment_expression", "init_declarator", "initializer_pair", "return_statement":
-			return p
-		}
-	}
-	return nil
 }
 
 // sortRows keeps tables stable.

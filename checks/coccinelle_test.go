@@ -60,6 +60,16 @@ var cocciExclusions = map[string]string{
 	"across_boolret_ok/inline_sge_addr":  "correlated across a call: tc_try_inline() returns true exactly on the path where it set IB_SEND_INLINE, and the caller re-points the SGE when it does; Coccinelle only knows the helper can set the flag",
 	"across_builder_bug/inline_sge_addr": "across functions: the builder tc_build() sets num_sge = 2 and the DMA address of sge[1] in another function; a script sees one function's paths",
 	"macro_flag_bug/inline_sge_addr":     "macros: IB_SEND_INLINE is set by the module's function-like macro TC_GO_INLINE(); spatch matches the use as an opaque call and never sees the flag set",
+	// The second round of issue 26's classes.
+	"across_ipoiballoc_ok/inline_sge_addr":     "across functions: the tx ring's num_sge = 1 is set at allocation (ipoib_init_tx()), so sge[1]'s DMA address is not sent; a script sees one function's paths and cannot relate num_sge to an SGE index",
+	"across_isercallersge_bug/inline_sge_addr": "across functions: the poster flags the request inline over SGEs its caller filled with a DMA address; a script sees one function's paths",
+	"across_nvmetboolarg_bug/inline_sge_addr":  "correlated conditions: the address and the flag are chosen by ternaries on the same bool parameter (inl ? VA : dma, inl ? IB_SEND_INLINE : 0); Coccinelle takes the flag's arm with the address's other arm (this bug is the guard's, inline-size)",
+	"across_nvmetboolarg_ok/inline_sge_addr":   "correlated conditions: the address and the flag are chosen by ternaries on the same bool parameter; Coccinelle takes the flag's arm with the address's other arm",
+	"across_smcboolret_ok/inline_sge_addr":     "correlated across a call: smc_wr_try_inline() returns true exactly when it set IB_SEND_INLINE, and the caller gives the virtual address then; Coccinelle only knows the helper can set the flag",
+	"across_xprtalias_ok/inline_sge_addr":      "num_sge bound through an alias: send_wr->num_sge = 1 (send_wr is &req->rl_wr) keeps sge[1]'s DMA address out of the inline request; Coccinelle cannot relate num_sge to an SGE index",
+	"macro_rdsstmt_bug/inline_sge_addr":        "macros: a do-while statement macro of the module stores the DMA address and sets IB_SEND_INLINE; spatch matches its use as an opaque call",
+	"memory_isernested_bug/inline_sge_addr":    "values through memory across functions: the flag is the field ib_conn->inline_flag, given IB_SEND_INLINE at QP setup in another function; a script sees one function's paths",
+	"memory_xprtlit_ok/inline_sge_addr":        "correlated conditions: the SGE's address and the compound literal's send_flags are ternaries on the same bool; Coccinelle takes the flag's arm with the address's other arm",
 	// The seed's mutants (TestCoccicheckNvmeHost), by mutant name.
 	"num_sge not bounded/inline_sge_addr": "num_sge bound, across functions: without num_sge == 1 the inline request also carries req->sge[1], whose DMA address nvme_rdma_map_sg_inline() set; Coccinelle cannot relate num_sge to an SGE index, and a script sees one function's paths",
 }

@@ -18,17 +18,11 @@
 //   - checkpatch.go: rule checkpatch: the tree's own checkpatch.pl on every
 //     generated patch.
 //
-// The analyses run on raw kernel C parsed by tree-sitter (no
-// preprocessor; the module's own macros that touch what the rules read
-// are expanded line for line first, macro.go). Each function becomes a control-flow graph (cfg.go:
-// goto, loops with back edges, switch fall-through, #if arms, statement
-// expressions) over which a path-sensitive dataflow runs to a fixed point
-// within a budget (engine.go), on abstract values: address kinds and the
-// IB_SEND_INLINE bit, with where they came from (kind.go). What a field
-// holds, which opcodes requests get, which functions post their
-// parameters, and summaries of the module's functions (their returns and
-// what each exit path leaves in their parameters' requests) come from the
-// module's files (facts.go). Every tree-sitter node kind is handled or
-// skipped with a note (nodekinds.go). Grepping lines is not analysis: a
-// rule reads assignments, branches and the order of statements.
+// The rules are judges over the dataflow engine of package
+// checks/engine (CFG, abstract values, function summaries, cross-module
+// linking), which knows no rule: each rule reads the states the engine
+// hands to its hooks, or walks the parsed functions the engine loaded.
+// Output formats (text, JSON, SARIF) live in checks/findings. Grepping
+// lines is not analysis: a rule reads assignments, branches and the
+// order of statements.
 package checks

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchctl/patchctl/checks/engine"
 )
 
 // genC turns fuzz bytes into a C module: a few functions built from the
@@ -164,8 +166,8 @@ func FuzzEngine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, src := range []string{generate(in), string(in)} {
-			ex, uses := expandMacros(os.TempDir(), caseModule+"/x.c", []byte(src))
-			file := parse(caseModule+"/x.c", ex)
+			ex, uses := engine.ExpandMacros(os.TempDir(), caseModule+"/x.c", []byte(src))
+			file := engine.Parse(caseModule+"/x.c", ex)
 			file.Macros = uses
 			if p := analyseEverything(file); len(p) > 0 {
 				t.Fatalf("%v\n%s", p, src)
@@ -186,7 +188,7 @@ func TestGeneratedFunctions(t *testing.T) {
 			in[i] = byte(x)
 		}
 		src := generate(in)
-		if p := analyseEverything(parse(caseModule+"/x.c", []byte(src))); len(p) > 0 {
+		if p := analyseEverything(engine.Parse(caseModule+"/x.c", []byte(src))); len(p) > 0 {
 			t.Fatalf("%v\n%s", p, src)
 		}
 	}

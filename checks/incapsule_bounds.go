@@ -2,8 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
@@ -42,20 +44,20 @@ func inIncapsuleScope(rel string) bool {
 	return false
 }
 
-func checkIncapsuleBounds(tree string, rels []string, pp Preprocessor) ([]Finding, error) {
+func checkIncapsuleBounds(tree string, rels []string, pp engine.Preprocessor) ([]Finding, error) {
 	var scope []string
 	for _, r := range rels {
 		if strings.HasSuffix(r, ".c") && inIncapsuleScope(r) {
 			scope = append(scope, r)
 		}
 	}
-	files, err := loadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
+	files, err := engine.LoadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
 	for _, f := range files {
-		for _, fn := range functions(f) {
+		for _, fn := range engine.Functions(f) {
 			out = append(out, incapsuleFunction(f, fn)...)
 		}
 	}
@@ -72,7 +74,7 @@ type wireVal struct {
 	line   int
 }
 
-func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
+func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 	wire := map[string]wireVal{}
 	isWire := func(n *sitter.Node) bool {
 		n = stripCasts(n)
@@ -81,43 +83,59 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 		}
 		switch n.Kind() {
 		case "identifier":
-			_, ok := wire[f.text(n)]
+			_, ok := wire[f.Text(n)]
 			return ok
 		case "call_expression":
-			return wire64Funcs[f.text(n.ChildByFieldName("function"))]
+			return wire64Funcs[f.Text(n.ChildByFieldName("function"))]
 		}
 		return false
 	}
 	var out []Finding
-	name := functionName(f, fn)
+	name := engine.FunctionName(f, fn)
 	// trunc are the narrow locals holding a sum with a wire value.
 	type truncVal struct {
 		v, typ, sum string
 		line        int
 	}
 	trunc := map[string]truncVal{}
+	// wide are the 64-bit locals holding such a sum (it can wrap), with
+	// the sum's addends.
+	type wideVal struct {
+		truncVal
+		addends []string
+	}
+	wide := map[string]wideVal{}
 	narrowSum := func(name, typ string, rhs *sitter.Node, at *sitter.Node) {
 		delete(trunc, name)
-		if !narrowTypes[typ] || rhs == nil {
+		delete(wide, name)
+		if rhs == nil {
 			return
 		}
-		if sum, v := wireSum(f, rhs, isWire); sum != nil {
-			trunc[name] = truncVal{v, typ, strings.Join(strings.Fields(f.text(sum)), " "), f.line(at)}
+		sum, v := wireSum(f, rhs, isWire)
+		if sum == nil {
+			return
+		}
+		tv := truncVal{v, typ, strings.Join(strings.Fields(f.Text(sum)), " "), f.Line(at)}
+		switch {
+		case narrowTypes[typ]:
+			trunc[name] = tv
+		case wideTypes[typ] && engine.Same(stripCasts(rhs), sum):
+			wide[name] = wideVal{tv, []string{engine.CondKey(f, stripCasts(sum.ChildByFieldName("left"))), engine.CondKey(f, stripCasts(sum.ChildByFieldName("right")))}}
 		}
 	}
 	types := map[string]string{}
-	for _, p := range params(f, fn) {
-		types[p.name] = strings.TrimSpace(p.typ)
-		if p.pointer {
-			types[p.name] += "*"
+	for _, p := range engine.Params(f, fn) {
+		types[p.Name] = strings.TrimSpace(p.Typ)
+		if p.Pointer {
+			types[p.Name] += "*"
 		}
 	}
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "declaration":
-			typ := strings.Join(strings.Fields(f.text(n.ChildByFieldName("type"))), " ")
-			for _, d := range named(n) {
-				if name, ptr := declName(f, d); name != "" && !same(d, n.ChildByFieldName("type")) {
+			typ := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("type"))), " ")
+			for _, d := range engine.Named(n) {
+				if name, ptr := engine.DeclName(f, d); name != "" && !engine.Same(d, n.ChildByFieldName("type")) {
 					types[name] = typ
 					if ptr {
 						types[name] += "*"
@@ -126,46 +144,63 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 			}
 		case "init_declarator":
 			if v := n.ChildByFieldName("value"); v != nil && isWire(v) {
-				if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
-					wire[d] = wireVal{strings.Join(strings.Fields(f.text(v)), " "), f.line(n)}
+				if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d != "" {
+					wire[d] = wireVal{strings.Join(strings.Fields(f.Text(v)), " "), f.Line(n)}
 				}
 			}
-			if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" {
+			if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d != "" {
 				narrowSum(d, types[d], n.ChildByFieldName("value"), n)
 			}
 		case "assignment_expression":
 			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
 				if isWire(n.ChildByFieldName("right")) {
-					wire[f.text(l)] = wireVal{strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), f.line(n)}
-				} else if f.text(n.ChildByFieldName("operator")) == "=" {
-					delete(wire, f.text(l))
+					wire[f.Text(l)] = wireVal{strings.Join(strings.Fields(f.Text(n.ChildByFieldName("right"))), " "), f.Line(n)}
+				} else if f.Text(n.ChildByFieldName("operator")) == "=" {
+					delete(wire, f.Text(l))
 				}
-				if f.text(n.ChildByFieldName("operator")) == "=" {
-					narrowSum(f.text(l), types[f.text(l)], n.ChildByFieldName("right"), n)
+				if f.Text(n.ChildByFieldName("operator")) == "=" {
+					narrowSum(f.Text(l), types[f.Text(l)], n.ChildByFieldName("right"), n)
 				}
 			}
 		case "if_statement", "while_statement":
 			cond := n.ChildByFieldName("condition")
-			for _, cmp := range comparisons(f, cond, nil) {
+			for _, cmp := range engine.Comparisons(f, cond, nil) {
 				if wrapTest(f, cmp) {
 					continue // the overflow test itself
 				}
+				// A 64-bit local holding the sum: the wrap test is on
+				// it (end < off), or the comparison can wrap.
+				if w, wv, ok := storedSum(f, cmp, func(n string) (wideVal, bool) { x, ok := wide[n]; return x, ok }); ok {
+					if wv.addends[0] == "" || storedWrapTest(f, cmp, w, wv.addends) {
+						continue
+					}
+					if guarded(f, fn, wv.v, cmp) || storedGuarded(f, fn, cmp, w, wv.addends) {
+						continue
+					}
+					wl := wire[wv.v]
+					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
+						Message: fmt.Sprintf("the bound check %s can wrap: %s holds %s (line %d), and %s is a 64-bit value from the wire (%s), so a huge one with a small addend passes it; check %s alone first, or compare without the addition, or use check_add_overflow()",
+							strings.Join(strings.Fields(f.Text(cmp)), " "), w, wv.sum, wv.line, wv.v, wl.origin, wv.v),
+						Evidence: []Evidence{{File: f.Rel, Line: wl.line, Message: wv.v + " read from the wire: " + wl.origin},
+							{File: f.Rel, Line: wv.line, Message: "the sum stored into " + w + ": " + wv.sum}}})
+					continue
+				}
 				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
 					var tv truncVal
-					walk(side, func(c *sitter.Node) bool {
+					engine.Walk(side, func(c *sitter.Node) bool {
 						if c.Kind() == "identifier" && tv.v == "" {
-							if t, ok := trunc[f.text(c)]; ok {
+							if t, ok := trunc[f.Text(c)]; ok {
 								tv = t
-								tv.sum = f.text(c) + " = " + t.sum
+								tv.sum = f.Text(c) + " = " + t.sum
 							}
 						}
 						return tv.v == "" && c.Kind() != "call_expression"
 					})
 					if tv.v != "" && !guarded(f, fn, tv.v, cmp) {
 						w := wire[tv.v]
-						out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.line(cmp), Function: name,
+						out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
 							Message: fmt.Sprintf("the bound check %s compares the end of a range truncated to %s (%s, line %d): %s is a 64-bit value from the wire (%s), so the sum's high bits are lost and a huge one passes; use check_add_overflow() into the %s, or check %s alone first",
-								strings.Join(strings.Fields(f.text(cmp)), " "), tv.typ, tv.sum, tv.line, tv.v, w.origin, tv.typ, tv.v),
+								strings.Join(strings.Fields(f.Text(cmp)), " "), tv.typ, tv.sum, tv.line, tv.v, w.origin, tv.typ, tv.v),
 							Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: tv.v + " read from the wire: " + w.origin},
 								{File: f.Rel, Line: tv.line, Message: "the sum stored into a " + tv.typ + ": " + tv.sum}}})
 						continue
@@ -179,9 +214,9 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 					if origin == "" {
 						origin = v
 					}
-					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.line(cmp), Function: name,
+					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
 						Message: fmt.Sprintf("the bound check %s can wrap: %s is a 64-bit value from the wire (%s), so a huge one with a small addend passes it; check %s alone first, or compare without the addition, or use check_add_overflow()",
-							strings.Join(strings.Fields(f.text(cmp)), " "), v, origin, v),
+							strings.Join(strings.Fields(f.Text(cmp)), " "), v, origin, v),
 						Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: v + " read from the wire: " + origin}}})
 				}
 			}
@@ -191,6 +226,58 @@ func incapsuleFunction(f *file, fn *sitter.Node) []Finding {
 	return out
 }
 
+// wideTypes are the 64-bit integer types a stored sum can wrap in.
+var wideTypes = map[string]bool{"u64": true, "__u64": true, "uint64_t": true, "unsigned long long": true, "unsigned long": true, "size_t": true, "loff_t": true, "s64": true}
+
+// storedSum finds a side of cmp that is a local holding a wire sum.
+func storedSum[V any](f *engine.File, cmp *sitter.Node, get func(string) (V, bool)) (string, V, bool) {
+	for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
+		if side = stripCasts(side); side != nil && side.Kind() == "identifier" {
+			if v, ok := get(f.Text(side)); ok {
+				return f.Text(side), v, true
+			}
+		}
+	}
+	var zero V
+	return "", zero, false
+}
+
+// storedWrapTest reports whether cmp is the wrap test of the local w
+// holding a sum: w < a, a > w (and <=, >=) for an addend a.
+func storedWrapTest(f *engine.File, cmp *sitter.Node, w string, addends []string) bool {
+	op := f.Text(cmp.ChildByFieldName("operator"))
+	l, r := stripCasts(cmp.ChildByFieldName("left")), stripCasts(cmp.ChildByFieldName("right"))
+	if l == nil || r == nil {
+		return false
+	}
+	if op == ">" || op == ">=" {
+		l, r = r, l
+	} else if op != "<" && op != "<=" {
+		return false
+	}
+	return engine.CondKey(f, l) == w && slices.Contains(addends, engine.CondKey(f, r))
+}
+
+// storedGuarded reports whether an if around cmp or before it tests the
+// local w for wrapping (storedWrapTest) and leaves the path.
+func storedGuarded(f *engine.File, fn, cmp *sitter.Node, w string, addends []string) bool {
+	ok := false
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if ok || n.StartByte() >= cmp.EndByte() {
+			return false
+		}
+		if n.Kind() == "if_statement" && exitsPath(f, n.ChildByFieldName("consequence")) {
+			for _, c := range engine.Comparisons(f, n.ChildByFieldName("condition"), nil) {
+				if storedWrapTest(f, c, w, addends) {
+					ok = true
+				}
+			}
+		}
+		return !ok
+	})
+	return ok
+}
+
 // narrowTypes are integer types narrower than 64 bits.
 var narrowTypes = map[string]bool{"u32": true, "__u32": true, "u16": true, "u8": true, "int": true, "unsigned int": true,
 	"unsigned": true, "s32": true, "uint32_t": true, "__le32": true, "unsigned short": true, "short": true}
@@ -198,8 +285,8 @@ var narrowTypes = map[string]bool{"u32": true, "__u32": true, "u16": true, "u8":
 // wrapTest reports whether a comparison is an overflow test of a sum:
 // a + b < a, a + b < b, a > a + b (and <=, >=): one side a sum, the
 // other one of its operands.
-func wrapTest(f *file, cmp *sitter.Node) bool {
-	op := f.text(cmp.ChildByFieldName("operator"))
+func wrapTest(f *engine.File, cmp *sitter.Node) bool {
+	op := f.Text(cmp.ChildByFieldName("operator"))
 	l, r := stripCasts(cmp.ChildByFieldName("left")), stripCasts(cmp.ChildByFieldName("right"))
 	if l == nil || r == nil {
 		return false
@@ -208,26 +295,26 @@ func wrapTest(f *file, cmp *sitter.Node) bool {
 	if op == ">" || op == ">=" {
 		sum, other = r, l
 	}
-	if sum.Kind() != "binary_expression" || f.text(sum.ChildByFieldName("operator")) != "+" {
+	if sum.Kind() != "binary_expression" || f.Text(sum.ChildByFieldName("operator")) != "+" {
 		return false
 	}
-	o := condKey(f, stripCasts(other))
-	return o == condKey(f, stripCasts(sum.ChildByFieldName("left"))) || o == condKey(f, stripCasts(sum.ChildByFieldName("right")))
+	o := engine.CondKey(f, stripCasts(other))
+	return o == engine.CondKey(f, stripCasts(sum.ChildByFieldName("left"))) || o == engine.CondKey(f, stripCasts(sum.ChildByFieldName("right")))
 }
 
 // wireSum finds an addition with a wire value as an operand in a side of
 // a comparison (not inside a call's arguments) and names the value.
-func wireSum(f *file, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitter.Node, string) {
+func wireSum(f *engine.File, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitter.Node, string) {
 	var sum *sitter.Node
 	var v string
-	walk(side, func(n *sitter.Node) bool {
+	engine.Walk(side, func(n *sitter.Node) bool {
 		if sum != nil || n.Kind() == "call_expression" {
 			return false
 		}
-		if n.Kind() == "binary_expression" && f.text(n.ChildByFieldName("operator")) == "+" {
+		if n.Kind() == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
 			for _, op := range []*sitter.Node{n.ChildByFieldName("left"), n.ChildByFieldName("right")} {
 				if isWire(op) {
-					sum, v = n, strings.Join(strings.Fields(f.text(stripCasts(op))), "")
+					sum, v = n, strings.Join(strings.Fields(f.Text(stripCasts(op))), "")
 					return false
 				}
 			}
@@ -240,15 +327,15 @@ func wireSum(f *file, side *sitter.Node, isWire func(*sitter.Node) bool) (*sitte
 // guarded reports whether, before cmp, the wire value v is checked alone
 // by an if whose branch leaves (return, goto, break), or handed to
 // check_add_overflow().
-func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
+func guarded(f *engine.File, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 	ok := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if ok || n.StartByte() >= cmp.StartByte() {
 			return false
 		}
 		switch n.Kind() {
 		case "call_expression":
-			if name := f.text(n.ChildByFieldName("function")); name == "check_add_overflow" || name == "check_sub_overflow" {
+			if name := f.Text(n.ChildByFieldName("function")); name == "check_add_overflow" || name == "check_sub_overflow" {
 				ok = mentionsText(f, n.ChildByFieldName("arguments"), v)
 			}
 		case "if_statement":
@@ -259,7 +346,7 @@ func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 			// if (off + len < off || off + len > size) return ...: the
 			// wrap test before it in the same condition.
 			if cond.StartByte() <= cmp.StartByte() && cmp.EndByte() <= cond.EndByte() && exitsPath(f, n.ChildByFieldName("consequence")) {
-				for _, c := range comparisons(f, cond, nil) {
+				for _, c := range engine.Comparisons(f, cond, nil) {
 					if c.EndByte() <= cmp.StartByte() && wrapTest(f, c) && mentionsText(f, c, v) {
 						ok = true
 					}
@@ -273,8 +360,8 @@ func guarded(f *file, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 
 // wrapTests reports whether a condition holds a wrap test of a sum
 // with v.
-func wrapTests(f *file, cond *sitter.Node, v string) bool {
-	for _, c := range comparisons(f, cond, nil) {
+func wrapTests(f *engine.File, cond *sitter.Node, v string) bool {
+	for _, c := range engine.Comparisons(f, cond, nil) {
 		if wrapTest(f, c) && mentionsText(f, c, v) {
 			return true
 		}
@@ -283,16 +370,16 @@ func wrapTests(f *file, cond *sitter.Node, v string) bool {
 }
 
 // testsAlone reports whether a condition uses v outside any addition.
-func testsAlone(f *file, cond *sitter.Node, v string) bool {
+func testsAlone(f *engine.File, cond *sitter.Node, v string) bool {
 	found := false
-	walk(cond, func(n *sitter.Node) bool {
+	engine.Walk(cond, func(n *sitter.Node) bool {
 		if found {
 			return false
 		}
-		if n.Kind() == "binary_expression" && f.text(n.ChildByFieldName("operator")) == "+" {
+		if n.Kind() == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
 			return false
 		}
-		if n.Kind() == "identifier" && f.text(n) == v {
+		if n.Kind() == "identifier" && f.Text(n) == v {
 			found = true
 		}
 		return true
@@ -301,9 +388,9 @@ func testsAlone(f *file, cond *sitter.Node, v string) bool {
 }
 
 // exitsPath reports whether a statement ends its path in the function.
-func exitsPath(f *file, n *sitter.Node) bool {
+func exitsPath(f *engine.File, n *sitter.Node) bool {
 	found := false
-	walk(n, func(c *sitter.Node) bool {
+	engine.Walk(n, func(c *sitter.Node) bool {
 		switch c.Kind() {
 		case "return_statement", "goto_statement", "break_statement":
 			found = true
@@ -315,7 +402,7 @@ func exitsPath(f *file, n *sitter.Node) bool {
 
 func stripCasts(n *sitter.Node) *sitter.Node {
 	for {
-		n = stripParens(n)
+		n = engine.StripParens(n)
 		if n == nil || n.Kind() != "cast_expression" {
 			return n
 		}

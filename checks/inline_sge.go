@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/patchctl/patchctl/checks/engine"
+	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
 // Rule inline-sge-addr: with IB_SEND_INLINE the provider's CPU copies the
@@ -42,84 +45,130 @@ import (
 // Rule inline-on-registration: IB_SEND_INLINE on a REG_MR, REG_MR_INTEGRITY
 // or LOCAL_INV request is a finding wherever it reaches.
 
-var registrationOps = map[string]bool{"IB_WR_REG_MR": true, "IB_WR_REG_MR_INTEGRITY": true, "IB_WR_LOCAL_INV": true}
-
 // inlineSGE is rule 1's checkpoint handler for one function.
 type inlineSGE struct {
-	in       *interp
+	// bounds caches paramBound per parameter.
+	bounds map[string]struct {
+		n  int
+		ok bool
+	}
+	in       *engine.Interp
 	fnName   string
 	findings []Finding
 }
 
-func (r *inlineSGE) check(cp checkpoint) {
-	st := cp.state
+func (r *inlineSGE) check(cp engine.Checkpoint) {
+	st := cp.State
 	var wrs []string
-	if cp.exit {
+	if cp.Exit {
 		// Requests this function sets inline and that outlive it.
 		// Requests this function only flags (its callers that post them
 		// see the flag through its summary) are checked where posted.
-		for _, w := range sortedKeys(st.flags) {
-			if on, _ := st.flags[w].flagsOn(st.facts); on == flagOn && !r.in.locals[root(w)] && (r.pointsSGEs(w, st) || registrationOps[st.opc[w]]) {
+		for _, w := range engine.SortedKeys(st.Flags) {
+			if on, _ := st.Flags[w].FlagsOn(st.Facts); on == engine.FlagOn && !r.in.Locals[engine.Root(w)] && (r.pointsSGEs(w, st) || engine.RegistrationOps[st.Opc[w]]) {
 				wrs = append(wrs, w)
 			}
 		}
 	} else {
-		wrs = cp.wrs
+		wrs = cp.Wrs
 	}
-	line := r.in.f.line(cp.node)
+	line := r.in.F.Line(cp.Node)
 	where := "posted here"
-	if cp.exit {
+	if cp.Exit {
 		line = r.exitLine(cp)
 		where = "leaves the function here (stored in an object that outlives it)"
 	}
 	for _, w := range wrs {
-		status := flagUnset
-		var src *val
-		if v, ok := st.flags[w]; ok {
-			status, src = v.flagsOn(st.facts)
+		// Flags chosen by a condition the path leaves open (inl ?
+		// IB_SEND_INLINE : 0) are judged on each side of it: an SGE
+		// address chosen by the same condition follows it.
+		if v, ok := st.Flags[w]; ok {
+			if ks := v.Undecided(st.Facts); len(ks) > 0 && len(ks) <= maxSplit {
+				for _, side := range splitFacts(st.Facts, ks) {
+					s2 := *st
+					s2.Facts = side
+					r.checkWR(cp, w, &s2, line, where)
+				}
+				continue
+			}
+		}
+		r.checkWR(cp, w, st, line, where)
+	}
+}
+
+// maxSplit bounds the open conditions a request's flags are split on.
+const maxSplit = 3
+
+// splitFacts are the facts with every combination of the keys decided.
+func splitFacts(facts map[string]bool, keys []string) []map[string]bool {
+	out := []map[string]bool{facts}
+	for _, k := range keys {
+		var next []map[string]bool
+		for _, m := range out {
+			for _, b := range []bool{true, false} {
+				c := make(map[string]bool, len(m)+1)
+				for x, y := range m {
+					c[x] = y
+				}
+				c[k] = b
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// checkWR judges one request at a checkpoint, on the state given.
+func (r *inlineSGE) checkWR(cp engine.Checkpoint, w string, st *engine.State, line int, where string) {
+	{
+		status := engine.FlagUnset
+		var src *engine.Val
+		if v, ok := st.Flags[w]; ok {
+			status, src = v.FlagsOn(st.Facts)
 		}
 		maybe := false
-		if status == flagUnset && r.in.locals[root(w)] && !r.in.ptrs[root(w)] {
-			continue // a local request nobody else can flag
+		if status == engine.FlagUnset && r.in.Locals[engine.Root(w)] && !r.in.Ptrs[engine.Root(w)] {
+			return // a local request nobody else can flag
 		}
-		if status == flagUnset {
-			if _, ok := r.in.facts.inlineWRs[fieldKey(w)]; !ok {
-				continue
+		if status == engine.FlagUnset {
+			if _, ok := r.in.Facts.InlineWRs[engine.FieldKey(w)]; !ok {
+				return
 			}
 			maybe = true // set inline elsewhere
 		}
-		if status == flagOff {
-			if !cp.exit {
+		if status == engine.FlagOff {
+			if !cp.Exit {
 				r.checkVirt(w, st, src, line)
 			}
-			continue
+			return
 		}
-		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
-		if l := st.flagLine[w]; l > 0 && !maybe {
+		ev := []Evidence{{File: r.in.F.Rel, Line: line, Message: "work request " + display(w) + " " + where}}
+		if l := st.FlagLine[w]; l > 0 && !maybe {
 			msg := "IB_SEND_INLINE set on this path"
-			if src != nil && src.why != "" && src.why != "IB_SEND_INLINE" {
-				msg += " (from " + src.why + ")"
+			if src != nil && src.Why != "" && src.Why != "IB_SEND_INLINE" {
+				msg += " (from " + src.Why + ")"
 			}
-			ev = append(ev, Evidence{File: r.in.f.Rel, Line: l, Message: msg})
+			ev = append(ev, Evidence{File: r.in.F.Rel, Line: l, Message: msg})
 		} else if maybe {
-			ev = append(ev, Evidence{File: r.in.f.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.facts.inlineWRs[fieldKey(w)] + ")"})
+			ev = append(ev, Evidence{File: r.in.F.Rel, Line: line, Message: "IB_SEND_INLINE is set on this request elsewhere (" + r.in.Facts.InlineWRs[engine.FieldKey(w)] + ")"})
 		}
-		op, opWhere := st.opc[w], ""
+		op, opWhere := st.Opc[w], ""
 		if op == "" {
-			if o, where, ok := r.in.facts.opcodeOf(fieldKey(w)); ok && !r.in.locals[root(w)] {
+			if o, where, ok := r.in.Facts.OpcodeOf(engine.FieldKey(w)); ok && !r.in.Locals[engine.Root(w)] {
 				op, opWhere = o, where
 			}
 		}
-		if registrationOps[op] {
+		if engine.RegistrationOps[op] {
 			e := ev
 			if opWhere != "" {
-				e = append(append([]Evidence{}, ev...), Evidence{File: r.in.f.Rel, Line: line, Message: "the opcode is set to " + op + " at " + opWhere})
+				e = append(append([]Evidence{}, ev...), Evidence{File: r.in.F.Rel, Line: line, Message: "the opcode is set to " + op + " at " + opWhere})
 			}
 			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
-			continue // a registration carries no SGEs to check
+			return // a registration carries no SGEs to check
 		}
-		if !cp.exit && !maybe && r.in.onPost != nil && st.flagLine[w] > 0 {
-			r.in.onPost(st.flagLine[w], r.postVisit(w, st))
+		if !cp.Exit && !maybe && r.in.OnPost != nil && st.FlagLine[w] > 0 {
+			r.in.OnPost(st.FlagLine[w], r.postVisit(w, st))
 		}
 		r.checkSGEs(w, st, maybe, line, ev)
 	}
@@ -127,37 +176,37 @@ func (r *inlineSGE) check(cp checkpoint) {
 
 // checkVirt is the reverse rule at a post of w whose flags are clear of
 // IB_SEND_INLINE on this path (flags is their value).
-func (r *inlineSGE) checkVirt(w string, st *state, flags *val, line int) {
-	list, ok := st.sgl[w]
+func (r *inlineSGE) checkVirt(w string, st *engine.State, flags *engine.Val, line int) {
+	list, ok := st.Sgl[w]
 	if !ok {
 		list = w + ".sg_list"
 	}
-	if registrationOps[st.opc[w]] {
+	if engine.RegistrationOps[st.Opc[w]] {
 		return
 	}
 	n, bounded := r.numSGE(w, st)
 	if !bounded {
 		n = 1
 		for k := 1; k < 16; k++ {
-			if e, _ := sgePlace(list, k); st.addr[e+".addr"] != nil {
+			if e, _ := engine.SgePlace(list, k); st.Addr[e+".addr"] != nil {
 				n = k + 1
 			}
 		}
 	}
 	for k := 0; k < n; k++ {
-		exact, wild := sgePlace(list, k)
-		v := st.addr[exact+".addr"]
+		exact, wild := engine.SgePlace(list, k)
+		v := st.Addr[exact+".addr"]
 		if v == nil {
-			v = st.addr[wild+".addr"]
+			v = st.Addr[wild+".addr"]
 		}
 		if v == nil && k == 0 {
-			v = st.addr[list+"[0].addr"]
+			v = st.Addr[list+"[0].addr"]
 		}
 		if v == nil {
 			continue
 		}
-		kind, leafv := v.resolve(st.facts)
-		if kind != Virt {
+		kind, leafv := v.Resolve(st.Facts)
+		if kind != engine.Virt {
 			continue
 		}
 		// The key decides what the address means: the PD's DMA key
@@ -165,65 +214,65 @@ func (r *inlineSGE) checkVirt(w string, st *state, flags *val, line int) {
 		// makes it a bus address; a memory region's key makes it an
 		// I/O virtual address in the region, which may be the kernel
 		// virtual address (smc's vmalloc'ed send buffers).
-		lk := st.addr[exact+".lkey"]
+		lk := st.Addr[exact+".lkey"]
 		if lk == nil {
-			lk = st.addr[wild+".lkey"]
+			lk = st.Addr[wild+".lkey"]
 		}
-		if lk != nil && !strings.Contains(lk.why, "dma_lkey") || lk == nil && r.in.facts.mrLkey != "" {
+		if lk != nil && !strings.Contains(lk.Why, "dma_lkey") || lk == nil && r.in.Facts.MrLkey != "" {
 			continue
 		}
-		file := r.in.f.Rel
-		if leafv.file != "" {
-			file = leafv.file
+		file := r.in.F.Rel
+		if leafv.File != "" {
+			file = leafv.File
 		}
-		at := leafv.line
+		at := leafv.Line
 		if at == 0 {
 			at = line
 		}
-		ev := []Evidence{{File: r.in.f.Rel, Line: line, Message: "work request " + display(w) + " posted here without IB_SEND_INLINE"}}
-		if flags != nil && flags.line > 0 {
-			ev = append(ev, Evidence{File: r.in.f.Rel, Line: flags.line, Message: "send_flags without IB_SEND_INLINE on this path (" + flags.why + ")"})
+		ev := []Evidence{{File: r.in.F.Rel, Line: line, Message: "work request " + display(w) + " posted here without IB_SEND_INLINE"}}
+		if flags != nil && flags.Line > 0 {
+			ev = append(ev, Evidence{File: r.in.F.Rel, Line: flags.Line, Message: "send_flags without IB_SEND_INLINE on this path (" + flags.Why + ")"})
 		}
-		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.why})
-		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.why), ev)
+		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
+		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.Why), ev)
 	}
 }
 
 // postVisit is what the size rule needs of an inline post: the SGE
 // count and the lengths this path gives the SGEs.
-func (r *inlineSGE) postVisit(w string, st *state) siteVisit {
+func (r *inlineSGE) postVisit(w string, st *engine.State) engine.SiteVisit {
 	n, bounded := r.numSGE(w, st)
 	if !bounded {
-		return siteVisit{nsge: -1}
+		return engine.SiteVisit{Nsge: -1}
 	}
-	list, ok := st.sgl[w]
+	list, ok := st.Sgl[w]
 	if !ok {
 		list = w + ".sg_list"
 	}
-	v := siteVisit{nsge: n}
+	v := engine.SiteVisit{Nsge: n}
 	for k := 0; k < n && k < 16; k++ {
-		exact, _ := sgePlace(list, k)
-		l := st.addr[exact+".length"]
+		exact, _ := engine.SgePlace(list, k)
+		l := st.Addr[exact+".length"]
 		if l == nil && k == 0 {
-			l = st.addr[list+"[0].length"]
+			l = st.Addr[list+"[0].length"]
 		}
 		t := ""
-		if l != nil && l.cond == "" {
-			t = strings.Join(strings.Fields(l.why), "")
+		if l != nil && l.Cond == "" {
+			t = strings.Join(strings.Fields(l.Why), "")
 		}
-		v.lens = append(v.lens, t)
+		v.Lens = append(v.Lens, t)
 	}
 	return v
 }
 
 // pointsSGEs reports whether this path sets a request's sg_list or one
 // of its SGE addresses.
-func (r *inlineSGE) pointsSGEs(w string, st *state) bool {
-	if _, ok := st.sgl[w]; ok {
+func (r *inlineSGE) pointsSGEs(w string, st *engine.State) bool {
+	if _, ok := st.Sgl[w]; ok {
 		return true
 	}
 	list := w + ".sg_list"
-	for p := range st.addr {
+	for p := range st.Addr {
 		if strings.HasPrefix(p, list) {
 			return true
 		}
@@ -231,22 +280,30 @@ func (r *inlineSGE) pointsSGEs(w string, st *state) bool {
 	return false
 }
 
-func (r *inlineSGE) exitLine(cp checkpoint) int {
-	if cp.node.Kind() == "function_definition" {
-		return int(cp.node.EndPosition().Row) + 1
+func (r *inlineSGE) exitLine(cp engine.Checkpoint) int {
+	if cp.Node.Kind() == "function_definition" {
+		return int(cp.Node.EndPosition().Row) + 1
 	}
-	return r.in.f.line(cp.node)
+	return r.in.F.Line(cp.Node)
 }
 
 func display(p string) string { return strings.TrimPrefix(p, "v:") }
 
-func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Evidence) {
-	list, ok := st.sgl[w]
+func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, ev []Evidence) {
+	list, ok := st.Sgl[w]
 	if !ok {
 		list = w + ".sg_list"
+		// A request kept in an object whose list and count the module
+		// sets once (at allocation): what it set.
+		if l := r.in.Facts.SgList(w); l != "" && !r.in.Locals[engine.Root(w)] {
+			if n, where, known := r.in.Facts.NumSGE(engine.FieldKey(w)); known {
+				list, ok = l, true
+				ev = append(ev, Evidence{File: r.in.F.Rel, Line: line, Message: fmt.Sprintf("%s points at %s and num_sge is %d as the module sets them (%s)", display(w), display(l), n, where)})
+			}
+		}
 	}
-	if p, poster := r.in.facts.posters[r.fnName]; poster && r.in.params[root(w)] && !ok && !r.pointsSGEs(w, st) {
-		if _, n := st.nsge[w]; !n && p.param < len(params(r.in.f, r.in.fn)) && params(r.in.f, r.in.fn)[p.param].name == root(w) {
+	if p, poster := r.in.Facts.Posters[r.fnName]; poster && r.in.Params[engine.Root(w)] && !ok && !r.pointsSGEs(w, st) {
+		if _, n := st.Nsge[w]; !n && p.Param < len(engine.Params(r.in.F, r.in.Fn)) && engine.Params(r.in.F, r.in.Fn)[p.Param].Name == engine.Root(w) {
 			// A request a caller built and passed in to be posted
 			// here: its SGEs are checked at the callers' calls, where
 			// this function's summary sets the flag.
@@ -258,7 +315,7 @@ func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Ev
 	if !bounded {
 		limit = 1
 		for k := 1; k < 16; k++ {
-			if e, _ := sgePlace(list, k); st.addr[e+".addr"] != nil {
+			if e, _ := engine.SgePlace(list, k); st.Addr[e+".addr"] != nil {
 				limit = k + 1
 			}
 		}
@@ -266,64 +323,71 @@ func (r *inlineSGE) checkSGEs(w string, st *state, maybe bool, line int, ev []Ev
 	covered := 0
 	wildcard := false
 	for k := 0; k < limit; k++ {
-		exact, wild := sgePlace(list, k)
-		v := st.addr[exact+".addr"]
+		exact, wild := engine.SgePlace(list, k)
+		v := st.Addr[exact+".addr"]
 		if v == nil {
-			v = st.addr[wild+".addr"]
+			v = st.Addr[wild+".addr"]
 			wildcard = wildcard || v != nil
 		}
 		if v == nil && k == 0 {
-			v = st.addr[list+"[0].addr"]
+			v = st.Addr[list+"[0].addr"]
 		}
 		sge := fmt.Sprintf("SGE %d (%s.addr)", k, display(exact))
 		if v == nil {
 			if maybe {
 				continue
 			}
-			kind, why := r.in.facts.fieldKind(exact + ".addr")
+			kind, why := r.in.Facts.FieldKind(exact + ".addr")
 			switch kind {
-			case Virt:
+			case engine.Virt:
 				covered++
-			case DMA, Phys:
+			case engine.DMA, engine.Phys:
 				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address (%s)", sge, display(w), kind, why), ev)
 			default:
 				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", sge, display(w)), ev)
 			}
 			continue
 		}
-		kind, leafv := v.resolve(st.facts)
-		file := r.in.f.Rel
-		if leafv.file != "" {
-			file = leafv.file
+		kind, leafv := v.Resolve(st.Facts)
+		file := r.in.F.Rel
+		if leafv.File != "" {
+			file = leafv.File
 		}
-		at := leafv.line
+		at := leafv.Line
 		if at == 0 {
 			at = line
 		}
-		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: at, Message: "address from " + leafv.why})
+		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
 		switch kind {
-		case Virt:
+		case engine.Virt:
 			covered++
-		case DMA, Phys:
-			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.why), e)
+		case engine.DMA, engine.Phys:
+			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.Why), e)
 		default:
 			if !maybe {
-				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.why), e)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.Why), e)
 			}
 		}
 	}
 	if !bounded && !wildcard && !maybe {
-		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.nsge[w], covered), ev)
+		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.Nsge[w], covered), ev)
 	}
 }
 
 // numSGE is the request's SGE count on this path, if the path bounds it.
-func (r *inlineSGE) numSGE(w string, st *state) (int, bool) {
-	e, ok := st.nsge[w]
+func (r *inlineSGE) numSGE(w string, st *engine.State) (int, bool) {
+	e, ok := st.Nsge[w]
 	if !ok {
+		// Not set on this path: a request kept in an object gets its
+		// count where the module sets it (at allocation, a builder).
+		if !r.in.Locals[engine.Root(w)] {
+			if n, _, ok := r.in.Facts.NumSGE(engine.FieldKey(w)); ok {
+				return n, true
+			}
+		}
 		return 0, false
 	}
-	if e == nsgeZeroed {
+	if e == engine.NsgeZeroed {
 		// Zeroed and never assigned: no SGE unless sg_list was
 		// pointed somewhere (then the count is set where the engine
 		// does not see).
@@ -335,18 +399,79 @@ func (r *inlineSGE) numSGE(w string, st *state) (int, bool) {
 	if n, err := strconv.Atoi(e); err == nil {
 		return n, true
 	}
-	if n, ok := st.nums[e]; ok {
+	if n, ok := st.Nums[e]; ok {
 		return int(n), true
 	}
-	if n, ok := st.hi[e]; ok && n >= 0 && n < 16 {
+	if n, ok := st.Hi[e]; ok && n >= 0 && n < 16 {
 		return int(n), true
 	}
-	if n, ok := r.in.facts.constants[e]; ok {
+	if n, ok := r.in.Facts.Constants[e]; ok {
 		return int(n), true
 	}
-	return 0, false
+	return r.paramBound(e)
+}
+
+// paramBound bounds a count that is a parameter of a static function by
+// what its callers in the file pass: the largest, when every caller
+// passes a constant (iser_post_ctrl(conn, &sge, 1, len)).
+func (r *inlineSGE) paramBound(e string) (int, bool) {
+	if !r.in.Params[e] || !engine.IsStatic(r.in.F, r.in.Fn) {
+		return 0, false
+	}
+	if b, ok := r.bounds[e]; ok {
+		return b.n, b.ok
+	}
+	idx := -1
+	for i, p := range engine.Params(r.in.F, r.in.Fn) {
+		if p.Name == e {
+			idx = i
+		}
+	}
+	name := engine.FunctionName(r.in.F, r.in.Fn)
+	hi, calls, ok := 0, 0, idx >= 0 && name != ""
+	if ok {
+		f := r.in.F
+		engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+			if !ok {
+				return false
+			}
+			if n.Kind() != "call_expression" || f.Text(n.ChildByFieldName("function")) != name {
+				return true
+			}
+			args := engine.Named(n.ChildByFieldName("arguments"))
+			if idx >= len(args) {
+				ok = false
+				return false
+			}
+			t := engine.CondKey(f, args[idx])
+			v, err := strconv.Atoi(t)
+			if err != nil {
+				c, known := r.in.Facts.Constants[t]
+				if !known {
+					ok = false
+					return false
+				}
+				v = int(c)
+			}
+			calls++
+			hi = max(hi, v)
+			return true
+		})
+	}
+	ok = ok && calls > 0
+	if r.bounds == nil {
+		r.bounds = map[string]struct {
+			n  int
+			ok bool
+		}{}
+	}
+	r.bounds[e] = struct {
+		n  int
+		ok bool
+	}{hi, ok}
+	return hi, ok
 }
 
 func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {
-	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.f.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
+	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.F.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
 }

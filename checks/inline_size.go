@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/layout"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
@@ -31,32 +31,30 @@ import (
 //     be 0, and a size read before the QP is created is the request, not
 //     the grant.
 
-var createFuncs = map[string]bool{"rdma_create_qp": true, "ib_create_qp": true, "ib_create_qp_kernel": true, "ib_query_qp": true}
-
 type sizeCheck struct {
-	posts     []siteVisit // the posts of the site being judged
+	posts     []engine.SiteVisit // the posts of the site being judged
 	providers []ProviderRow
-	files     []*file
+	files     []*engine.File
 	reqMin    map[string]int64 // module -> smallest constant request (-1: none or not all constant)
-	cmpCache  map[string][]guardRef
+	cmpCache  map[string][]engine.GuardRef
 	opts      Options
-	facts     map[string]*Facts
+	facts     map[string]*engine.Facts
 	layouts   map[string]*LayoutRow
 	findings  []Finding
 }
 
-func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]siteVisit, facts map[string]*Facts, files []*file, providers []ProviderRow) ([]Finding, []LayoutRow) {
-	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]guardRef{}, providers: providers, files: files, reqMin: map[string]int64{}}
+func checkInlineSize(opts Options, sites []engine.InlineSite, visits map[siteKey][]engine.SiteVisit, facts map[string]*engine.Facts, files []*engine.File, providers []ProviderRow) ([]Finding, []LayoutRow) {
+	c := &sizeCheck{opts: opts, facts: facts, layouts: map[string]*LayoutRow{}, cmpCache: map[string][]engine.GuardRef{}, providers: providers, files: files, reqMin: map[string]int64{}}
 	withSites := map[string]bool{}
 	done := map[siteKey]bool{}
 	for _, s := range sites {
-		withSites[s.f.Rel] = true
-		k := siteKey{s.f.Rel, s.node.StartByte()}
+		withSites[s.F.Rel] = true
+		k := siteKey{s.F.Rel, s.Node.StartByte()}
 		if done[k] {
 			continue
 		}
 		done[k] = true
-		c.guard(s, visits[k], visits[siteKey{s.f.Rel + postSuffix, uint(s.f.line(s.node))}])
+		c.guard(s, visits[k], visits[siteKey{s.F.Rel + postSuffix, uint(s.F.Line(s.Node))}])
 	}
 	for _, f := range files {
 		if withSites[f.Rel] {
@@ -64,14 +62,14 @@ func checkInlineSize(opts Options, sites []inlineSite, visits map[siteKey][]site
 		}
 	}
 	var rows []LayoutRow
-	for _, k := range sortedKeys(c.layouts) {
+	for _, k := range engine.SortedKeys(c.layouts) {
 		rows = append(rows, *c.layouts[k])
 	}
 	return c.findings, rows
 }
 
-func (c *sizeCheck) add(f *file, n *sitter.Node, fn string, sev, msg string, ev ...Evidence) {
-	c.findings = append(c.findings, Finding{Rule: RuleInlineSize, Severity: sev, File: f.Rel, Line: f.line(n), Function: fn, Message: msg, Evidence: ev})
+func (c *sizeCheck) add(f *engine.File, n *sitter.Node, fn string, sev, msg string, ev ...Evidence) {
+	c.findings = append(c.findings, Finding{Rule: RuleInlineSize, Severity: sev, File: f.Rel, Line: f.Line(n), Function: fn, Message: msg, Evidence: ev})
 }
 
 // guard checks, on every path that reaches an inline site, that a
@@ -79,49 +77,69 @@ func (c *sizeCheck) add(f *file, n *sitter.Node, fn string, sev, msg string, ev 
 // or helper, or the ternary in the site itself) compares with the size
 // the QP was granted. With no path known to reach it (the analysis was
 // cut short), the enclosing ifs are what guards it.
-func (c *sizeCheck) guard(s inlineSite, visits, posts []siteVisit) {
-	f := s.f
+func (c *sizeCheck) guard(s engine.InlineSite, visits, posts []engine.SiteVisit) {
+	f := s.F
 	facts := c.facts[path.Dir(f.Rel)]
-	name := functionName(f, s.fn)
+	name := engine.FunctionName(f, s.Fn)
 	// The posts of the requests this site flags: with no SGE on any of
 	// them there is nothing to copy, so no size to guard.
 	c.posts = posts
 	if len(posts) > 0 {
 		zero := true
 		for _, p := range posts {
-			zero = zero && p.nsge == 0
+			zero = zero && p.Nsge == 0
 		}
 		if zero {
 			return
 		}
 	}
-	own := c.ternaryComparisons(f, s.node, s.fn)
+	own := c.ternaryComparisons(f, s.Node, s.Fn)
 	if len(visits) == 0 {
-		var cmps []guardRef
-		for p := s.node.Parent(); p != nil && !same(p, s.fn); p = p.Parent() {
+		var cmps []engine.GuardRef
+		for p := s.Node.Parent(); p != nil && !engine.Same(p, s.Fn); p = p.Parent() {
 			if p.Kind() == "if_statement" {
-				cmps = append(cmps, c.guardComparisons(f, s.fn, p.ChildByFieldName("condition"), facts)...)
+				cmps = append(cmps, c.guardComparisons(f, s.Fn, p.ChildByFieldName("condition"), facts)...)
 			}
 		}
 		c.judge(s, name, append(cmps, own...), facts)
 		return
 	}
+	// A helper's site with no condition of its own on any path is
+	// judged by its callers' paths (the visits the engine reports at
+	// the calls); otherwise by its own.
+	var mine, callers []engine.SiteVisit
+	for _, v := range visits {
+		if v.CondF != nil {
+			callers = append(callers, v)
+		} else {
+			mine = append(mine, v)
+		}
+	}
+	visits = mine
+	if len(callers) > 0 && len(own) == 0 && !slices.ContainsFunc(mine, func(v engine.SiteVisit) bool { return len(v.Conds) > 0 }) {
+		visits = callers
+	}
 	seen := map[string]bool{}
 	for _, v := range visits {
-		if v.reg {
+		if v.Reg {
 			continue // inline-on-registration's finding, not a size
 		}
+		cf, cfn := f, s.Fn
+		if v.CondF != nil {
+			cf, cfn = v.CondF, v.CondFn
+		}
 		var kb strings.Builder
-		for _, c := range v.conds {
+		kb.WriteString(cf.Rel + ":")
+		for _, c := range v.Conds {
 			fmt.Fprintf(&kb, "%d-%d;", c.StartByte(), c.EndByte())
 		}
 		if seen[kb.String()] {
 			continue
 		}
 		seen[kb.String()] = true
-		cmps := append([]guardRef{}, own...)
-		for _, cond := range v.conds {
-			cmps = append(cmps, c.guardComparisons(f, s.fn, cond, facts)...)
+		cmps := append([]engine.GuardRef{}, own...)
+		for _, cond := range v.Conds {
+			cmps = append(cmps, c.guardComparisons(cf, cfn, cond, facts)...)
 		}
 		if !c.judge(s, name, cmps, facts) {
 			return // one finding per site
@@ -130,37 +148,37 @@ func (c *sizeCheck) guard(s inlineSite, visits, posts []siteVisit) {
 }
 
 // judge reports a site whose comparisons do not include the granted size.
-func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Facts) bool {
-	f := s.f
+func (c *sizeCheck) judge(s engine.InlineSite, name string, cmps []engine.GuardRef, facts *engine.Facts) bool {
+	f := s.F
 	if len(cmps) == 0 {
-		if ok, dev := c.postsWithinRequest(f, s.node); ok {
+		if ok, dev := c.postsWithinRequest(f, s.Node); ok {
 			if dev == "" {
 				return true
 			}
-			c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted; the payload is within the size requested, "+dev)
+			c.add(f, s.Node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted; the payload is within the size requested, "+dev)
 			return false
 		}
-		c.add(f, s.node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
+		c.add(f, s.Node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
 		return false
 	}
 	var tried []string
 	for _, g := range cmps {
-		sides := []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")}
+		sides := []*sitter.Node{g.Cmp.ChildByFieldName("left"), g.Cmp.ChildByFieldName("right")}
 		for i, side := range sides {
-			if ok, _ := c.granted(g.f, g.fn, side, facts); ok {
+			if ok, _ := c.granted(g.F, g.Fn, side, facts); ok {
 				return c.partial(s, name, g, sides[1-i])
 			}
 		}
-		t := strings.Join(strings.Fields(g.f.text(g.cmp)), " ")
+		t := strings.Join(strings.Fields(g.F.Text(g.Cmp)), " ")
 		if !slices.Contains(tried, t) {
 			tried = append(tried, t)
 		}
 	}
 	dev := ""
 	for _, g := range cmps {
-		sides := []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")}
+		sides := []*sitter.Node{g.Cmp.ChildByFieldName("left"), g.Cmp.ChildByFieldName("right")}
 		for i, side := range sides {
-			if ok, d := c.withinRequest(g.f, g.fn, side); ok {
+			if ok, d := c.withinRequest(g.F, g.Fn, side); ok {
 				if d == "" {
 					return c.partial(s, name, g, sides[1-i])
 				}
@@ -169,10 +187,10 @@ func (c *sizeCheck) judge(s inlineSite, name string, cmps []guardRef, facts *Fac
 		}
 	}
 	if dev != "" {
-		c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) compares with the size requested, not the size granted after QP creation; %s", strings.Join(tried, "; "), dev))
+		c.add(f, s.Node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) compares with the size requested, not the size granted after QP creation; %s", strings.Join(tried, "; "), dev))
 		return false
 	}
-	c.add(f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
+	c.add(f, s.Node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) does not compare with the inline size granted after QP creation: a device may grant less than was asked", strings.Join(tried, "; ")))
 	return false
 }
 
@@ -209,7 +227,7 @@ func (c *sizeCheck) deviating() string {
 
 // requested is the smallest inline size the module of f requests for
 // its QPs, when every request is a constant.
-func (c *sizeCheck) requested(f *file) (int64, bool) {
+func (c *sizeCheck) requested(f *engine.File) (int64, bool) {
 	dir := path.Dir(f.Rel)
 	if r, ok := c.reqMin[dir]; ok {
 		return r, r >= 0
@@ -219,15 +237,15 @@ func (c *sizeCheck) requested(f *file) (int64, bool) {
 		if path.Dir(g.Rel) != dir {
 			continue
 		}
-		for _, fn := range functions(g) {
-			walk(fn, func(n *sitter.Node) bool {
+		for _, fn := range engine.Functions(g) {
+			engine.Walk(fn, func(n *sitter.Node) bool {
 				if min == -2 {
 					return false
 				}
 				if n.Kind() != "assignment_expression" {
 					return true
 				}
-				lt := strings.Join(strings.Fields(g.text(n.ChildByFieldName("left"))), "")
+				lt := strings.Join(strings.Fields(g.Text(n.ChildByFieldName("left"))), "")
 				if !strings.HasSuffix(lt, "cap.max_inline_data") {
 					return true
 				}
@@ -256,7 +274,7 @@ func (c *sizeCheck) requested(f *file) (int64, bool) {
 // withinRequest reports whether expr is a constant bound (a literal, a
 // #define, a sizeof, or a local only ever assigned those) no larger than
 // what the module requests; with the deviating providers' note.
-func (c *sizeCheck) withinRequest(f *file, fn, expr *sitter.Node) (bool, string) {
+func (c *sizeCheck) withinRequest(f *engine.File, fn, expr *sitter.Node) (bool, string) {
 	req, ok := c.requested(f)
 	if !ok {
 		return false, ""
@@ -268,7 +286,7 @@ func (c *sizeCheck) withinRequest(f *file, fn, expr *sitter.Node) (bool, string)
 	return true, c.deviating()
 }
 
-func (c *sizeCheck) constBound(f *file, fn, expr *sitter.Node) (int64, bool) {
+func (c *sizeCheck) constBound(f *engine.File, fn, expr *sitter.Node) (int64, bool) {
 	expr = stripCasts(expr)
 	if expr == nil {
 		return 0, false
@@ -279,7 +297,7 @@ func (c *sizeCheck) constBound(f *file, fn, expr *sitter.Node) (int64, bool) {
 	if expr.Kind() != "identifier" {
 		return 0, false
 	}
-	srcs := localSources(f, fn, f.text(expr))
+	srcs := localSources(f, fn, f.Text(expr))
 	if len(srcs) == 0 {
 		return 0, false
 	}
@@ -299,17 +317,17 @@ func (c *sizeCheck) constBound(f *file, fn, expr *sitter.Node) (int64, bool) {
 // postsWithinRequest reports whether every post of the site being judged
 // has SGE lengths that are constants summing to no more than the module
 // requests (with the deviating providers' note).
-func (c *sizeCheck) postsWithinRequest(f *file, at *sitter.Node) (bool, string) {
+func (c *sizeCheck) postsWithinRequest(f *engine.File, at *sitter.Node) (bool, string) {
 	req, ok := c.requested(f)
 	if !ok || len(c.posts) == 0 {
 		return false, ""
 	}
 	for _, p := range c.posts {
-		if p.nsge < 0 {
+		if p.Nsge < 0 {
 			return false, ""
 		}
 		var sum int64
-		for _, l := range p.lens {
+		for _, l := range p.Lens {
 			v, ok := c.constText(f, at, l)
 			if !ok {
 				return false, ""
@@ -325,11 +343,11 @@ func (c *sizeCheck) postsWithinRequest(f *file, at *sitter.Node) (bool, string) 
 
 // constText evaluates a length as the engine wrote it (spaces removed):
 // a number, a #define of the module, sizeof(struct T).
-func (c *sizeCheck) constText(f *file, at *sitter.Node, t string) (int64, bool) {
+func (c *sizeCheck) constText(f *engine.File, at *sitter.Node, t string) (int64, bool) {
 	if v, err := strconv.ParseInt(strings.TrimRight(t, "uUlL"), 0, 64); err == nil {
 		return v, true
 	}
-	if v, ok := c.facts[path.Dir(f.Rel)].constants[t]; ok {
+	if v, ok := c.facts[path.Dir(f.Rel)].Constants[t]; ok {
 		return v, true
 	}
 	if strings.HasPrefix(t, "sizeof(struct") && strings.HasSuffix(t, ")") {
@@ -344,27 +362,63 @@ func (c *sizeCheck) constText(f *file, at *sitter.Node, t string) (int64, bool) 
 // partial reports a guard that compares with the granted size only one
 // of the lengths of the SGEs posted inline (len <= max with a header SGE
 // besides): the payload copied is their sum. False when it reported.
-func (c *sizeCheck) partial(s inlineSite, name string, g guardRef, other *sitter.Node) bool {
-	o := condKey(g.f, stripCasts(other))
+func (c *sizeCheck) partial(s engine.InlineSite, name string, g engine.GuardRef, other *sitter.Node) bool {
+	// The guarded value, as the sum of its terms: each must be one SGE's
+	// length for the guard to say which SGEs it covers.
+	var terms []string
+	var split func(n *sitter.Node)
+	split = func(n *sitter.Node) {
+		n = stripCasts(n)
+		if n != nil && n.Kind() == "binary_expression" && g.F.Text(n.ChildByFieldName("operator")) == "+" {
+			split(n.ChildByFieldName("left"))
+			split(n.ChildByFieldName("right"))
+			return
+		}
+		terms = append(terms, engine.CondKey(g.F, n))
+	}
+	split(other)
+	o := strings.Join(terms, " + ")
 	for _, p := range c.posts {
-		if p.nsge < 2 {
+		if p.Nsge < 2 {
 			continue
 		}
-		hit, rest := -1, []string{}
-		for i, l := range p.lens {
-			switch {
-			case l == o && hit < 0:
-				hit = i
-			case l != "0":
+		covered := map[int]bool{}
+		for _, t := range terms {
+			hit := -1
+			for i, l := range p.Lens {
+				if l == t && !covered[i] {
+					hit = i
+					break
+				}
+			}
+			if hit < 0 {
+				covered = nil // a term that is no SGE's length: cannot tell
+				break
+			}
+			covered[hit] = true
+		}
+		if covered == nil {
+			continue
+		}
+		var rest []string
+		var hits []string
+		for i, l := range p.Lens {
+			if covered[i] {
+				hits = append(hits, strconv.Itoa(i))
+			} else if l != "0" {
 				rest = append(rest, cmp.Or(l, "?"))
 			}
 		}
-		if hit < 0 || len(rest) == 0 {
+		if len(rest) == 0 {
 			continue
 		}
-		c.add(s.f, s.node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) covers only SGE %d's length: %d SGEs are posted inline, and the device copies their sum (%s + %s) into the inline space",
-			strings.Join(strings.Fields(g.f.text(g.cmp)), " "), hit, p.nsge, o, strings.Join(rest, " + ")),
-			Evidence{File: g.f.Rel, Line: g.f.line(g.cmp), Message: "the guard"})
+		what := "SGE " + hits[0] + "'s length"
+		if len(hits) > 1 {
+			what = "the lengths of SGEs " + strings.Join(hits, ", ")
+		}
+		c.add(s.F, s.Node, name, SevError, fmt.Sprintf("the guard before IB_SEND_INLINE (%s) covers only %s: %d SGEs are posted inline, and the device copies their sum (%s + %s) into the inline space",
+			strings.Join(strings.Fields(g.F.Text(g.Cmp)), " "), what, p.Nsge, o, strings.Join(rest, " + ")),
+			Evidence{File: g.F.Rel, Line: g.F.Line(g.Cmp), Message: "the guard"})
 		return false
 	}
 	return true
@@ -372,7 +426,7 @@ func (c *sizeCheck) partial(s inlineSite, name string, g guardRef, other *sitter
 
 // guardComparisons are the comparisons a condition is made of, through
 // bool locals and the module's predicate helpers.
-func (c *sizeCheck) guardComparisons(f *file, fn, cond *sitter.Node, facts *Facts) []guardRef {
+func (c *sizeCheck) guardComparisons(f *engine.File, fn, cond *sitter.Node, facts *engine.Facts) []engine.GuardRef {
 	key := fmt.Sprintf("%s:%d-%d", f.Rel, cond.StartByte(), cond.EndByte())
 	if out, ok := c.cmpCache[key]; ok {
 		return out
@@ -382,33 +436,33 @@ func (c *sizeCheck) guardComparisons(f *file, fn, cond *sitter.Node, facts *Fact
 	return out
 }
 
-func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Facts) []guardRef {
-	var out []guardRef
-	for _, cmp := range comparisons(f, cond, fn) {
-		out = append(out, guardRef{f, fn, cmp})
+func (c *sizeCheck) guardComparisons1(f *engine.File, fn, cond *sitter.Node, facts *engine.Facts) []engine.GuardRef {
+	var out []engine.GuardRef
+	for _, cmp := range engine.Comparisons(f, cond, fn) {
+		out = append(out, engine.GuardRef{F: f, Fn: fn, Cmp: cmp})
 	}
 	// A guard passed in as a parameter (bool small): what the callers
 	// pass. Every caller must pass a comparison with the granted size:
 	// when all do, one stands for them; else those that do not.
-	ps := params(f, fn)
-	walk(cond, func(n *sitter.Node) bool {
+	ps := engine.Params(f, fn)
+	engine.Walk(cond, func(n *sitter.Node) bool {
 		if n.Kind() != "identifier" {
 			return true
 		}
 		for i, p := range ps {
-			if p.name != f.text(n) || p.pointer {
+			if p.Name != f.Text(n) || p.Pointer {
 				continue
 			}
-			var good, bad []guardRef
+			var good, bad []engine.GuardRef
 			for _, a := range c.callerArgs(f, fn, i) {
-				var cmps []guardRef
-				for _, cmp := range comparisons(a.f, a.arg, a.fn) {
-					cmps = append(cmps, guardRef{a.f, a.fn, cmp})
+				var cmps []engine.GuardRef
+				for _, cmp := range engine.Comparisons(a.f, a.arg, a.fn) {
+					cmps = append(cmps, engine.GuardRef{F: a.f, Fn: a.fn, Cmp: cmp})
 				}
 				if len(cmps) == 0 {
 					// A constant or a flag from elsewhere: no
 					// comparison is made for this caller.
-					bad = append(bad, guardRef{a.f, a.fn, a.arg})
+					bad = append(bad, engine.GuardRef{F: a.f, Fn: a.fn, Cmp: a.arg})
 					continue
 				}
 				ok := false
@@ -417,9 +471,9 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 					callerFacts = cf // the caller's module knows its fields
 				}
 				for _, g := range cmps {
-					for _, side := range []*sitter.Node{g.cmp.ChildByFieldName("left"), g.cmp.ChildByFieldName("right")} {
+					for _, side := range []*sitter.Node{g.Cmp.ChildByFieldName("left"), g.Cmp.ChildByFieldName("right")} {
 						if side != nil {
-							if yes, _ := c.granted(g.f, g.fn, side, callerFacts); yes {
+							if yes, _ := c.granted(g.F, g.Fn, side, callerFacts); yes {
 								ok = true
 							}
 						}
@@ -440,10 +494,10 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 		}
 		return true
 	})
-	walk(cond, func(n *sitter.Node) bool {
+	engine.Walk(cond, func(n *sitter.Node) bool {
 		if n.Kind() == "call_expression" {
-			if s := facts.summary(f.text(n.ChildByFieldName("function"))); s != nil {
-				out = append(out, s.guards...)
+			if s := facts.Summary(f.Text(n.ChildByFieldName("function"))); s != nil {
+				out = append(out, s.Guards...)
 			}
 		}
 		return true
@@ -452,33 +506,33 @@ func (c *sizeCheck) guardComparisons1(f *file, fn, cond *sitter.Node, facts *Fac
 }
 
 type callerArg struct {
-	f       *file
+	f       *engine.File
 	fn, arg *sitter.Node
 }
 
 // callerArgs are the arguments the module's calls of fn pass for its
 // parameter i.
-func (c *sizeCheck) callerArgs(f *file, fn *sitter.Node, i int) []callerArg {
-	name := functionName(f, fn)
+func (c *sizeCheck) callerArgs(f *engine.File, fn *sitter.Node, i int) []callerArg {
+	name := engine.FunctionName(f, fn)
 	if name == "" {
 		return nil
 	}
 	// A static function is called from its module; another from any
 	// module that links to this one's definition (link.go).
 	own := c.facts[path.Dir(f.Rel)]
-	exported := !isStatic(f, fn)
+	exported := !engine.IsStatic(f, fn)
 	var out []callerArg
 	for _, g := range c.files {
 		if !strings.Contains(string(g.Src), name+"(") {
 			continue
 		}
-		if path.Dir(g.Rel) != path.Dir(f.Rel) && (!exported || own == nil || c.facts[path.Dir(g.Rel)].linked(name) != own) {
+		if path.Dir(g.Rel) != path.Dir(f.Rel) && (!exported || own == nil || c.facts[path.Dir(g.Rel)].Linked(name) != own) {
 			continue
 		}
-		for _, cfn := range functions(g) {
-			walk(cfn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-				if n.Kind() == "call_expression" && g.text(n.ChildByFieldName("function")) == name {
-					if args := named(n.ChildByFieldName("arguments")); i < len(args) {
+		for _, cfn := range engine.Functions(g) {
+			engine.Walk(cfn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+				if n.Kind() == "call_expression" && g.Text(n.ChildByFieldName("function")) == name {
+					if args := engine.Named(n.ChildByFieldName("arguments")); i < len(args) {
 						out = append(out, callerArg{g, cfn, args[i]})
 					}
 				}
@@ -491,10 +545,10 @@ func (c *sizeCheck) callerArgs(f *file, fn *sitter.Node, i int) []callerArg {
 
 // ternaryComparisons are the comparisons of the ternaries in a site
 // (flags = len <= max ? IB_SEND_INLINE : 0).
-func (c *sizeCheck) ternaryComparisons(f *file, site, fn *sitter.Node) []guardRef {
-	var out []guardRef
+func (c *sizeCheck) ternaryComparisons(f *engine.File, site, fn *sitter.Node) []engine.GuardRef {
+	var out []engine.GuardRef
 	facts := c.facts[path.Dir(f.Rel)]
-	walk(site, func(n *sitter.Node) bool {
+	engine.Walk(site, func(n *sitter.Node) bool {
 		if n.Kind() == "conditional_expression" {
 			out = append(out, c.guardComparisons(f, fn, n.ChildByFieldName("condition"), facts)...)
 		}
@@ -503,97 +557,22 @@ func (c *sizeCheck) ternaryComparisons(f *file, site, fn *sitter.Node) []guardRe
 	return out
 }
 
-// comparisons lists the <, <=, >, >= in a condition, following boolean
-// locals to the comparison they were set from.
-func comparisons(f *file, cond *sitter.Node, fn *sitter.Node) []*sitter.Node {
-	return comparisonsSeen(f, cond, fn, map[string]bool{})
-}
-
-func comparisonsSeen(f *file, cond *sitter.Node, fn *sitter.Node, seen map[string]bool) []*sitter.Node {
-	var out []*sitter.Node
-	walk(cond, func(n *sitter.Node) bool {
-		switch n.Kind() {
-		case "binary_expression":
-			switch f.text(n.ChildByFieldName("operator")) {
-			case "<", "<=", ">", ">=":
-				out = append(out, n)
-			}
-		case "identifier":
-			if fn == nil {
-				break
-			}
-			if seen[f.text(n)] {
-				break
-			}
-			seen[f.text(n)] = true
-			if init := localInit(f, fn, f.text(n)); init != nil {
-				out = append(out, comparisonsSeen(f, init, fn, seen)...)
-			}
-		}
-		return true
-	})
-	return out
-}
-
-// localInit is the initializer of a local variable declared in fn.
-func localInit(f *file, fn *sitter.Node, name string) *sitter.Node {
-	key := localKey{f, fn.StartByte(), name}
-	localInitMu.Lock()
-	n, ok := localInitCache[key]
-	localInitMu.Unlock()
-	if ok {
-		return n
-	}
-	n = localInit1(f, fn, name)
-	localInitMu.Lock()
-	if len(localInitCache) > 1<<16 {
-		localInitCache = map[localKey]*sitter.Node{}
-	}
-	localInitCache[key] = n
-	localInitMu.Unlock()
-	return n
-}
-
-type localKey struct {
-	f     *file
-	start uint
-	name  string
-}
-
-var (
-	localInitMu    sync.Mutex
-	localInitCache = map[localKey]*sitter.Node{}
-)
-
-func localInit1(f *file, fn *sitter.Node, name string) *sitter.Node {
-	var init *sitter.Node
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "init_declarator" {
-			if d, _ := declName(f, n.ChildByFieldName("declarator")); d == name {
-				init = n.ChildByFieldName("value")
-			}
-		}
-		return init == nil
-	})
-	return init
-}
-
 // granted reports whether expr is the inline size a device granted: a
 // caps field of an attr that a create or query call filled before this
 // point, or a field assigned only from such.
-func (c *sizeCheck) granted(f *file, fn, expr *sitter.Node, facts *Facts) (bool, string) {
+func (c *sizeCheck) granted(f *engine.File, fn, expr *sitter.Node, facts *engine.Facts) (bool, string) {
 	return c.grantedDepth(f, fn, expr, facts, 0)
 }
 
-func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, depth int) (bool, string) {
-	expr = stripParens(expr)
+func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *engine.Facts, depth int) (bool, string) {
+	expr = engine.StripParens(expr)
 	if expr == nil || depth > 8 {
 		return false, ""
 	}
 	switch expr.Kind() {
 	case "call_expression":
 		// READ_ONCE(q->max_inline_data) and the like are the value.
-		if args := named(expr.ChildByFieldName("arguments")); passThrough[f.text(expr.ChildByFieldName("function"))] && len(args) == 1 {
+		if args := engine.Named(expr.ChildByFieldName("arguments")); engine.PassThrough[f.Text(expr.ChildByFieldName("function"))] && len(args) == 1 {
 			return c.grantedDepth(f, fn, args[0], facts, depth+1)
 		}
 		return false, ""
@@ -602,7 +581,7 @@ func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, d
 	case "identifier":
 		// A local copy of the granted size (u32 max = READ_ONCE(...)):
 		// granted when everything assigned to it is.
-		srcs := localSources(f, fn, f.text(expr))
+		srcs := localSources(f, fn, f.Text(expr))
 		if len(srcs) == 0 {
 			return false, ""
 		}
@@ -613,13 +592,13 @@ func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, d
 		}
 		return true, "a local copy of the granted size"
 	}
-	t := f.text(expr)
+	t := f.Text(expr)
 	if strings.HasSuffix(t, "cap.max_inline_data") {
 		attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "cap.max_inline_data"), "."), "->")
 		if createdBefore(f, fn, attr, expr) {
 			return true, "filled by QP creation in this function"
 		}
-		if w, ok := facts.queried[fieldKey(placeOf(f, expr, nil))]; ok {
+		if w, ok := facts.Queried[engine.FieldKey(engine.PlaceOf(f, expr, engine.StaticAlias(f, fn)))]; ok {
 			return true, "filled by ib_query_qp at " + w
 		}
 		return false, ""
@@ -627,15 +606,15 @@ func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, d
 	if expr.Kind() != "field_expression" {
 		return false, ""
 	}
-	as, owner := facts.grantedAt(fieldKey(placeOf(f, expr, nil)))
+	as, owner := facts.GrantedAt(engine.FieldKey(engine.PlaceOf(f, expr, engine.StaticAlias(f, fn))))
 	if len(as) == 0 {
 		return false, ""
 	}
 	for _, a := range as {
 		ok := false
-		walk(a.rhs, func(n *sitter.Node) bool {
-			if n.Kind() == "field_expression" && strings.HasSuffix(a.file.text(n), "cap.max_inline_data") {
-				if g, _ := c.granted(a.file, a.fn, n, owner); g {
+		engine.Walk(a.Rhs, func(n *sitter.Node) bool {
+			if n.Kind() == "field_expression" && strings.HasSuffix(a.File.Text(n), "cap.max_inline_data") {
+				if g, _ := c.granted(a.File, a.Fn, n, owner); g {
 					ok = true
 				}
 			}
@@ -650,12 +629,12 @@ func (c *sizeCheck) grantedDepth(f *file, fn, expr *sitter.Node, facts *Facts, d
 
 // createdBefore reports whether attr was passed to a QP create or query
 // call in fn before node.
-func createdBefore(f *file, fn *sitter.Node, attr string, node *sitter.Node) bool {
+func createdBefore(f *engine.File, fn *sitter.Node, attr string, node *sitter.Node) bool {
 	found := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && createFuncs[f.text(n.ChildByFieldName("function"))] {
-			for _, a := range named(n.ChildByFieldName("arguments")) {
-				if strings.TrimPrefix(strings.Join(strings.Fields(f.text(a)), ""), "&") == attr {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
+			for _, a := range engine.Named(n.ChildByFieldName("arguments")) {
+				if strings.TrimPrefix(strings.Join(strings.Fields(f.Text(a)), ""), "&") == attr {
 					found = true
 				}
 			}
@@ -666,18 +645,18 @@ func createdBefore(f *file, fn *sitter.Node, attr string, node *sitter.Node) boo
 }
 
 // localSources are the values assigned to a local variable of fn.
-func localSources(f *file, fn *sitter.Node, name string) []*sitter.Node {
+func localSources(f *engine.File, fn *sitter.Node, name string) []*sitter.Node {
 	var out []*sitter.Node
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "init_declarator":
-			if d, _ := declName(f, n.ChildByFieldName("declarator")); d == name {
+			if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d == name {
 				if v := n.ChildByFieldName("value"); v != nil {
 					out = append(out, v)
 				}
 			}
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" && f.text(l) == name {
+			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" && f.Text(l) == name {
 				out = append(out, n.ChildByFieldName("right"))
 			}
 		}
@@ -686,10 +665,10 @@ func localSources(f *file, fn *sitter.Node, name string) []*sitter.Node {
 	return out
 }
 
-func mentionsText(f *file, n *sitter.Node, name string) bool {
+func mentionsText(f *engine.File, n *sitter.Node, name string) bool {
 	found := false
-	walk(n, func(c *sitter.Node) bool {
-		if (c.Kind() == "identifier" || c.Kind() == "field_expression") && f.text(c) == name {
+	engine.Walk(n, func(c *sitter.Node) bool {
+		if (c.Kind() == "identifier" || c.Kind() == "field_expression") && f.Text(c) == name {
 			found = true
 		}
 		return !found
@@ -700,7 +679,7 @@ func mentionsText(f *file, n *sitter.Node, name string) bool {
 // requests checks the size a QP asks for against the payloads posted
 // inline in the same file, and that a size read back is read after the
 // create call.
-func (c *sizeCheck) requests(f *file) {
+func (c *sizeCheck) requests(f *engine.File) {
 	// Payloads: constant lengths given to SGEs in this file.
 	type payload struct {
 		size int64
@@ -708,18 +687,18 @@ func (c *sizeCheck) requests(f *file) {
 		node *sitter.Node
 	}
 	var payloads []payload
-	var reqs []assign
-	for _, fn := range functions(f) {
-		walk(fn, func(n *sitter.Node) bool {
+	var reqs []engine.Assign
+	for _, fn := range engine.Functions(f) {
+		engine.Walk(fn, func(n *sitter.Node) bool {
 			if n.Kind() != "assignment_expression" {
 				return true
 			}
 			lhs := n.ChildByFieldName("left")
-			lt := strings.Join(strings.Fields(f.text(lhs)), "")
+			lt := strings.Join(strings.Fields(f.Text(lhs)), "")
 			switch {
 			case strings.HasSuffix(lt, "cap.max_inline_data"):
-				reqs = append(reqs, assign{f, fn, n, lhs, n.ChildByFieldName("right")})
-			case lhs.Kind() == "field_expression" && f.text(lhs.ChildByFieldName("field")) == "length" && strings.Contains(strings.ToLower(f.text(lhs.ChildByFieldName("argument"))), "sge"):
+				reqs = append(reqs, engine.Assign{File: f, Fn: fn, Node: n, Lhs: lhs, Rhs: n.ChildByFieldName("right")})
+			case lhs.Kind() == "field_expression" && f.Text(lhs.ChildByFieldName("field")) == "length" && strings.Contains(strings.ToLower(f.Text(lhs.ChildByFieldName("argument"))), "sge"):
 				if sz, expr, ok := c.constSize(f, n.ChildByFieldName("right")); ok {
 					payloads = append(payloads, payload{sz, expr, n})
 				}
@@ -734,30 +713,30 @@ func (c *sizeCheck) requests(f *file) {
 		}
 	}
 	for _, r := range reqs {
-		name := functionName(f, r.fn)
-		attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.Join(strings.Fields(f.text(r.lhs)), ""), "cap.max_inline_data"), "."), "->")
-		if !createdBefore(f, r.fn, attr, r.node) && !calledAfter(f, r.fn, attr, r.node) {
+		name := engine.FunctionName(f, r.Fn)
+		attr := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.Join(strings.Fields(f.Text(r.Lhs)), ""), "cap.max_inline_data"), "."), "->")
+		if !createdBefore(f, r.Fn, attr, r.Node) && !calledAfter(f, r.Fn, attr, r.Node) {
 			continue // not a QP's caps
 		}
-		sz, expr, ok := c.constSize(f, r.rhs)
+		sz, expr, ok := c.constSize(f, r.Rhs)
 		if !ok || max.size == 0 {
 			continue
 		}
-		if sz == 0 && anyCreateBefore(f, r.fn, r.node) {
+		if sz == 0 && anyCreateBefore(f, r.Fn, r.Node) {
 			continue // a fallback retrying without inline data after a failed creation
 		}
 		if sz < max.size {
-			c.add(f, r.node, name, SevError, fmt.Sprintf("requests %s = %d bytes of inline data, but %s = %d bytes is posted inline (line %d)", expr, sz, max.expr, max.size, f.line(max.node)),
-				Evidence{File: f.Rel, Line: f.line(max.node), Message: "inline payload " + max.expr})
+			c.add(f, r.Node, name, SevError, fmt.Sprintf("requests %s = %d bytes of inline data, but %s = %d bytes is posted inline (line %d)", expr, sz, max.expr, max.size, f.Line(max.node)),
+				Evidence{File: f.Rel, Line: f.Line(max.node), Message: "inline payload " + max.expr})
 		}
 	}
 }
 
 // anyCreateBefore reports whether a QP create call precedes node in fn.
-func anyCreateBefore(f *file, fn, node *sitter.Node) bool {
+func anyCreateBefore(f *engine.File, fn, node *sitter.Node) bool {
 	found := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && createFuncs[f.text(n.ChildByFieldName("function"))] && f.text(n.ChildByFieldName("function")) != "ib_query_qp" {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] && f.Text(n.ChildByFieldName("function")) != "ib_query_qp" {
 			found = true
 		}
 		return !found
@@ -766,12 +745,12 @@ func anyCreateBefore(f *file, fn, node *sitter.Node) bool {
 }
 
 // calledAfter reports whether attr is passed to a create call after node.
-func calledAfter(f *file, fn *sitter.Node, attr string, node *sitter.Node) bool {
+func calledAfter(f *engine.File, fn *sitter.Node, attr string, node *sitter.Node) bool {
 	found := false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && n.StartByte() >= node.EndByte() && createFuncs[f.text(n.ChildByFieldName("function"))] {
-			for _, a := range named(n.ChildByFieldName("arguments")) {
-				if strings.TrimPrefix(strings.Join(strings.Fields(f.text(a)), ""), "&") == attr {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "call_expression" && n.StartByte() >= node.EndByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
+			for _, a := range engine.Named(n.ChildByFieldName("arguments")) {
+				if strings.TrimPrefix(strings.Join(strings.Fields(f.Text(a)), ""), "&") == attr {
 					found = true
 				}
 			}
@@ -783,17 +762,17 @@ func calledAfter(f *file, fn *sitter.Node, attr string, node *sitter.Node) bool 
 
 // constSize evaluates a size: a literal, a #define, or sizeof(struct T)
 // (from the headers, checked against DWARF when a build exists).
-func (c *sizeCheck) constSize(f *file, n *sitter.Node) (int64, string, bool) {
-	n = stripParens(n)
-	expr := strings.Join(strings.Fields(f.text(n)), " ")
+func (c *sizeCheck) constSize(f *engine.File, n *sitter.Node) (int64, string, bool) {
+	n = engine.StripParens(n)
+	expr := strings.Join(strings.Fields(f.Text(n)), " ")
 	switch n.Kind() {
 	case "number_literal":
 		var v int64
-		if _, err := fmt.Sscanf(f.text(n), "%v", &v); err == nil {
+		if _, err := fmt.Sscanf(f.Text(n), "%v", &v); err == nil {
 			return v, expr, true
 		}
 	case "identifier":
-		if v, ok := c.facts[path.Dir(f.Rel)].constants[f.text(n)]; ok {
+		if v, ok := c.facts[path.Dir(f.Rel)].Constants[f.Text(n)]; ok {
 			return v, expr, true
 		}
 	case "sizeof_expression":
@@ -801,27 +780,27 @@ func (c *sizeCheck) constSize(f *file, n *sitter.Node) (int64, string, bool) {
 		if t == nil {
 			return 0, expr, false
 		}
-		typ := strings.Join(strings.Fields(f.text(t)), " ")
+		typ := strings.Join(strings.Fields(f.Text(t)), " ")
 		return c.sizeofType(f, n, typ)
 	}
 	return 0, expr, false
 }
 
-func (c *sizeCheck) sizeofType(f *file, at *sitter.Node, typ string) (int64, string, bool) {
+func (c *sizeCheck) sizeofType(f *engine.File, at *sitter.Node, typ string) (int64, string, bool) {
 	expr := "sizeof(" + typ + ")"
 	if row, ok := c.layouts[typ]; ok {
 		return row.Headers, expr, true
 	}
 	name := strings.TrimPrefix(strings.TrimPrefix(typ, "struct "), "union ")
-	db, err := loadLayouts(c.opts.Tree, []string{path.Dir(f.Rel), "include/linux", "include/rdma", "include/uapi/linux"}, name)
+	db, err := engine.LoadLayouts(c.opts.Tree, []string{path.Dir(f.Rel), "include/linux", "include/rdma", "include/uapi/linux"}, name)
 	if err != nil {
 		return 0, expr, false
 	}
-	if _, ok := db.defs[typ]; !ok && strings.HasSuffix(f.Rel, ".c") && strings.Contains(string(f.Src), name) {
+	if _, ok := db.Defs[typ]; !ok && strings.HasSuffix(f.Rel, ".c") && strings.Contains(string(f.Src), name) {
 		// A struct the .c file itself defines.
-		db.add(parse(f.Rel, expandStructGroups(f.Src)))
+		db.Add(engine.Parse(f.Rel, engine.ExpandStructGroups(f.Src)))
 	}
-	size, _, err := db.sizeof(typ, 0)
+	size, _, err := db.Sizeof(typ, 0)
 	if err != nil {
 		return 0, expr, false
 	}
@@ -856,28 +835,28 @@ func providerTable(tree string) ([]ProviderRow, error) {
 				continue
 			}
 			dir := path.Join("drivers/infiniband", kind, e.Name())
-			rels, _ := listC(tree, []string{dir})
-			files, err := loadFiles(tree, rels, "max_inline")
+			rels, _ := engine.ListC(tree, []string{dir})
+			files, err := engine.LoadFiles(tree, rels, "max_inline")
 			if err != nil {
 				return nil, err
 			}
 			row := ProviderRow{Provider: e.Name()}
 			for _, f := range files {
-				walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+				engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 					switch n.Kind() {
 					case "if_statement":
-						for _, cmp := range comparisons(f, n.ChildByFieldName("condition"), nil) {
-							l := f.text(cmp.ChildByFieldName("left"))
-							if strings.HasSuffix(l, "max_inline_data") && f.text(cmp.ChildByFieldName("operator")) == ">" {
-								row.Rejects = append(row.Rejects, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(cmp.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(cmp)))
+						for _, cmp := range engine.Comparisons(f, n.ChildByFieldName("condition"), nil) {
+							l := f.Text(cmp.ChildByFieldName("left"))
+							if strings.HasSuffix(l, "max_inline_data") && f.Text(cmp.ChildByFieldName("operator")) == ">" {
+								row.Rejects = append(row.Rejects, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.Text(cmp.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.Line(cmp)))
 							}
 						}
 					case "assignment_expression":
-						l := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
+						l := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("left"))), "")
 						// Through a pointer: the caller's caps written
 						// back (a local attr is a request of its own).
 						if (strings.HasSuffix(l, "cap.max_inline_data") || strings.HasSuffix(l, "cap->max_inline_data")) && strings.Contains(l, "->") && !strings.Contains(l, "props") {
-							row.Grants = append(row.Grants, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.text(n.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.line(n)))
+							row.Grants = append(row.Grants, fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(f.Text(n.ChildByFieldName("right"))), " "), path.Base(f.Rel), f.Line(n)))
 						}
 					}
 					return true

@@ -1,5 +1,7 @@
 package checks
 
+import "github.com/patchctl/patchctl/checks/engine"
+
 import "testing"
 
 // TestDefinesAny: a definition is found where kernel style puts it (the
@@ -19,7 +21,7 @@ func TestDefinesAny(t *testing.T) {
 		"int not_it(void)\n{\n\treturn rx_post(NULL);\n}\n": false,
 		"int rx_post(struct rx_conn *c);\nint y(void);\n":   true, // a prototype counts: the file is read, no harm
 	} {
-		if got := definesAny([]byte(src), names); got != want {
+		if got := engine.DefinesAny([]byte(src), names); got != want {
 			t.Errorf("definesAny(%q) = %v, want %v", src, got, want)
 		}
 	}

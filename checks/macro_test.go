@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchctl/patchctl/checks/engine"
 )
 
 // A finding on a line that expands a macro of the module names the
@@ -30,7 +32,7 @@ func TestExpandMacrosKeepsLines(t *testing.T) {
 		"\tSETF(\n\t\twr);\n" +
 		"\tpr_info(\"SETF(x)\"); /* SETF(y) */\n" +
 		"\tg(N);\n}\n")
-	out, uses := expandMacros(t.TempDir(), "x.c", src)
+	out, uses := engine.ExpandMacros(t.TempDir(), "x.c", src)
 	if got, want := bytes.Count(out, []byte("\n")), bytes.Count(src, []byte("\n")); got != want {
 		t.Fatalf("%d lines, want %d:\n%s", got, want, out)
 	}
@@ -41,7 +43,7 @@ func TestExpandMacrosKeepsLines(t *testing.T) {
 	if !strings.Contains(lines[6], `"SETF(x)"`) || !strings.Contains(lines[6], "/* SETF(y) */") || !strings.Contains(lines[7], "g(N)") {
 		t.Errorf("a literal, a comment or a constant was expanded: %q %q", lines[6], lines[7])
 	}
-	if u, ok := uses[5]; !ok || u.name != "SETF" || u.line != 1 {
+	if u, ok := uses[5]; !ok || u.Name != "SETF" || u.Line != 1 {
 		t.Errorf("uses = %v", uses)
 	}
 }

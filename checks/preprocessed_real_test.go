@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/preproc"
 	"github.com/patchctl/patchctl/internal/testenv"
 )
@@ -76,9 +77,9 @@ func preprocessedReal(t *testing.T, kernel string) {
 			t.Fatal(err)
 		}
 		t0 = time.Now()
-		f := parse(rel, u.Output)
+		f := engine.Parse(rel, u.Output)
 		whole := time.Since(t0)
-		n := len(functions(f))
+		n := len(engine.Functions(f))
 		t.Logf("%s: whole unit %d bytes, %d functions, parsed in %v", rel, len(u.Output), n, whole)
 	}
 }

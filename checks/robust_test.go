@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
@@ -59,15 +60,15 @@ func runSource(t *testing.T, src string) *Report {
 // TestNodeKinds: every named node kind of the C grammar is in the
 // table that says what the analysis does with it.
 func TestNodeKinds(t *testing.T) {
-	for id := uint16(0); id < uint16(language.NodeKindCount()); id++ {
-		if !language.NodeKindIsNamed(id) || !language.NodeKindIsVisible(id) {
+	for id := uint16(0); id < uint16(engine.Language.NodeKindCount()); id++ {
+		if !engine.Language.NodeKindIsNamed(id) || !engine.Language.NodeKindIsVisible(id) {
 			continue
 		}
-		k := language.NodeKindForId(id)
+		k := engine.Language.NodeKindForId(id)
 		if k == "" || strings.HasPrefix(k, "_") {
 			continue
 		}
-		if _, ok := nodeKinds[k]; !ok {
+		if _, ok := engine.NodeKinds[k]; !ok {
 			t.Errorf("node kind %q is neither handled nor skipped with a note", k)
 		}
 	}
@@ -75,18 +76,18 @@ func TestNodeKinds(t *testing.T) {
 
 // analyseEverything runs the engine over every function of f with no
 // prefilter, facts from f alone; it returns what went wrong.
-func analyseEverything(f *file) (problems []string) {
+func analyseEverything(f *engine.File) (problems []string) {
 	defer func() {
 		if r := recover(); r != nil {
 			problems = append(problems, fmt.Sprintf("%s: panic: %v", f.Rel, r))
 		}
 	}()
-	facts := newFacts()
-	facts.learn(f)
-	facts.learn(f)
-	visits := map[siteKey][]siteVisit{}
-	var sites []inlineSite
-	for _, fn := range functions(f) {
+	facts := engine.NewFacts()
+	facts.Learn(f)
+	facts.Learn(f)
+	visits := map[siteKey][]engine.SiteVisit{}
+	var sites []engine.InlineSite
+	for _, fn := range engine.Functions(f) {
 		out, s := analyseFunction(f, fn, facts, visits, false)
 		sites = append(sites, s...)
 		for _, fd := range out {
@@ -95,8 +96,8 @@ func analyseEverything(f *file) (problems []string) {
 			}
 		}
 	}
-	checkInlineSize(Options{}, sites, visits, map[string]*Facts{filepath.Dir(f.Rel): facts}, []*file{f}, nil)
-	checkSizeofPointer([]*file{f})
+	checkInlineSize(Options{}, sites, visits, map[string]*engine.Facts{filepath.Dir(f.Rel): facts}, []*engine.File{f}, nil)
+	checkSizeofPointer([]*engine.File{f})
 	return problems
 }
 
@@ -109,7 +110,7 @@ func TestEveryFileOfTheTree(t *testing.T) {
 		t.Skip("every file of a kernel tree: not with -short")
 	}
 	_, dir := testenv.Kernel(t, testkernel.Default)
-	rels, err := listC(dir, DefaultPaths)
+	rels, err := engine.ListC(dir, DefaultPaths)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +133,8 @@ func TestEveryFileOfTheTree(t *testing.T) {
 				if err != nil {
 					continue
 				}
-				src, uses := expandMacros(dir, rel, b)
-				f := parse(rel, src)
+				src, uses := engine.ExpandMacros(dir, rel, b)
+				f := engine.Parse(rel, src)
 				f.Macros = uses
 				p := analyseEverything(f)
 				if len(p) > 0 {

@@ -1,10 +1,13 @@
 package checks
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
+	"github.com/patchctl/patchctl/checks/engine"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
@@ -34,7 +37,54 @@ func sizeofSink(lhs string) bool {
 var mapLenArg = map[string]int{"ib_dma_map_single": 2, "dma_map_single": 2, "ib_dma_sync_single_for_device": 2,
 	"ib_dma_sync_single_for_cpu": 2, "dma_sync_single_for_device": 2, "dma_sync_single_for_cpu": 2}
 
-func checkSizeofPointer(files []*file) []Finding {
+// sizeofSinkNeedles prefilter the files the rule reads beyond those of
+// the inline modules: a file that has none of them stores no sizeof in
+// a sink (sizeofSink, mapLenArg) the rule knows, short of a sync of a
+// mapping it never made or an SGE length without struct ib_sge.
+var sizeofSinkNeedles = []string{"ib_sge", "capsule", "max_inline_data", "dma_map_single", "inline_"}
+
+// sizeofFnNeedles prefilter the functions: every sink names one of
+// them (an inline or capsule size, a mapping call), or is an SGE's
+// length (sizeofFnCandidate).
+var sizeofFnNeedles = []string{"max_inline_data", "capsule", "inline", "INLINE", "dma_map_single", "dma_sync_single_for"}
+
+func sizeofFnCandidate(src []byte) bool {
+	return engine.ContainsAny(src, sizeofFnNeedles) || bytes.Contains(src, []byte("length")) && bytes.Contains(src, []byte("sg"))
+}
+
+// sizeofCandidate: a .c file the rule must read (it takes a sizeof and
+// names a sink).
+func sizeofCandidate(b []byte) bool {
+	return engine.ContainsAny(b, sizeofSinkNeedles) && bytes.Contains(b, []byte("sizeof"))
+}
+
+// sizeofScope is what the rule reads: the files already parsed for the
+// other rules, and the candidates of the scope they leave out (their
+// members are known from the structs those .c files declare).
+func sizeofScope(tree string, pp engine.Preprocessor, have []*engine.File, cands []string) ([]*engine.File, error) {
+	seen := map[string]bool{}
+	for _, f := range have {
+		seen[f.Rel] = true
+	}
+	var more []string
+	for _, r := range cands {
+		if !seen[r] {
+			more = append(more, r)
+		}
+	}
+	if len(more) == 0 {
+		return have, nil
+	}
+	// Raw, as the in-capsule rule reads its scope: a file parsed with
+	// the module's macros expanded is parsed anew on every run.
+	fs, err := engine.LoadFilesOpt(tree, pp, false, more)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]*engine.File{}, have...), fs...), nil
+}
+
+func checkSizeofPointer(files []*engine.File) []Finding {
 	// Members declared pointers in every struct of a module that has
 	// them (false once one declares an array or scalar of that name).
 	members := map[string]map[string]bool{}
@@ -44,51 +94,104 @@ func checkSizeofPointer(files []*file) []Finding {
 			m = map[string]bool{}
 			members[path.Dir(f.Rel)] = m
 		}
-		walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-			if n.Kind() == "field_declaration" {
-				for _, d := range named(n) {
-					if same(d, n.ChildByFieldName("type")) {
-						continue
-					}
-					if name, ptr := pointerDecl(f, d); name != "" {
-						if old, ok := m[name]; !ok || old {
-							m[name] = ptr
-						}
-					}
-				}
+		for _, d := range fileMembers(f) {
+			if old, ok := m[d.name]; !ok || old {
+				m[d.name] = d.ptr
 			}
-			return n.Kind() != "function_definition"
-		})
+		}
+	}
+	sigs := map[string]string{}
+	for dir, m := range members {
+		var b strings.Builder
+		for _, k := range engine.SortedKeys(m) {
+			fmt.Fprintf(&b, "%s=%v;", k, m[k])
+		}
+		sigs[dir] = b.String()
 	}
 	var out []Finding
 	for _, f := range files {
 		if !strings.HasSuffix(f.Rel, ".c") {
 			continue
 		}
-		for _, fn := range functions(f) {
-			out = append(out, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
+		// A file parsed before (the same content) with the same
+		// members in its module: its findings as before.
+		key := sizeofKey{f, sigs[path.Dir(f.Rel)]}
+		if c, ok := sizeofCache.Load(key); ok {
+			out = append(out, c.([]Finding)...)
+			continue
 		}
+		var fo []Finding
+		for _, fn := range engine.Functions(f) {
+			// Only a function that takes a sizeof and names a sink.
+			if src := f.Src[fn.StartByte():fn.EndByte()]; !bytes.Contains(src, []byte("sizeof")) || !sizeofFnCandidate(src) {
+				continue
+			}
+			fo = append(fo, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
+		}
+		if f.Macros == nil {
+			sizeofCache.Store(key, fo)
+		}
+		out = append(out, fo...)
 	}
 	return out
 }
 
-func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Finding) {
+// sizeofKey caches a file's findings: the parsed file (one per content,
+// engine's parse cache) and its module's members.
+type sizeofKey struct {
+	f   *engine.File
+	sig string
+}
+
+var sizeofCache, membersCache sync.Map
+
+type memberDecl struct {
+	name string
+	ptr  bool
+}
+
+// fileMembers are the struct members a file declares, in order.
+func fileMembers(f *engine.File) []memberDecl {
+	if c, ok := membersCache.Load(f); ok {
+		return c.([]memberDecl)
+	}
+	var out []memberDecl
+	engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+		if n.Kind() == "field_declaration" {
+			for _, d := range engine.Named(n) {
+				if engine.Same(d, n.ChildByFieldName("type")) {
+					continue
+				}
+				if name, ptr := pointerDecl(f, d); name != "" {
+					out = append(out, memberDecl{name, ptr})
+				}
+			}
+		}
+		return n.Kind() != "function_definition"
+	})
+	if f.Macros == nil {
+		membersCache.Store(f, out)
+	}
+	return out
+}
+
+func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool) (out []Finding) {
 	defer func() {
 		if r := recover(); r != nil {
-			out = []Finding{{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.line(fn), Function: functionName(f, fn),
+			out = []Finding{{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: engine.FunctionName(f, fn),
 				Message: fmt.Sprintf("internal error in the sizeof-pointer check of this function (%v): its findings are incomplete", r)}}
 		}
 	}()
 	ptrs := map[string]bool{}
-	for _, p := range params(f, fn) {
-		ptrs[p.name] = p.pointer
+	for _, p := range engine.Params(f, fn) {
+		ptrs[p.Name] = p.Pointer
 	}
 	// Parameters declared as arrays are pointers too; locals by their
 	// innermost declarator.
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() == "declaration" {
-			for _, d := range named(n) {
-				if same(d, n.ChildByFieldName("type")) {
+			for _, d := range engine.Named(n) {
+				if engine.Same(d, n.ChildByFieldName("type")) {
 					continue
 				}
 				if name, ptr := pointerDecl(f, d); name != "" {
@@ -98,7 +201,7 @@ func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Fi
 		}
 		return true
 	})
-	name := functionName(f, fn)
+	name := engine.FunctionName(f, fn)
 	report := func(sink string, rhs, at *sitter.Node) {
 		for _, s := range sizeofTerms(f, rhs) {
 			obj, ok := sizeofOperand(f, s)
@@ -107,49 +210,49 @@ func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Fi
 			}
 			ptr := false
 			if obj.Kind() == "identifier" {
-				ptr = ptrs[f.text(obj)]
+				ptr = ptrs[f.Text(obj)]
 			} else if obj.Kind() == "field_expression" {
-				ptr = members[f.text(obj.ChildByFieldName("field"))]
+				ptr = members[f.Text(obj.ChildByFieldName("field"))]
 			}
 			if !ptr {
 				continue
 			}
-			o := strings.Join(strings.Fields(f.text(obj)), "")
-			out = append(out, Finding{Rule: RuleSizeofPtr, Severity: SevError, File: f.Rel, Line: f.line(s), Function: name,
+			o := strings.Join(strings.Fields(f.Text(obj)), "")
+			out = append(out, Finding{Rule: RuleSizeofPtr, Severity: SevError, File: f.Rel, Line: f.Line(s), Function: name,
 				Message: fmt.Sprintf("%s is the size of the pointer %s (8 bytes), not of what it points at, and it is used as %s: use sizeof(*%s)",
-					strings.Join(strings.Fields(f.text(s)), ""), o, sink, o),
-				Evidence: []Evidence{{File: f.Rel, Line: f.line(at), Message: "used as " + sink}}})
+					strings.Join(strings.Fields(f.Text(s)), ""), o, sink, o),
+				Evidence: []Evidence{{File: f.Rel, Line: f.Line(at), Message: "used as " + sink}}})
 		}
 	}
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "assignment_expression":
-			lhs := strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), "")
+			lhs := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("left"))), "")
 			if sizeofSink(lhs) {
 				report(lhs, n.ChildByFieldName("right"), n)
 			}
 		case "init_declarator":
-			if d, _ := declName(f, n.ChildByFieldName("declarator")); d != "" && sizeofSink(d) && !strings.HasSuffix(strings.ToLower(d), "length") {
+			if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d != "" && sizeofSink(d) && !strings.HasSuffix(strings.ToLower(d), "length") {
 				report(d, n.ChildByFieldName("value"), n)
 			}
 		case "initializer_pair":
 			var member string
-			for _, d := range named(n) {
+			for _, d := range engine.Named(n) {
 				if d.Kind() == "field_designator" {
-					member += f.text(d)
+					member += f.Text(d)
 				}
 			}
 			ctx := n.Parent()
 			if ctx != nil && ctx.Parent() != nil {
 				ctx = ctx.Parent()
 			}
-			if member != "" && (member == ".length" && ctx != nil && strings.Contains(strings.ToLower(f.text(ctx)), "sg") || member != ".length" && sizeofSink(member)) {
+			if member != "" && (member == ".length" && ctx != nil && strings.Contains(strings.ToLower(f.Text(ctx)), "sg") || member != ".length" && sizeofSink(member)) {
 				report(strings.TrimPrefix(member, "."), n.ChildByFieldName("value"), n)
 			}
 		case "call_expression":
-			if i, ok := mapLenArg[f.text(n.ChildByFieldName("function"))]; ok {
-				if args := named(n.ChildByFieldName("arguments")); i < len(args) {
-					report("the length of "+f.text(n.ChildByFieldName("function"))+"()", args[i], n)
+			if i, ok := mapLenArg[f.Text(n.ChildByFieldName("function"))]; ok {
+				if args := engine.Named(n.ChildByFieldName("arguments")); i < len(args) {
+					report("the length of "+f.Text(n.ChildByFieldName("function"))+"()", args[i], n)
 				}
 			}
 		}
@@ -160,7 +263,7 @@ func sizeofFunction(f *file, fn *sitter.Node, members map[string]bool) (out []Fi
 
 // sizeofTerms are the sizeofs an expression is a sum of (through
 // parentheses, casts and + only).
-func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
+func sizeofTerms(f *engine.File, n *sitter.Node) []*sitter.Node {
 	n = stripCasts(n)
 	if n == nil {
 		return nil
@@ -169,7 +272,7 @@ func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
 	case "sizeof_expression":
 		return []*sitter.Node{n}
 	case "binary_expression":
-		if f.text(n.ChildByFieldName("operator")) == "+" {
+		if f.Text(n.ChildByFieldName("operator")) == "+" {
 			return append(sizeofTerms(f, n.ChildByFieldName("left")), sizeofTerms(f, n.ChildByFieldName("right"))...)
 		}
 	}
@@ -178,9 +281,9 @@ func sizeofTerms(f *file, n *sitter.Node) []*sitter.Node {
 
 // sizeofOperand is the object a sizeof measures when it is a variable or
 // member: sizeof x, sizeof(x), and sizeof(x) parsed as a type name.
-func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
+func sizeofOperand(f *engine.File, s *sitter.Node) (*sitter.Node, bool) {
 	if v := s.ChildByFieldName("value"); v != nil {
-		v = stripParens(v)
+		v = engine.StripParens(v)
 		if v != nil && (v.Kind() == "identifier" || v.Kind() == "field_expression") {
 			return v, true
 		}
@@ -188,7 +291,7 @@ func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
 	}
 	if t := s.ChildByFieldName("type"); t != nil {
 		// sizeof(hdr): read as the type named hdr.
-		if c := named(t); len(c) == 1 && c[0].Kind() == "type_identifier" {
+		if c := engine.Named(t); len(c) == 1 && c[0].Kind() == "type_identifier" {
 			return c[0], true
 		}
 	}
@@ -198,20 +301,20 @@ func sizeofOperand(f *file, s *sitter.Node) (*sitter.Node, bool) {
 // pointerDecl names what a declarator declares and whether it is a
 // pointer: the declarator nearest the name decides (*p[4] is an array of
 // pointers, (*p)[4] a pointer).
-func pointerDecl(f *file, d *sitter.Node) (string, bool) {
+func pointerDecl(f *engine.File, d *sitter.Node) (string, bool) {
 	last := ""
 	for d != nil {
 		switch d.Kind() {
 		case "identifier", "field_identifier":
-			return f.text(d), last == "pointer_declarator"
+			return f.Text(d), last == "pointer_declarator"
 		case "pointer_declarator", "array_declarator", "function_declarator":
 			last = d.Kind()
 		}
 		next := d.ChildByFieldName("declarator")
 		if next == nil {
-			for _, c := range named(d) {
+			for _, c := range engine.Named(d) {
 				if c.Kind() == "identifier" || c.Kind() == "field_identifier" {
-					return f.text(c), last == "pointer_declarator"
+					return f.Text(c), last == "pointer_declarator"
 				}
 			}
 			return "", false

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 // kindNote says what the analysis does with one tree-sitter C node kind.
 // Every named kind of the grammar is listed (a test holds the table to
@@ -9,7 +9,7 @@ type kindNote struct {
 	note string // what is done with it otherwise, and why
 }
 
-var nodeKinds = map[string]kindNote{
+var NodeKinds = map[string]kindNote{
 	// Statements: each is a CFG construct (cfg.go).
 	"compound_statement":   {stmt: "sequence; inside an expression, a GNU statement expression run before it"},
 	"expression_statement": {stmt: "an effect node"},

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"strconv"
@@ -46,7 +46,7 @@ type cfg struct {
 type loopCtx struct{ brk, cont int }
 
 type cfgBuilder struct {
-	f      *file
+	f      *File
 	g      *cfg
 	labels map[string]int
 	gotos  map[int]string // goto node -> label
@@ -58,7 +58,7 @@ type cfgBuilder struct {
 // recursion on pathological input is deeper than any kernel function).
 const maxNest = 400
 
-func buildCFG(f *file, fn *sitter.Node) *cfg {
+func buildCFG(f *File, fn *sitter.Node) *cfg {
 	g := &cfg{skipped: map[string]int{}}
 	b := &cfgBuilder{f: f, g: g, labels: map[string]int{}, gotos: map[int]string{}}
 	g.exit = b.node(cExit, nil)
@@ -91,8 +91,8 @@ func (b *cfgBuilder) loop() loopCtx {
 // the node that evaluates n (entry), in source order.
 func (b *cfgBuilder) hoisted(n *sitter.Node, entry int) int {
 	var blocks []*sitter.Node
-	walk(n, func(c *sitter.Node) bool {
-		if c.Kind() == "compound_statement" && !same(c, n) {
+	Walk(n, func(c *sitter.Node) bool {
+		if c.Kind() == "compound_statement" && !Same(c, n) {
 			blocks = append(blocks, c)
 			return false
 		}
@@ -121,7 +121,7 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 	case "compound_statement", "ERROR", "translation_unit":
 		return b.sequence(n, next)
 	case "expression_statement":
-		if len(named(n)) == 0 {
+		if len(Named(n)) == 0 {
 			return next
 		}
 		return b.hoisted(n, b.node(cExpr, n, next))
@@ -149,7 +149,7 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 		return b.hoisted(n, b.node(cReturn, n, b.g.exit))
 	case "goto_statement":
 		id := b.node(cNop, nil)
-		b.gotos[id] = b.f.text(n.ChildByFieldName("label"))
+		b.gotos[id] = b.f.Text(n.ChildByFieldName("label"))
 		return id
 	case "labeled_statement":
 		return b.labeled(n, next)
@@ -162,7 +162,7 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 // children builds n's named children that keep passes, in order, to
 // continue at next.
 func (b *cfgBuilder) children(n *sitter.Node, next int, keep func(*sitter.Node) bool) int {
-	kids := named(n)
+	kids := Named(n)
 	for i := len(kids) - 1; i >= 0; i-- {
 		if keep(kids[i]) {
 			next = b.stmt(kids[i], next)
@@ -174,7 +174,7 @@ func (b *cfgBuilder) children(n *sitter.Node, next int, keep func(*sitter.Node) 
 // sequence builds a block's statements in order; a for_each-style
 // iterator macro followed by its block becomes a loop.
 func (b *cfgBuilder) sequence(n *sitter.Node, next int) int {
-	kids := named(n)
+	kids := Named(n)
 	for i := len(kids) - 1; i >= 0; i-- {
 		c := kids[i]
 		// iterator(...) { body }: the macro call parses as a
@@ -277,7 +277,7 @@ func (b *cfgBuilder) switchStmt(n *sitter.Node, next int) int {
 	var entries []int
 	hasDefault := false
 	fall := next
-	cases := named(body)
+	cases := Named(body)
 	for i := len(cases) - 1; i >= 0; i-- {
 		c := cases[i]
 		if c.Kind() != "case_statement" {
@@ -302,13 +302,13 @@ func (b *cfgBuilder) switchStmt(n *sitter.Node, next int) int {
 // caseBody builds a case's statements (not its value).
 func (b *cfgBuilder) caseBody(c *sitter.Node, next int) int {
 	value := c.ChildByFieldName("value")
-	return b.children(c, next, func(k *sitter.Node) bool { return !same(k, value) })
+	return b.children(c, next, func(k *sitter.Node) bool { return !Same(k, value) })
 }
 
 // labeled: a join where gotos land, then the labelled statement.
 func (b *cfgBuilder) labeled(n *sitter.Node, next int) int {
 	l := b.node(cNop, nil)
-	b.labels[b.f.text(n.ChildByFieldName("label"))] = l
+	b.labels[b.f.Text(n.ChildByFieldName("label"))] = l
 	inner := b.children(n, next, func(k *sitter.Node) bool { return k.Kind() != "statement_identifier" })
 	b.g.nodes[l].succ = []int{inner}
 	return l
@@ -323,7 +323,7 @@ func (b *cfgBuilder) preprocIf(n *sitter.Node, next int) int {
 	}
 	name, cond := n.ChildByFieldName("name"), n.ChildByFieldName("condition")
 	body := b.children(n, next, func(k *sitter.Node) bool {
-		return !same(k, altNode) && !same(k, name) && !same(k, cond)
+		return !Same(k, altNode) && !Same(k, name) && !Same(k, cond)
 	})
 	if n.Kind() == "preproc_else" {
 		return body
@@ -334,7 +334,7 @@ func (b *cfgBuilder) preprocIf(n *sitter.Node, next int) int {
 // unknownStmt: an expression where a statement goes (macro damage) is
 // evaluated; any other kind is skipped with its note.
 func (b *cfgBuilder) unknownStmt(n *sitter.Node, next int) int {
-	if note, ok := nodeKinds[n.Kind()]; ok && note.stmt == "" {
+	if note, ok := NodeKinds[n.Kind()]; ok && note.stmt == "" {
 		if isExpression(n.Kind()) {
 			return b.node(cExpr, n, next)
 		}
@@ -352,7 +352,7 @@ func iteratorCall(n *sitter.Node) bool {
 	if n.Kind() != "expression_statement" {
 		return false
 	}
-	kids := named(n)
+	kids := Named(n)
 	if len(kids) != 1 || kids[0].Kind() != "call_expression" {
 		return false
 	}
@@ -361,36 +361,36 @@ func iteratorCall(n *sitter.Node) bool {
 }
 
 func isExpression(k string) bool {
-	return nodeKinds[k].expr
+	return NodeKinds[k].expr
 }
 
 // runsOnce reports whether a loop's body surely runs: for (i = a; i < b;)
 // with literals a < b, or a loop with a nonzero literal condition.
-func runsOnce(f *file, loop *sitter.Node) bool {
-	cond := stripParens(loop.ChildByFieldName("condition"))
+func runsOnce(f *File, loop *sitter.Node) bool {
+	cond := StripParens(loop.ChildByFieldName("condition"))
 	if cond == nil {
 		return loop.Kind() == "for_statement"
 	}
 	if cond.Kind() == "number_literal" || cond.Kind() == "true" {
-		return f.text(cond) != "0"
+		return f.Text(cond) != "0"
 	}
 	init := loop.ChildByFieldName("initializer")
 	if loop.Kind() != "for_statement" || init == nil || cond.Kind() != "binary_expression" {
 		return false
 	}
-	op := f.text(cond.ChildByFieldName("operator"))
+	op := f.Text(cond.ChildByFieldName("operator"))
 	l, r := cond.ChildByFieldName("left"), cond.ChildByFieldName("right")
 	if (op != "<" && op != "<=") || l.Kind() != "identifier" || r.Kind() != "number_literal" {
 		return false
 	}
 	var start *sitter.Node
-	walk(init, func(n *sitter.Node) bool {
+	Walk(init, func(n *sitter.Node) bool {
 		if n.Kind() == "assignment_expression" || n.Kind() == "init_declarator" {
 			lhs := n.ChildByFieldName("left")
 			if lhs == nil {
 				lhs = n.ChildByFieldName("declarator")
 			}
-			if f.text(lhs) == f.text(l) {
+			if f.Text(lhs) == f.Text(l) {
 				if v := n.ChildByFieldName("right"); v != nil {
 					start = v
 				} else {
@@ -403,7 +403,7 @@ func runsOnce(f *file, loop *sitter.Node) bool {
 	if start == nil || start.Kind() != "number_literal" {
 		return false
 	}
-	a, err1 := strconv.ParseInt(f.text(start), 0, 64)
-	b, err2 := strconv.ParseInt(f.text(r), 0, 64)
+	a, err1 := strconv.ParseInt(f.Text(start), 0, 64)
+	b, err2 := strconv.ParseInt(f.Text(r), 0, 64)
 	return err1 == nil && err2 == nil && (a < b || op == "<=" && a == b)
 }

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func (p *ppSession) Source(rel string, raw []byte) ([]byte, map[int]macroUse, bo
 					break
 				}
 			}
-			r.macros[line] = macroUse{name: best.Name, file: best.File, line: best.Line}
+			r.macros[line] = macroUse{Name: best.Name, File: best.File, Line: best.Line}
 		}
 	})
 	if r.src == nil {
@@ -131,7 +131,7 @@ func (p *ppSession) Analysis() string {
 		}
 	}
 	if len(pre) == 0 && len(raw) == 0 {
-		return AnalysisRawC + "; no .c file needed preprocessing"
+		return findings.AnalysisRawC + "; no .c file needed preprocessing"
 	}
 	sort.Strings(raw)
 	var cs []string

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"fmt"
@@ -14,27 +14,41 @@ import (
 // Facts is what the analysed files say about fields, learned from every
 // assignment and declaration, whichever function makes it.
 type Facts struct {
-	// mrLkey is where the module first gives an SGE a memory region's
+	// MrLkey is where the module first gives an SGE a memory region's
 	// key (not the PD's local_dma_lkey); "" when it never does.
-	mrLkey string
+	MrLkey string
 	// kinds of the values assigned to a field, by fieldKey.
 	kinds map[string]map[Kind][]string
 	// dmaMembers are struct members declared dma_addr_t.
 	dmaMembers map[string]string
-	// inlineWRs are the fieldKeys of work requests whose send_flags some
+	// InlineWRs are the fieldKeys of work requests whose send_flags some
 	// function sets IB_SEND_INLINE on.
-	inlineWRs map[string]string
-	// posters are functions that post a parameter (or a member of one).
-	posters map[string]poster
+	InlineWRs map[string]string
+	// Posters are functions that post a parameter (or a member of one).
+	Posters map[string]poster
 	// granted are fields assigned from a QP's caps (fieldKey -> where).
-	granted map[string][]assign
-	// queried are the attr objects whose caps ib_query_qp fills (fieldKey).
-	queried map[string]string
-	// constants are #define NAME number.
-	constants map[string]int64
+	granted map[string][]Assign
+	// Queried are the attr objects whose caps ib_query_qp fills (fieldKey).
+	Queried map[string]string
+	// Constants are #define NAME number.
+	Constants map[string]int64
 	// ptrMembers are struct members declared as pointers or arrays
 	// (true), or as anything else somewhere (false wins).
 	ptrMembers map[string]bool
+	// ptrElems are struct members whose elements are pointers (arrays
+	// of pointers, pointers to pointers) in every struct that has them.
+	ptrElems map[string]bool
+	// flagSet are the fields (FieldKey) that some assignment gives
+	// IB_SEND_INLINE (a flag kept for later: queue->inline_flag), with
+	// where; flagOther where they are given anything else.
+	flagSet, flagOther map[string]map[string]bool
+	// numSGE are the values the module assigns to a request field's
+	// num_sge (FieldKey of the request), with where.
+	numSGE map[string]map[string]string
+	// sgList are the lists the module points a request field's sg_list
+	// at, relative to the object holding both (".sge" for
+	// tx->wr.sg_list = tx->sge).
+	sgList map[string]map[string]string
 	// opcodes are the opcodes assigned to work requests (fieldKey of the
 	// request -> opcode and where), whichever function assigns them.
 	opcodes map[string][2]string
@@ -45,7 +59,7 @@ type Facts struct {
 	funcs     map[string]funcDef
 	summaries map[string]*summary
 	computing map[string]bool
-	templates map[*file]map[string]*sitter.Node
+	templates map[*File]map[string]*sitter.Node
 	// flagMacros are #defines whose value sets IB_SEND_INLINE.
 	flagMacros map[string]string
 	// retKinds are return types of the module's functions that are
@@ -59,11 +73,11 @@ type Facts struct {
 }
 
 type funcDef struct {
-	f  *file
+	f  *File
 	fn *sitter.Node
 }
 
-// summary is what a function of the module does, as its callers see it:
+// Summary is what a function of the module does, as its callers see it:
 // the value it returns (address kind and flags, joined over its paths),
 // what it sets on the requests its pointer parameters reach, and the
 // comparisons its boolean result is computed from (a guard predicate).
@@ -72,17 +86,17 @@ type summary struct {
 	// its pointer parameters reach (nil when there are too many: then
 	// effects, joined over the paths).
 	variants [][]varEffect
-	ret      *val
+	ret      *Val
 	params   []string // the names its ret's conditions use
 	names    []string // all its parameters' names
 	effects  []effect
-	guards   []guardRef
+	Guards   []GuardRef
 }
 
 type effect struct {
 	param   int
 	suffix  string
-	flags   *val
+	flags   *Val
 	opcode  string
 	assigns bool // send_flags assigned (not or-ed) on every path
 }
@@ -95,42 +109,42 @@ type varEffect struct {
 	param int
 	rel   string
 	kind  byte
-	v     *val
+	v     *Val
 	s     string
 }
 
 const maxVariants = 8
 
-type guardRef struct {
-	f   *file
-	fn  *sitter.Node
-	cmp *sitter.Node
+type GuardRef struct {
+	F   *File
+	Fn  *sitter.Node
+	Cmp *sitter.Node
 }
 
 type poster struct {
-	param  int
+	Param  int
 	suffix string
 }
 
-type assign struct {
-	file     *file
-	fn       *sitter.Node
-	node     *sitter.Node
-	lhs, rhs *sitter.Node
+type Assign struct {
+	File     *File
+	Fn       *sitter.Node
+	Node     *sitter.Node
+	Lhs, Rhs *sitter.Node
 }
 
-func newFacts() *Facts {
-	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, inlineWRs: map[string]string{},
-		posters: map[string]poster{}, granted: map[string][]assign{}, queried: map[string]string{}, constants: map[string]int64{},
-		ptrMembers: map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
-		computing: map[string]bool{}, templates: map[*file]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
+func NewFacts() *Facts {
+	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, InlineWRs: map[string]string{},
+		Posters: map[string]poster{}, granted: map[string][]Assign{}, Queried: map[string]string{}, Constants: map[string]int64{},
+		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, numSGE: map[string]map[string]string{}, sgList: map[string]map[string]string{}, flagOther: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
+		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
 }
 
-// fieldKind is what a field is known to hold: DMA if any assignment
+// FieldKind is what a field is known to hold: DMA if any assignment
 // anywhere stores a DMA address or it is declared dma_addr_t, virtual if
 // every assignment stores a virtual address.
-func (fs *Facts) fieldKind(p string) (Kind, string) {
-	key := fieldKey(p)
+func (fs *Facts) FieldKind(p string) (Kind, string) {
+	key := FieldKey(p)
 	if key == "" {
 		return Unknown, ""
 	}
@@ -150,49 +164,134 @@ func (fs *Facts) fieldKind(p string) (Kind, string) {
 	return Unknown, ""
 }
 
-// learn reads one file's assignments and declarations. It runs twice so
+// learnFlagField records an assignment to a field that is not a
+// request's send_flags: whether it stores IB_SEND_INLINE.
+func (fs *Facts) learnFlagField(p string, sc *scope, n, rhs *sitter.Node, where string) {
+	key := FieldKey(p)
+	if key == "" {
+		return
+	}
+	if mentions(sc.f, rhs, "IB_SEND_INLINE") && sc.f.Text(n.ChildByFieldName("operator")) == "=" {
+		if on, _ := sc.valueOf(rhs).FlagsOn(nil); on == FlagOn {
+			if fs.flagSet[key] == nil {
+				fs.flagSet[key] = map[string]bool{}
+			}
+			fs.flagSet[key][where] = true
+			return
+		}
+	}
+	if fs.flagSet[key] != nil || strings.Contains(sc.f.Text(rhs), "IB_SEND") {
+		if fs.flagOther[key] == nil {
+			fs.flagOther[key] = map[string]bool{}
+		}
+		fs.flagOther[key][where] = true
+	}
+}
+
+// FlagField says whether the field at place p holds IB_SEND_INLINE
+// wherever the module reads it: every assignment to it in the module
+// stores the flag (queue->inline_flag = IB_SEND_INLINE). where is the
+// first such assignment.
+func (fs *Facts) FlagField(p string) (where string, ok bool) {
+	key := FieldKey(p)
+	set := fs.flagSet[key]
+	if key == "" || len(set) == 0 || len(fs.flagOther[key]) > 0 {
+		return "", false
+	}
+	return SortedKeys(set)[0], true
+}
+
+// NumSGE bounds the num_sge of a request kept in a field (FieldKey of
+// the request) when a path does not set it: the largest of the values
+// the module assigns it (at allocation, in a builder), when all are
+// constants; where names one such assignment.
+func (fs *Facts) NumSGE(key string) (n int, where string, ok bool) {
+	vals := fs.numSGE[key]
+	if key == "" || len(vals) == 0 {
+		return 0, "", false
+	}
+	for _, v := range SortedKeys(vals) {
+		x, err := strconv.Atoi(v)
+		if err != nil {
+			c, known := fs.Constants[v]
+			if !known {
+				return 0, "", false
+			}
+			x = int(c)
+		}
+		if x >= n {
+			n, where = x, vals[v]
+		}
+	}
+	return n, where, true
+}
+
+// SgList is the SGE list of a request kept in an object (place w) when a
+// path does not point it: the one list the module ever points that
+// field at, in the same object ("" when none or several).
+func (fs *Facts) SgList(w string) string {
+	l := fs.sgList[FieldKey(w)]
+	if len(l) != 1 {
+		return ""
+	}
+	for rel := range l {
+		return Root(w) + rel
+	}
+	return ""
+}
+
+// Func is the module's definition of a function: its file and node.
+func (fs *Facts) Func(name string) (*File, *sitter.Node, bool) {
+	d, ok := fs.funcs[name]
+	return d.f, d.fn, ok && d.f != nil
+}
+
+// Learn reads one file's assignments and declarations. It runs twice so
 // that fields assigned from other fields settle.
-func (fs *Facts) learn(f *file) {
-	walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+func (fs *Facts) Learn(f *File) {
+	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "field_declaration":
-			for _, d := range named(n) {
-				if same(d, n.ChildByFieldName("type")) {
+			for _, d := range Named(n) {
+				if Same(d, n.ChildByFieldName("type")) {
 					continue
 				}
-				if name, ptr := declName(f, d); name != "" {
+				if name, ptr := DeclName(f, d); name != "" {
 					if old, seen := fs.ptrMembers[name]; !seen || old {
 						fs.ptrMembers[name] = ptr
 					}
+					if old, seen := fs.ptrElems[name]; !seen || old {
+						fs.ptrElems[name] = DeclDepth(d) >= 2
+					}
 				}
 			}
-			if strings.Contains(f.text(n.ChildByFieldName("type")), "dma_addr_t") {
-				for _, d := range named(n) {
+			if strings.Contains(f.Text(n.ChildByFieldName("type")), "dma_addr_t") {
+				for _, d := range Named(n) {
 					if d.Kind() == "field_identifier" || strings.HasSuffix(d.Kind(), "declarator") {
-						if name, _ := declName(f, d); name != "" {
-							fs.dmaMembers[name] = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+						if name, _ := DeclName(f, d); name != "" {
+							fs.dmaMembers[name] = fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
 						}
 					}
 				}
 			}
 		case "preproc_def":
-			name := f.text(n.ChildByFieldName("name"))
-			if v := f.text(n.ChildByFieldName("value")); strings.Contains(v, "IB_SEND_INLINE") && !strings.Contains(v, "~") {
-				fs.flagMacros[name] = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+			name := f.Text(n.ChildByFieldName("name"))
+			if v := f.Text(n.ChildByFieldName("value")); strings.Contains(v, "IB_SEND_INLINE") && !strings.Contains(v, "~") {
+				fs.flagMacros[name] = fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
 			}
 			var v int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(f.text(n.ChildByFieldName("value"))), "%v", &v); err == nil {
-				fs.constants[name] = v
+			if _, err := fmt.Sscanf(strings.TrimSpace(f.Text(n.ChildByFieldName("value"))), "%v", &v); err == nil {
+				fs.Constants[name] = v
 			}
 		case "function_definition":
-			name := functionName(f, n)
+			name := FunctionName(f, n)
 			if _, dup := fs.funcs[name]; !dup && name != "" {
 				fs.funcs[name] = funcDef{f, n}
 			}
 			if d := n.ChildByFieldName("declarator"); d != nil && d.Kind() == "pointer_declarator" {
 				fs.retPtr[name] = true
 			}
-			switch t := strings.TrimSpace(f.text(n.ChildByFieldName("type"))); t {
+			switch t := strings.TrimSpace(f.Text(n.ChildByFieldName("type"))); t {
 			case "dma_addr_t":
 				fs.retKinds[name] = DMA
 			case "phys_addr_t":
@@ -207,13 +306,13 @@ func (fs *Facts) learn(f *file) {
 			// A file-scope static initializer is a template: its
 			// opcodes are learned here, its members applied where it
 			// is copied.
-			for _, d := range named(n) {
+			for _, d := range Named(n) {
 				if d.Kind() != "init_declarator" {
 					continue
 				}
 				if v := d.ChildByFieldName("value"); v != nil && v.Kind() == "initializer_list" {
-					name, _ := declName(f, d.ChildByFieldName("declarator"))
-					walk(v, func(c *sitter.Node) bool {
+					name, _ := DeclName(f, d.ChildByFieldName("declarator"))
+					Walk(v, func(c *sitter.Node) bool {
 						if c.Kind() == "initializer_pair" {
 							fs.learnOpcode(f, c, name)
 						}
@@ -230,8 +329,8 @@ func (fs *Facts) learn(f *file) {
 // learnLkey notes an SGE key from a memory region rather than the PD's
 // DMA key: that SGE's address is an I/O virtual address in the region,
 // which may be a kernel virtual address.
-func (fs *Facts) learnLkey(f *file, n *sitter.Node) {
-	if fs.mrLkey != "" {
+func (fs *Facts) learnLkey(f *File, n *sitter.Node) {
+	if fs.MrLkey != "" {
 		return
 	}
 	var l, r *sitter.Node
@@ -239,32 +338,32 @@ func (fs *Facts) learnLkey(f *file, n *sitter.Node) {
 		l, r = n.ChildByFieldName("left"), n.ChildByFieldName("right")
 	} else {
 		r = n.ChildByFieldName("value")
-		for _, d := range named(n) {
+		for _, d := range Named(n) {
 			if d.Kind() == "field_designator" {
 				l = d
 			}
 		}
 	}
-	if l != nil && r != nil && strings.HasSuffix(strings.TrimSpace(f.text(l)), "lkey") && !strings.Contains(f.text(r), "dma_lkey") {
-		fs.mrLkey = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+	if l != nil && r != nil && strings.HasSuffix(strings.TrimSpace(f.Text(l)), "lkey") && !strings.Contains(f.Text(r), "dma_lkey") {
+		fs.MrLkey = fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
 	}
 }
 
-func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
+func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 	types := map[string]string{}
-	ps := params(f, fn)
+	ps := Params(f, fn)
 	for _, p := range ps {
-		types[p.name] = p.typ
+		types[p.Name] = p.Typ
 	}
 	alias := map[string]string{}
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if k := n.Kind(); k == "assignment_expression" || k == "initializer_pair" {
 			fs.learnLkey(f, n)
 		}
 		if n.Kind() == "declaration" {
-			typ := f.text(n.ChildByFieldName("type"))
-			for _, d := range named(n) {
-				name, _ := declName(f, d)
+			typ := f.Text(n.ChildByFieldName("type"))
+			for _, d := range Named(n) {
+				name, _ := DeclName(f, d)
 				if name != "" {
 					types[name] = typ
 				}
@@ -272,64 +371,87 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 		}
 		return true
 	})
-	sc := &scope{f: f, locals: map[string]*val{}, types: types, alias: alias, places: map[string]*val{}, facts: fs}
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	sc := &scope{f: f, locals: map[string]*Val{}, types: types, alias: alias, places: map[string]*Val{}, facts: fs}
+	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "assignment_expression":
 			lhs, rhs := n.ChildByFieldName("left"), n.ChildByFieldName("right")
-			p := placeOf(f, lhs, alias)
+			p := PlaceOf(f, lhs, alias)
 			if p == "" || strings.HasPrefix(p, "v:") {
 				return true
 			}
-			_, member := splitMember(p)
-			where := fmt.Sprintf("%s:%d", f.Rel, f.line(n))
-			if member == "send_flags" && mentions(f, rhs, "IB_SEND_INLINE") && f.text(n.ChildByFieldName("operator")) != "&=" {
+			_, member := wrMember(p)
+			where := fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
+			if member != "" && member != "send_flags" {
+				fs.learnFlagField(p, sc, n, rhs, where)
+			}
+			if member == "send_flags" && mentions(f, rhs, "IB_SEND_INLINE") && f.Text(n.ChildByFieldName("operator")) != "&=" {
 				wr, _ := splitMember(p)
-				if k := fieldKey(wr); k != "" && k != "wr" {
-					fs.inlineWRs[k] = where
+				if k := FieldKey(wr); k != "" && k != "wr" {
+					fs.InlineWRs[k] = where
 				}
 			}
-			if strings.Contains(f.text(rhs), "max_inline_data") {
-				fs.granted[fieldKey(p)] = append(fs.granted[fieldKey(p)], assign{f, fn, n, lhs, rhs})
+			if strings.Contains(f.Text(rhs), "max_inline_data") {
+				fs.granted[FieldKey(p)] = append(fs.granted[FieldKey(p)], Assign{f, fn, n, lhs, rhs})
 			}
 			if member == "opcode" {
 				wr, _ := splitMember(p)
-				fs.addOpcode(fieldKey(wr), f.text(rhs), where)
+				fs.addOpcode(FieldKey(wr), f.Text(rhs), where)
 			}
-			key := fieldKey(p)
+			if member == "sg_list" && f.Text(n.ChildByFieldName("operator")) == "=" {
+				// tx->wr.sg_list = tx->sge: the list, relative to the
+				// object both live in.
+				wr, _ := splitMember(p)
+				if k, l := FieldKey(wr), pointee(f, rhs, alias); k != "" && l != "" && Root(l) == Root(wr) && strings.HasPrefix(l, Root(wr)) {
+					if fs.sgList[k] == nil {
+						fs.sgList[k] = map[string]string{}
+					}
+					fs.sgList[k][strings.TrimPrefix(l, Root(wr))] = where
+				}
+			}
+			if member == "num_sge" && f.Text(n.ChildByFieldName("operator")) == "=" {
+				wr, _ := splitMember(p)
+				if k := FieldKey(wr); k != "" {
+					if fs.numSGE[k] == nil {
+						fs.numSGE[k] = map[string]string{}
+					}
+					fs.numSGE[k][CondKey(f, rhs)] = where
+				}
+			}
+			key := FieldKey(p)
 			if key == "" {
 				return true
 			}
-			k, _ := sc.valueOf(rhs).resolve(nil)
+			k, _ := sc.valueOf(rhs).Resolve(nil)
 			if fs.kinds[key] == nil {
 				fs.kinds[key] = map[Kind][]string{}
 			}
 			fs.kinds[key][k] = append(fs.kinds[key][k], where)
 		case "call_expression":
-			name := f.text(n.ChildByFieldName("function"))
-			args := named(n.ChildByFieldName("arguments"))
+			name := f.Text(n.ChildByFieldName("function"))
+			args := Named(n.ChildByFieldName("arguments"))
 			if (name == "ib_post_send" || strings.HasSuffix(name, "post_send")) && len(args) >= 2 {
 				target := pointee(f, args[1], alias)
 				for i, p := range ps {
-					if root(target) == p.name && target != "" {
-						fs.posters[functionName(f, fn)] = poster{param: i, suffix: strings.TrimPrefix(target, p.name)}
+					if Root(target) == p.Name && target != "" {
+						fs.Posters[FunctionName(f, fn)] = poster{Param: i, suffix: strings.TrimPrefix(target, p.Name)}
 					}
 				}
 			}
 			if name == "ib_query_qp" && len(args) >= 2 {
 				if q := pointee(f, args[1], alias); q != "" {
-					fs.queried[fieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("%s:%d", f.Rel, f.line(n))
+					fs.Queried[FieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
 				}
 			}
 			// An attr kept in an object that outlives the creating
 			// function holds the grant once the QP exists.
-			if createFuncs[name] && name != "ib_query_qp" {
+			if CreateFuncs[name] && name != "ib_query_qp" {
 				for _, a := range args {
 					if a.Kind() != "pointer_expression" {
 						continue
 					}
-					if q := pointee(f, a, alias); strings.Contains(q, ".") && fieldKey(q+".cap.max_inline_data") != "" {
-						fs.queried[fieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("created by %s at %s:%d", name, f.Rel, f.line(n))
+					if q := pointee(f, a, alias); strings.Contains(q, ".") && FieldKey(q+".cap.max_inline_data") != "" {
+						fs.Queried[FieldKey(q+".cap.max_inline_data")] = fmt.Sprintf("created by %s at %s:%d", name, f.Rel, f.Line(n))
 					}
 				}
 			}
@@ -338,8 +460,8 @@ func (fs *Facts) learnFunction(f *file, fn *sitter.Node) {
 	})
 }
 
-// sortedKeys is for deterministic output.
-func sortedKeys[M ~map[string]V, V any](m M) []string {
+// SortedKeys is for deterministic output.
+func SortedKeys[M ~map[string]V, V any](m M) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -349,13 +471,13 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 }
 
 // learnOpcode reads .opcode = IB_WR_... in an initializer of object obj.
-func (fs *Facts) learnOpcode(f *file, pair *sitter.Node, obj string) {
+func (fs *Facts) learnOpcode(f *File, pair *sitter.Node, obj string) {
 	var path []string
 	for p := pair; p != nil && p.Kind() == "initializer_pair"; {
 		var m string
-		for _, d := range named(p) {
+		for _, d := range Named(p) {
 			if d.Kind() == "field_designator" {
-				m = strings.TrimPrefix(f.text(d), ".")
+				m = strings.TrimPrefix(f.Text(d), ".")
 			}
 		}
 		path = append([]string{m}, path...)
@@ -374,12 +496,12 @@ func (fs *Facts) learnOpcode(f *file, pair *sitter.Node, obj string) {
 	}
 	key := strings.Join(path[:len(path)-1], ".")
 	if obj != "" {
-		key = fieldKey(obj + "." + key)
+		key = FieldKey(obj + "." + key)
 	}
 	if key == "" {
 		return
 	}
-	fs.addOpcode(key, f.text(v), fmt.Sprintf("%s:%d", f.Rel, f.line(pair)))
+	fs.addOpcode(key, f.Text(v), fmt.Sprintf("%s:%d", f.Rel, f.Line(pair)))
 }
 
 // addOpcode records an opcode assigned to the requests named key ("wr"
@@ -388,7 +510,7 @@ func (fs *Facts) addOpcode(key, op, where string) {
 	if key == "" || key == "wr" {
 		return // names too many requests
 	}
-	if !registrationOps[op] {
+	if !RegistrationOps[op] {
 		fs.otherOps[key] = true
 		return
 	}
@@ -397,9 +519,9 @@ func (fs *Facts) addOpcode(key, op, where string) {
 	}
 }
 
-// opcodeOf is the registration opcode every assignment gives the requests
+// OpcodeOf is the registration opcode every assignment gives the requests
 // named key, if that is what they get.
-func (fs *Facts) opcodeOf(key string) (string, string, bool) {
+func (fs *Facts) OpcodeOf(key string) (string, string, bool) {
 	o, ok := fs.opcodes[key]
 	if !ok || fs.otherOps[key] {
 		return "", "", false
@@ -413,33 +535,33 @@ func (fs *Facts) pointerMember(name string) bool { return fs.ptrMembers[name] }
 
 // returnKind is the address kind a module function's return type says.
 func (fs *Facts) returnKind(name string) (Kind, string) {
-	if o := fs.linked(name); o != nil {
+	if o := fs.Linked(name); o != nil {
 		return o.returnKind(name)
 	}
 	if k, ok := fs.retKinds[name]; ok {
 		d := fs.funcs[name]
-		return k, fmt.Sprintf("%s() returns %s, %s:%d", name, strings.TrimSpace(d.f.text(d.fn.ChildByFieldName("type"))), d.f.Rel, d.f.line(d.fn))
+		return k, fmt.Sprintf("%s() returns %s, %s:%d", name, strings.TrimSpace(d.f.Text(d.fn.ChildByFieldName("type"))), d.f.Rel, d.f.Line(d.fn))
 	}
 	return Unknown, ""
 }
 
 // templatesOf lists a file's file-scope initializers by name.
-func (fs *Facts) templatesOf(f *file) map[string]*sitter.Node {
+func (fs *Facts) templatesOf(f *File) map[string]*sitter.Node {
 	if t, ok := fs.templates[f]; ok {
 		return t
 	}
 	t := map[string]*sitter.Node{}
 	root := f.Tree.RootNode()
-	for _, n := range named(root) {
+	for _, n := range Named(root) {
 		if n.Kind() != "declaration" {
 			continue
 		}
-		for _, d := range named(n) {
+		for _, d := range Named(n) {
 			if d.Kind() != "init_declarator" {
 				continue
 			}
 			if v := d.ChildByFieldName("value"); v != nil && v.Kind() == "initializer_list" {
-				if name, _ := declName(f, d.ChildByFieldName("declarator")); name != "" {
+				if name, _ := DeclName(f, d.ChildByFieldName("declarator")); name != "" {
 					t[name] = v
 				}
 			}
@@ -449,60 +571,60 @@ func (fs *Facts) templatesOf(f *file) map[string]*sitter.Node {
 	return t
 }
 
-// summary computes (once, bottom-up: a callee's summary is computed when
+// Summary computes (once, bottom-up: a callee's summary is computed when
 // its caller's analysis first needs it) what a module function does for
 // its callers; nil for functions outside the module and while the
 // function's own summary is being computed (recursion).
-func (fs *Facts) summary(name string) *summary {
+func (fs *Facts) Summary(name string) *summary {
 	if s, ok := fs.summaries[name]; ok {
 		return s
 	}
-	if o := fs.linked(name); o != nil {
-		return o.summary(name)
+	if o := fs.Linked(name); o != nil {
+		return o.Summary(name)
 	}
 	d, ok := fs.funcs[name]
 	if !ok || fs.computing[name] || len(fs.computing) >= maxSummaryDepth {
 		return nil
 	}
-	if !summaryWorthy.MatchString(d.f.text(d.fn)) {
+	if !summaryWorthy.MatchString(d.f.Text(d.fn)) {
 		fs.summaries[name] = nil
 		return nil
 	}
 	fs.computing[name] = true
 	defer delete(fs.computing, name)
 	s := &summary{}
-	ps := params(d.f, d.fn)
+	ps := Params(d.f, d.fn)
 	for _, p := range ps {
-		s.names = append(s.names, p.name)
+		s.names = append(s.names, p.Name)
 	}
 	type eff struct {
-		flags  *val
+		flags  *Val
 		opcode string
 		all    bool
 		n      int
 	}
 	effs := map[string]*eff{}
 	type retPath struct {
-		v     *val
+		v     *Val
 		facts map[string]bool
 	}
-	var rets []*val
+	var rets []*Val
 	var paths []retPath
 	exits := 0
 	variants := map[string][]varEffect{}
-	in := &interp{f: d.f, fn: d.fn, facts: fs, budget: maxSummarySteps}
-	in.onCheck = func(cp checkpoint) {
-		if !cp.exit {
+	in := &Interp{F: d.f, Fn: d.fn, Facts: fs, budget: maxSummarySteps}
+	in.OnCheck = func(cp Checkpoint) {
+		if !cp.Exit {
 			return
 		}
 		exits++
 		if len(variants) <= maxVariants {
-			v := exitVariant(cp.state, ps, d.f.Rel)
-			v = append(v, exitConditions(cp.state, s.names)...)
-			if r := stripParens(cp.ret); r != nil {
+			v := exitVariant(cp.State, ps, d.f.Rel)
+			v = append(v, exitConditions(cp.State, s.names)...)
+			if r := StripParens(cp.ret); r != nil {
 				// A constant return (return true;) tells the caller
 				// which exit path it took.
-				switch t := d.f.text(r); {
+				switch t := d.f.Text(r); {
 				case r.Kind() == "true", t == "1":
 					v = append(v, varEffect{kind: 'r', s: "1"})
 				case r.Kind() == "false", t == "0":
@@ -516,28 +638,28 @@ func (fs *Facts) summary(name string) *summary {
 			variants[kb.String()] = v
 		}
 		if cp.ret != nil {
-			rv := in.scope(cp.state).valueOf(cp.ret)
+			rv := in.scope(cp.State).valueOf(cp.ret)
 			rets = append(rets, rv)
-			paths = append(paths, retPath{rv, cloneMap(cp.state.facts)})
-			for _, c := range comparisons(d.f, cp.ret, d.fn) {
-				s.guards = append(s.guards, guardRef{d.f, d.fn, c})
+			paths = append(paths, retPath{rv, cloneMap(cp.State.Facts)})
+			for _, c := range Comparisons(d.f, cp.ret, d.fn) {
+				s.Guards = append(s.Guards, GuardRef{d.f, d.fn, c})
 			}
 			if c := stripCond(d.f, cp.ret); c != nil && c.Kind() == "call_expression" {
-				if sub := fs.summary(d.f.text(c.ChildByFieldName("function"))); sub != nil {
-					s.guards = append(s.guards, sub.guards...)
+				if sub := fs.Summary(d.f.Text(c.ChildByFieldName("function"))); sub != nil {
+					s.Guards = append(s.Guards, sub.Guards...)
 				}
 			}
 		}
-		st := cp.state
+		st := cp.State
 		for i, p := range ps {
-			if !p.pointer {
+			if !p.Pointer {
 				continue
 			}
-			for w, fl := range st.flags {
-				if w != p.name && !strings.HasPrefix(w, p.name+".") {
+			for w, fl := range st.Flags {
+				if w != p.Name && !strings.HasPrefix(w, p.Name+".") {
 					continue
 				}
-				k := strconv.Itoa(i) + " " + strings.TrimPrefix(w, p.name)
+				k := strconv.Itoa(i) + " " + strings.TrimPrefix(w, p.Name)
 				e := effs[k]
 				if e == nil {
 					e = &eff{all: true}
@@ -548,17 +670,17 @@ func (fs *Facts) summary(name string) *summary {
 					e.flags = fl
 				}
 			}
-			for w, op := range st.opc {
-				if w != p.name && !strings.HasPrefix(w, p.name+".") {
+			for w, op := range st.Opc {
+				if w != p.Name && !strings.HasPrefix(w, p.Name+".") {
 					continue
 				}
-				k := strconv.Itoa(i) + " " + strings.TrimPrefix(w, p.name)
+				k := strconv.Itoa(i) + " " + strings.TrimPrefix(w, p.Name)
 				e := effs[k]
 				if e == nil {
 					e = &eff{all: true}
 					effs[k] = e
 				}
-				if e.opcode == "" || registrationOps[op] {
+				if e.opcode == "" || RegistrationOps[op] {
 					e.opcode = op
 				}
 			}
@@ -570,9 +692,9 @@ func (fs *Facts) summary(name string) *summary {
 				s.ret, s.effects = nil, nil // no summary rather than a wrong one
 			}
 		}()
-		in.run()
+		in.Run()
 	}()
-	for _, k := range sortedKeys(effs) {
+	for _, k := range SortedKeys(effs) {
 		e := effs[k]
 		var i int
 		var suffix string
@@ -580,14 +702,14 @@ func (fs *Facts) summary(name string) *summary {
 		suffix = k[strings.IndexByte(k, ' ')+1:]
 		fl := e.flags
 		if fl != nil {
-			fl = mapLeaves(fl, func(l *val) *val {
-				return &val{kind: l.kind, inl: l.inl, why: name + "() sets " + l.why, line: l.line, file: d.f.Rel}
+			fl = mapLeaves(fl, func(l *Val) *Val {
+				return &Val{kind: l.kind, inl: l.inl, Why: name + "() sets " + l.Why, Line: l.Line, File: d.f.Rel}
 			})
 		}
-		s.effects = append(s.effects, effect{param: i, suffix: suffix, flags: fl, opcode: e.opcode, assigns: e.n == exits && !in.capped})
+		s.effects = append(s.effects, effect{param: i, suffix: suffix, flags: fl, opcode: e.opcode, assigns: e.n == exits && !in.Capped})
 	}
-	if len(variants) <= maxVariants && !in.capped {
-		for _, k := range sortedKeys(variants) {
+	if len(variants) <= maxVariants && !in.Capped {
+		for _, k := range SortedKeys(variants) {
 			s.variants = append(s.variants, variants[k])
 		}
 	}
@@ -597,13 +719,13 @@ func (fs *Facts) summary(name string) *summary {
 		// (len > max_inline ? flags : flags | IB_SEND_INLINE) is kept
 		// as a choice the caller's path may decide.
 		for _, p := range ps {
-			s.params = append(s.params, p.name)
+			s.params = append(s.params, p.Name)
 		}
-		for _, k := range sortedKeys(paths[0].facts) {
+		for _, k := range SortedKeys(paths[0].facts) {
 			if !onlyParams(k, s.params) {
 				continue
 			}
-			var yes, no []*val
+			var yes, no []*Val
 			for _, p := range paths {
 				b, ok := p.facts[k]
 				if !ok {
@@ -619,7 +741,7 @@ func (fs *Facts) summary(name string) *summary {
 			if len(yes) > 0 && len(no) > 0 {
 				t, f := joinReturns(yes, d.f.Rel), joinReturns(no, d.f.Rel)
 				if t.key() != f.key() {
-					s.ret = &val{cond: k, t: t, f: f, why: s.ret.why, line: s.ret.line, file: d.f.Rel}
+					s.ret = &Val{Cond: k, t: t, f: f, Why: s.ret.Why, Line: s.ret.Line, File: d.f.Rel}
 					break
 				}
 			}
@@ -642,23 +764,23 @@ var summaryWorthy = regexp.MustCompile(`send_flags|opcode|IB_SEND_|dma|_pa\(|phy
 // mentionsInline reports whether a module function's text mentions an
 // inline size or flag (a candidate guard predicate).
 func (fs *Facts) mentionsInline(name string) bool {
-	if o := fs.linked(name); o != nil {
+	if o := fs.Linked(name); o != nil {
 		return o.mentionsInline(name)
 	}
 	d, ok := fs.funcs[name]
-	return ok && strings.Contains(strings.ToLower(d.f.text(d.fn)), "inline")
+	return ok && strings.Contains(strings.ToLower(d.f.Text(d.fn)), "inline")
 }
 
 // joinReturns joins the values a function returns on its paths: DMA or
 // physical on any path wins, virtual needs every path; the flag bit is
 // set when any path sets it.
-func joinReturns(rets []*val, file string) *val {
+func joinReturns(rets []*Val, file string) *Val {
 	var kind Kind = Virt
-	var w *val
-	inl := flagOff
-	var wi *val
+	var w *Val
+	inl := FlagOff
+	var wi *Val
 	for _, r := range rets {
-		k, l := r.resolve(nil)
+		k, l := r.Resolve(nil)
 		switch {
 		case k == DMA:
 			kind, w = DMA, l
@@ -669,18 +791,18 @@ func joinReturns(rets []*val, file string) *val {
 		case w == nil:
 			w = l
 		}
-		i, li := r.flagsOn(nil)
+		i, li := r.FlagsOn(nil)
 		switch {
-		case i == flagOn:
-			inl, wi = flagOn, li
-		case i == flagUnset && inl == flagOff:
-			inl = flagUnset
+		case i == FlagOn:
+			inl, wi = FlagOn, li
+		case i == FlagUnset && inl == FlagOff:
+			inl = FlagUnset
 		}
 	}
-	if wi != nil && inl == flagOn {
+	if wi != nil && inl == FlagOn {
 		w = wi
 	}
-	return &val{kind: kind, inl: inl, why: w.why, line: w.line, file: file}
+	return &Val{kind: kind, inl: inl, Why: w.Why, Line: w.Line, File: file}
 }
 
 var identTok = regexp.MustCompile(`[A-Za-z_]\w*`)
@@ -725,14 +847,14 @@ func substParams(k string, params, args []string) string {
 // whose path decided the same condition the other way cannot take that
 // exit (kind 'c': rel the condition key in the callee's terms, s "1" or
 // "0").
-func exitConditions(st *state, names []string) []varEffect {
+func exitConditions(st *State, names []string) []varEffect {
 	var out []varEffect
-	for _, k := range sortedKeys(st.facts) {
+	for _, k := range SortedKeys(st.Facts) {
 		if k == "" || !onlyParams(k, names) || !strings.ContainsAny(k, "<>=!") && !identTok.MatchString(k) {
 			continue
 		}
 		b := "0"
-		if st.facts[k] {
+		if st.Facts[k] {
 			b = "1"
 		}
 		out = append(out, varEffect{kind: 'c', rel: k, s: b})
@@ -742,50 +864,50 @@ func exitConditions(st *state, names []string) []varEffect {
 
 // exitVariant lists what an exit state leaves in the objects the
 // function's pointer parameters reach.
-func exitVariant(st *state, ps []param, file string) []varEffect {
+func exitVariant(st *State, ps []param, file string) []varEffect {
 	var out []varEffect
 	rel := func(w string) (int, string, bool) {
 		for i, p := range ps {
-			if p.pointer && (w == p.name || strings.HasPrefix(w, p.name+".") || strings.HasPrefix(w, p.name+"[")) {
-				return i, strings.TrimPrefix(w, p.name), true
+			if p.Pointer && (w == p.Name || strings.HasPrefix(w, p.Name+".") || strings.HasPrefix(w, p.Name+"[")) {
+				return i, strings.TrimPrefix(w, p.Name), true
 			}
 		}
 		return 0, "", false
 	}
-	prov := func(v *val) *val {
-		return mapLeaves(v, func(l *val) *val {
-			f := l.file
+	prov := func(v *Val) *Val {
+		return mapLeaves(v, func(l *Val) *Val {
+			f := l.File
 			if f == "" {
 				f = file
 			}
-			return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: f}
+			return &Val{kind: l.kind, inl: l.inl, Why: l.Why, Line: l.Line, File: f}
 		})
 	}
-	for _, w := range sortedKeys(st.flags) {
+	for _, w := range SortedKeys(st.Flags) {
 		if i, r, ok := rel(w); ok {
-			out = append(out, varEffect{param: i, rel: r, kind: 'f', v: prov(st.flags[w])})
+			out = append(out, varEffect{param: i, rel: r, kind: 'f', v: prov(st.Flags[w])})
 		}
 	}
-	for _, w := range sortedKeys(st.opc) {
+	for _, w := range SortedKeys(st.Opc) {
 		if i, r, ok := rel(w); ok {
-			out = append(out, varEffect{param: i, rel: r, kind: 'o', s: st.opc[w]})
+			out = append(out, varEffect{param: i, rel: r, kind: 'o', s: st.Opc[w]})
 		}
 	}
-	for _, w := range sortedKeys(st.addr) {
+	for _, w := range SortedKeys(st.Addr) {
 		if i, r, ok := rel(w); ok {
-			out = append(out, varEffect{param: i, rel: r, kind: 'a', v: prov(st.addr[w])})
+			out = append(out, varEffect{param: i, rel: r, kind: 'a', v: prov(st.Addr[w])})
 		}
 	}
-	for _, w := range sortedKeys(st.sgl) {
+	for _, w := range SortedKeys(st.Sgl) {
 		if i, r, ok := rel(w); ok {
-			if j, r2, ok := rel(st.sgl[w]); ok {
+			if j, r2, ok := rel(st.Sgl[w]); ok {
 				out = append(out, varEffect{param: i, rel: r, kind: 's', s: strconv.Itoa(j) + " " + r2})
 			}
 		}
 	}
-	for _, w := range sortedKeys(st.nsge) {
+	for _, w := range SortedKeys(st.Nsge) {
 		if i, r, ok := rel(w); ok {
-			out = append(out, varEffect{param: i, rel: r, kind: 'n', s: st.nsge[w]})
+			out = append(out, varEffect{param: i, rel: r, kind: 'n', s: st.Nsge[w]})
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
-package checks
+package engine
 
 import (
+	"slices"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -36,59 +37,59 @@ var physFuncs = map[string]bool{"virt_to_phys": true, "__pa": true, "page_to_phy
 var virtFuncs = map[string]bool{"sg_virt": true, "page_address": true, "kmap": true, "kmap_local_page": true,
 	"phys_to_virt": true, "lowmem_page_address": true, "__va": true, "kmap_atomic": true}
 
-// passThrough functions keep their argument's kind.
-var passThrough = map[string]bool{"cpu_to_le64": true, "le64_to_cpu": true, "cpu_to_be64": true, "lower_32_bits": true,
+// PassThrough functions keep their argument's kind.
+var PassThrough = map[string]bool{"cpu_to_le64": true, "le64_to_cpu": true, "cpu_to_be64": true, "lower_32_bits": true,
 	"upper_32_bits": true, "ALIGN": true, "PTR_ALIGN": true, "READ_ONCE": true, "likely": true, "unlikely": true}
 
-// val is an abstract value: an address kind and, for flags, whether the
+// Val is an abstract value: an address kind and, for flags, whether the
 // IB_SEND_INLINE bit is set (flagOn), clear (flagOff) or not known
 // (flagUnset); or a choice made by a condition that a path may decide
 // later (c ? a : b). why, line and file are its provenance: the
 // expression it came from.
-type val struct {
+type Val struct {
 	kind Kind
 	inl  inline
-	cond string
-	t, f *val
-	why  string
-	line int
-	file string // "" = the function's own file
+	Cond string
+	t, f *Val
+	Why  string
+	Line int
+	File string // "" = the function's own file
 	memo string
 }
 
-func leaf(k Kind, why string, line int) *val { return &val{kind: k, why: why, line: line} }
+func leaf(k Kind, why string, line int) *Val { return &Val{kind: k, Why: why, Line: line} }
 
-func flagVal(i inline, why string, line int) *val { return &val{inl: i, why: why, line: line} }
+func flagVal(i inline, why string, line int) *Val { return &Val{inl: i, Why: why, Line: line} }
 
 // key is the value's identity for merging states.
-func (v *val) key() string {
+func (v *Val) key() string {
 	if v == nil {
 		return "-"
 	}
 	if v.memo == "" {
-		if v.cond != "" {
-			v.memo = "(" + v.cond + "?" + v.t.key() + ":" + v.f.key() + ")"
+		if v.Cond != "" {
+			v.memo = "(" + v.Cond + "?" + v.t.key() + ":" + v.f.key() + ")"
 		} else {
-			v.memo = v.kind.String() + "/" + string(rune('0'+v.inl)) + "/" + v.why + "@" + v.file + ":" + itoa(v.line)
+			v.memo = v.kind.String() + "/" + string(rune('0'+v.inl)) + "/" + v.Why + "@" + v.File + ":" + Itoa(v.Line)
 		}
 	}
 	return v.memo
 }
 
-// resolve decides conditions known on the path, joining the rest: DMA on
+// Resolve decides conditions known on the path, joining the rest: DMA on
 // any branch is DMA (then physical), virtual needs every branch virtual.
-func (v *val) resolve(facts map[string]bool) (Kind, *val) {
-	if v.cond == "" {
+func (v *Val) Resolve(facts map[string]bool) (Kind, *Val) {
+	if v.Cond == "" {
 		return v.kind, v
 	}
-	if b, ok := facts[v.cond]; ok {
+	if b, ok := facts[v.Cond]; ok {
 		if b {
-			return v.t.resolve(facts)
+			return v.t.Resolve(facts)
 		}
-		return v.f.resolve(facts)
+		return v.f.Resolve(facts)
 	}
-	kt, wt := v.t.resolve(facts)
-	kf, wf := v.f.resolve(facts)
+	kt, wt := v.t.Resolve(facts)
+	kf, wf := v.f.Resolve(facts)
 	switch {
 	case kt == DMA:
 		return DMA, wt
@@ -106,46 +107,67 @@ func (v *val) resolve(facts map[string]bool) (Kind, *val) {
 	return Unknown, wf
 }
 
-// flagsOn resolves a flags value on a path: whether IB_SEND_INLINE is
+// Undecided lists the conditions a value's choices depend on that facts
+// leave open, outermost first.
+func (v *Val) Undecided(facts map[string]bool) []string {
+	if v == nil || v.Cond == "" {
+		return nil
+	}
+	if b, ok := facts[v.Cond]; ok {
+		if b {
+			return v.t.Undecided(facts)
+		}
+		return v.f.Undecided(facts)
+	}
+	out := []string{v.Cond}
+	for _, k := range append(v.t.Undecided(facts), v.f.Undecided(facts)...) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// FlagsOn resolves a flags value on a path: whether IB_SEND_INLINE is
 // set, and the leaf that says so.
-func (v *val) flagsOn(facts map[string]bool) (inline, *val) {
-	if v.cond == "" {
+func (v *Val) FlagsOn(facts map[string]bool) (inline, *Val) {
+	if v.Cond == "" {
 		return v.inl, v
 	}
-	if b, ok := facts[v.cond]; ok {
+	if b, ok := facts[v.Cond]; ok {
 		if b {
-			return v.t.flagsOn(facts)
+			return v.t.FlagsOn(facts)
 		}
-		return v.f.flagsOn(facts)
+		return v.f.FlagsOn(facts)
 	}
-	it, wt := v.t.flagsOn(facts)
-	iff, wf := v.f.flagsOn(facts)
+	it, wt := v.t.FlagsOn(facts)
+	iff, wf := v.f.FlagsOn(facts)
 	switch {
-	case it == flagOn:
-		return flagOn, wt
-	case iff == flagOn:
-		return flagOn, wf
-	case it == flagOff && iff == flagOff:
-		return flagOff, wt
+	case it == FlagOn:
+		return FlagOn, wt
+	case iff == FlagOn:
+		return FlagOn, wf
+	case it == FlagOff && iff == FlagOff:
+		return FlagOff, wt
 	}
-	return flagUnset, wt
+	return FlagUnset, wt
 }
 
-func isOn(v *val) bool {
-	i, _ := v.flagsOn(nil)
-	return i == flagOn && allOn(v)
+func isOn(v *Val) bool {
+	i, _ := v.FlagsOn(nil)
+	return i == FlagOn && allOn(v)
 }
 
-func allOn(v *val) bool {
-	if v.cond != "" {
+func allOn(v *Val) bool {
+	if v.Cond != "" {
 		return allOn(v.t) && allOn(v.f)
 	}
-	return v.inl == flagOn
+	return v.inl == FlagOn
 }
 
-func maybeOn(v *val) bool {
-	i, _ := v.flagsOn(nil)
-	return i == flagOn
+func maybeOn(v *Val) bool {
+	i, _ := v.FlagsOn(nil)
+	return i == FlagOn
 }
 
 // maxLeaves bounds a value's choices: past it the choices are joined
@@ -153,8 +175,8 @@ func maybeOn(v *val) bool {
 // point).
 const maxLeaves = 8
 
-func leaves(v *val) int {
-	if v.cond == "" {
+func leaves(v *Val) int {
+	if v.Cond == "" {
 		return 1
 	}
 	return leaves(v.t) + leaves(v.f)
@@ -162,33 +184,33 @@ func leaves(v *val) int {
 
 // widen joins a value with too many choices into one leaf: its kind
 // as resolve joins it, its flag set when any choice sets it.
-func widen(v *val) *val {
-	if v == nil || v.cond == "" || leaves(v) <= maxLeaves {
+func widen(v *Val) *Val {
+	if v == nil || v.Cond == "" || leaves(v) <= maxLeaves {
 		return v
 	}
-	k, l := v.resolve(nil)
-	i, _ := v.flagsOn(nil)
-	return &val{kind: k, inl: i, why: l.why, line: l.line, file: l.file}
+	k, l := v.Resolve(nil)
+	i, _ := v.FlagsOn(nil)
+	return &Val{kind: k, inl: i, Why: l.Why, Line: l.Line, File: l.File}
 }
 
 // combine applies op to the leaves of a and b.
-func combine(a, b *val, op func(x, y *val) *val) *val {
+func combine(a, b *Val, op func(x, y *Val) *Val) *Val {
 	return widen(combine1(widen(a), widen(b), op))
 }
 
-func combine1(a, b *val, op func(x, y *val) *val) *val {
-	if a.cond != "" {
-		return &val{cond: a.cond, t: combine1(a.t, b, op), f: combine1(a.f, b, op), line: a.line, why: a.why}
+func combine1(a, b *Val, op func(x, y *Val) *Val) *Val {
+	if a.Cond != "" {
+		return &Val{Cond: a.Cond, t: combine1(a.t, b, op), f: combine1(a.f, b, op), Line: a.Line, Why: a.Why}
 	}
-	if b.cond != "" {
-		return &val{cond: b.cond, t: combine1(a, b.t, op), f: combine1(a, b.f, op), line: b.line, why: b.why}
+	if b.Cond != "" {
+		return &Val{Cond: b.Cond, t: combine1(a, b.t, op), f: combine1(a, b.f, op), Line: b.Line, Why: b.Why}
 	}
 	return op(a, b)
 }
 
-func mapLeaves(v *val, fn func(*val) *val) *val {
-	if v.cond != "" {
-		return &val{cond: v.cond, t: mapLeaves(v.t, fn), f: mapLeaves(v.f, fn), line: v.line, why: v.why}
+func mapLeaves(v *Val, fn func(*Val) *Val) *Val {
+	if v.Cond != "" {
+		return &Val{Cond: v.Cond, t: mapLeaves(v.t, fn), f: mapLeaves(v.f, fn), Line: v.Line, Why: v.Why}
 	}
 	return fn(v)
 }
@@ -196,7 +218,7 @@ func mapLeaves(v *val, fn func(*val) *val) *val {
 // binop is an operator on two leaves: address arithmetic keeps the kind
 // (DMA, then physical, then virtual wins); | and & on flags work on the
 // IB_SEND_INLINE bit.
-func binop(op string, x, y *val) *val {
+func binop(op string, x, y *Val) *Val {
 	op = strings.TrimSuffix(op, "=")
 	w := x
 	var k Kind
@@ -220,68 +242,70 @@ func binop(op string, x, y *val) *val {
 			}
 		}
 	}
-	in := flagUnset
+	in := FlagUnset
 	switch op {
 	case "|":
 		switch {
-		case x.inl == flagOn || y.inl == flagOn:
-			in = flagOn
-			if y.inl == flagOn {
+		case x.inl == FlagOn || y.inl == FlagOn:
+			in = FlagOn
+			if y.inl == FlagOn {
 				w = y
 			}
-		case x.inl == flagOff && y.inl == flagOff:
-			in = flagOff
+		case x.inl == FlagOff && y.inl == FlagOff:
+			in = FlagOff
 		}
 	case "&":
 		switch {
-		case x.inl == flagOff || y.inl == flagOff:
-			in = flagOff
-			if y.inl == flagOff {
+		case x.inl == FlagOff || y.inl == FlagOff:
+			in = FlagOff
+			if y.inl == FlagOff {
 				w = y
 			}
-		case x.inl == flagOn && y.inl == flagOn:
-			in = flagOn
+		case x.inl == FlagOn && y.inl == FlagOn:
+			in = FlagOn
 		}
 	case "^":
-		if x.inl != flagUnset && y.inl != flagUnset {
-			in = flagOff
+		if x.inl != FlagUnset && y.inl != FlagUnset {
+			in = FlagOff
 			if x.inl != y.inl {
-				in = flagOn
+				in = FlagOn
 			}
 		}
 	default:
-		if x.inl == flagOff && y.inl == flagOff {
-			in = flagOff
+		if x.inl == FlagOff && y.inl == FlagOff {
+			in = FlagOff
 		}
 	}
-	return &val{kind: k, inl: in, why: w.why, line: w.line, file: w.file}
+	return &Val{kind: k, inl: in, Why: w.Why, Line: w.Line, File: w.File}
 }
 
 // compound applies an assignment operator (|=, &=, +=) to old and v.
-func compound(op string, old, v *val) *val {
+func compound(op string, old, v *Val) *Val {
 	if op == "=" {
 		return v
 	}
-	return combine(old, v, func(x, y *val) *val { return binop(op, x, y) })
+	return combine(old, v, func(x, y *Val) *Val { return binop(op, x, y) })
 }
 
 // scope is what an expression's value depends on: the path's locals and
 // places and the facts learned across files.
 type scope struct {
-	f      *file
-	locals map[string]*val   // local variables assigned on this path
+	f      *File
+	locals map[string]*Val   // local variables assigned on this path
 	types  map[string]string // declared types of locals and parameters
 	ptrs   map[string]bool   // declared pointers or arrays
-	alias  map[string]string // local pointers and what they point at
-	places map[string]*val   // fields assigned on this path
-	flags  map[string]*val   // send_flags assigned on this path
-	facts  *Facts
-	st     *state
-	in     *interp
+	// ptrElems: locals whose elements are pointers
+	ptrElems map[string]bool
+	alias    map[string]string // local pointers and what they point at
+	places   map[string]*Val   // fields assigned on this path
+	flags    map[string]*Val   // send_flags assigned on this path
+	facts    *Facts
+	st       *State
+	in       *Interp
 }
 
-func condKey(f *file, n *sitter.Node) string {
-	return strings.Join(strings.Fields(f.text(n)), "")
+func CondKey(f *File, n *sitter.Node) string {
+	return strings.Join(strings.Fields(f.Text(n)), "")
 }
 
 // isPointer reports whether an expression is known to be a pointer (so
@@ -289,30 +313,40 @@ func condKey(f *file, n *sitter.Node) string {
 // pointer or array, a member declared as one in the module, &x, a
 // string.
 func (s *scope) isPointer(n *sitter.Node) bool {
-	n = stripParens(n)
+	n = StripParens(n)
 	if n == nil {
 		return false
 	}
 	f := s.f
 	switch n.Kind() {
 	case "identifier":
-		return s.ptrs[f.text(n)]
+		return s.ptrs[f.Text(n)]
 	case "field_expression":
-		return s.facts.pointerMember(f.text(n.ChildByFieldName("field")))
+		return s.facts.pointerMember(f.Text(n.ChildByFieldName("field")))
 	case "pointer_expression":
-		return f.text(n.ChildByFieldName("operator")) == "&"
+		return f.Text(n.ChildByFieldName("operator")) == "&"
 	case "string_literal", "concatenated_string":
 		return true
 	case "cast_expression":
-		t := f.text(n.ChildByFieldName("type"))
+		t := f.Text(n.ChildByFieldName("type"))
 		return strings.Contains(t, "*") || s.isPointer(n.ChildByFieldName("value"))
 	case "binary_expression":
-		op := f.text(n.ChildByFieldName("operator"))
+		op := f.Text(n.ChildByFieldName("operator"))
 		return (op == "+" || op == "-") && (s.isPointer(n.ChildByFieldName("left")) || s.isPointer(n.ChildByFieldName("right")) && op == "+")
 	case "call_expression":
-		name := f.text(n.ChildByFieldName("function"))
+		name := f.Text(n.ChildByFieldName("function"))
 		return virtFuncs[name] || s.facts.retPtr[name]
 	case "subscript_expression":
+		// An element of an array of pointers (void *bufs[8]) or of a
+		// pointer to pointers.
+		a := StripParens(n.ChildByFieldName("argument"))
+		switch {
+		case a == nil:
+		case a.Kind() == "identifier":
+			return s.ptrElems[f.Text(a)]
+		case a.Kind() == "field_expression":
+			return s.facts.ptrElems[f.Text(a.ChildByFieldName("field"))]
+		}
 		return false
 	}
 	return false
@@ -321,16 +355,16 @@ func (s *scope) isPointer(n *sitter.Node) bool {
 // valueOf abstracts an expression. Each expression kind has its own
 // step below, which answers ok=false when it knows nothing: the value is
 // then Unknown, described by the expression's text.
-func (s *scope) valueOf(n *sitter.Node) *val {
+func (s *scope) valueOf(n *sitter.Node) *Val {
 	if n == nil {
 		return leaf(Unknown, "nothing", 0)
 	}
 	f := s.f
-	why, line := strings.Join(strings.Fields(f.text(n)), " "), f.line(n)
+	why, line := strings.Join(strings.Fields(f.Text(n)), " "), f.Line(n)
 	if len(why) > 120 {
 		why = why[:117] + "..."
 	}
-	var v *val
+	var v *Val
 	ok := true
 	switch n.Kind() {
 	case "parenthesized_expression":
@@ -340,15 +374,15 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 	case "cast_expression":
 		v = s.castValue(n, why, line)
 	case "pointer_expression":
-		v, ok = leaf(Virt, why, line), f.text(n.ChildByFieldName("operator")) == "&"
+		v, ok = leaf(Virt, why, line), f.Text(n.ChildByFieldName("operator")) == "&"
 	case "unary_expression":
 		v = s.unaryValue(n, why, line)
 	case "binary_expression":
 		v = s.binaryValue(n, why, line)
 	case "number_literal", "char_literal", "true", "false", "null", "sizeof_expression":
-		v = flagVal(flagOff, why, line)
+		v = flagVal(FlagOff, why, line)
 	case "string_literal", "concatenated_string":
-		v = &val{kind: Virt, inl: flagOff, why: why, line: line}
+		v = &Val{kind: Virt, inl: FlagOff, Why: why, Line: line}
 	case "call_expression":
 		v, ok = s.callValue(n, why, line)
 	case "identifier":
@@ -366,17 +400,17 @@ func (s *scope) valueOf(n *sitter.Node) *val {
 
 // parenValue: (e) is e, and a GNU statement expression ({ ...; e; }) is
 // its last expression.
-func (s *scope) parenValue(n *sitter.Node) (*val, bool) {
-	c := named(n)
+func (s *scope) parenValue(n *sitter.Node) (*Val, bool) {
+	c := Named(n)
 	if len(c) != 1 {
 		return nil, false
 	}
 	if c[0].Kind() != "compound_statement" {
 		return s.valueOf(c[0]), true
 	}
-	kids := named(c[0])
+	kids := Named(c[0])
 	if len(kids) > 0 && kids[len(kids)-1].Kind() == "expression_statement" {
-		if e := named(kids[len(kids)-1]); len(e) == 1 {
+		if e := Named(kids[len(kids)-1]); len(e) == 1 {
 			return s.valueOf(e[0]), true
 		}
 	}
@@ -385,7 +419,7 @@ func (s *scope) parenValue(n *sitter.Node) (*val, bool) {
 
 // conditionalValue: c ? t : e is the arm the path's facts decide, or
 // both under the condition.
-func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *val {
+func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *Val {
 	f := s.f
 	cond := stripCond(f, n.ChildByFieldName("condition"))
 	// GNU a ?: b has no consequence: it is a when a is nonzero.
@@ -399,57 +433,57 @@ func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *val {
 		t, e = e, t
 	}
 	if s.st != nil {
-		if b, ok := s.st.facts[k]; ok {
+		if b, ok := s.st.Facts[k]; ok {
 			if b {
 				return t
 			}
 			return e
 		}
 	}
-	return widen(&val{cond: k, t: t, f: e, why: why, line: line})
+	return widen(&Val{Cond: k, t: t, f: e, Why: why, Line: line})
 }
 
 // castValue: a cast keeps what the value is; a pointer cast to an
 // integer is a virtual address.
-func (s *scope) castValue(n *sitter.Node, why string, line int) *val {
+func (s *scope) castValue(n *sitter.Node, why string, line int) *Val {
 	v := n.ChildByFieldName("value")
 	inner := s.valueOf(v)
 	ptr := s.isPointer(v)
-	return mapLeaves(inner, func(l *val) *val {
+	return mapLeaves(inner, func(l *Val) *Val {
 		if l.kind == Unknown && ptr {
 			// A pointer converted to an integer.
-			return &val{kind: Virt, inl: l.inl, why: why, line: line}
+			return &Val{kind: Virt, inl: l.inl, Why: why, Line: line}
 		}
 		// A cast keeps what the value is, and proves nothing
 		// about an unknown one.
-		return &val{kind: l.kind, inl: l.inl, why: l.why, line: l.line, file: l.file}
+		return &Val{kind: l.kind, inl: l.inl, Why: l.Why, Line: l.Line, File: l.File}
 	})
 }
 
 // unaryValue: ~ flips the inline bit (a mask that clears it); any other
 // unary operator yields a plain number.
-func (s *scope) unaryValue(n *sitter.Node, why string, line int) *val {
-	op := s.f.text(n.ChildByFieldName("operator"))
+func (s *scope) unaryValue(n *sitter.Node, why string, line int) *Val {
+	op := s.f.Text(n.ChildByFieldName("operator"))
 	a := s.valueOf(n.ChildByFieldName("argument"))
 	if op != "~" {
-		return flagVal(flagOff, why, line)
+		return flagVal(FlagOff, why, line)
 	}
-	return mapLeaves(a, func(l *val) *val {
-		i := flagUnset
+	return mapLeaves(a, func(l *Val) *Val {
+		i := FlagUnset
 		switch l.inl {
-		case flagOn:
-			i = flagOff
-		case flagOff:
-			i = flagOn
+		case FlagOn:
+			i = FlagOff
+		case FlagOff:
+			i = FlagOn
 		}
-		return &val{inl: i, why: l.why, line: l.line, file: l.file}
+		return &Val{inl: i, Why: l.Why, Line: l.Line, File: l.File}
 	})
 }
 
 // binaryValue: arithmetic and bit operators combine their operands'
 // values; a comparison is 0 or 1.
-func (s *scope) binaryValue(n *sitter.Node, why string, line int) *val {
-	op := s.f.text(n.ChildByFieldName("operator"))
+func (s *scope) binaryValue(n *sitter.Node, why string, line int) *Val {
+	op := s.f.Text(n.ChildByFieldName("operator"))
 	if op == "&" && isTypeName(s.f, n.ChildByFieldName("left")) {
 		// (u64)&x, parsed without knowing u64 is a type as
 		// (u64) & x: a pointer made an integer.
@@ -458,18 +492,18 @@ func (s *scope) binaryValue(n *sitter.Node, why string, line int) *val {
 	switch op {
 	case "+", "-", "|", "&", "^":
 		a, b := s.valueOf(n.ChildByFieldName("left")), s.valueOf(n.ChildByFieldName("right"))
-		return combine(a, b, func(x, y *val) *val { return binop(op, x, y) })
+		return combine(a, b, func(x, y *Val) *Val { return binop(op, x, y) })
 	}
-	return flagVal(flagOff, why, line) // a comparison: 0 or 1
+	return flagVal(FlagOff, why, line) // a comparison: 0 or 1
 }
 
 // callValue: the address kinds of the mapping and address functions,
 // pass-through helpers, and the summaries of the scope's functions
 // (their return value with its condition on the arguments).
-func (s *scope) callValue(n *sitter.Node, why string, line int) (*val, bool) {
+func (s *scope) callValue(n *sitter.Node, why string, line int) (*Val, bool) {
 	f := s.f
-	name := f.text(n.ChildByFieldName("function"))
-	args := named(n.ChildByFieldName("arguments"))
+	name := f.Text(n.ChildByFieldName("function"))
+	args := Named(n.ChildByFieldName("arguments"))
 	switch {
 	case dmaFuncs[name]:
 		return leaf(DMA, why, line), true
@@ -477,10 +511,10 @@ func (s *scope) callValue(n *sitter.Node, why string, line int) (*val, bool) {
 		return leaf(Phys, why, line), true
 	case virtFuncs[name]:
 		return leaf(Virt, why, line), true
-	case passThrough[name] && len(args) > 0:
+	case PassThrough[name] && len(args) > 0:
 		return s.valueOf(args[0]), true
 	}
-	if sum := s.facts.summary(name); sum != nil && sum.ret != nil {
+	if sum := s.facts.Summary(name); sum != nil && sum.ret != nil {
 		return s.summaryReturn(sum, name, args, why, line), true
 	}
 	if k, w := s.facts.returnKind(name); k != Unknown {
@@ -492,20 +526,20 @@ func (s *scope) callValue(n *sitter.Node, why string, line int) (*val, bool) {
 // summaryReturn is what a call of a summarised function returns, its
 // condition on the parameters put in terms of the call's arguments and
 // decided by the path's facts where they can.
-func (s *scope) summaryReturn(sum *summary, name string, args []*sitter.Node, why string, line int) *val {
-	v := mapLeaves(sum.ret, func(l *val) *val {
-		return &val{kind: l.kind, inl: l.inl, why: why + " (" + name + "() returns " + l.why + ")", line: line}
+func (s *scope) summaryReturn(sum *summary, name string, args []*sitter.Node, why string, line int) *Val {
+	v := mapLeaves(sum.ret, func(l *Val) *Val {
+		return &Val{kind: l.kind, inl: l.inl, Why: why + " (" + name + "() returns " + l.Why + ")", Line: line}
 	})
-	if v.cond == "" {
+	if v.Cond == "" {
 		return v
 	}
 	var keys []string
 	for _, a := range args {
-		keys = append(keys, condKey(s.f, a))
+		keys = append(keys, CondKey(s.f, a))
 	}
-	v = &val{cond: substParams(v.cond, sum.params, keys), t: v.t, f: v.f, why: why, line: line}
+	v = &Val{Cond: substParams(v.Cond, sum.params, keys), t: v.t, f: v.f, Why: why, Line: line}
 	if s.st != nil {
-		if b, ok := s.st.facts[v.cond]; ok {
+		if b, ok := s.st.Facts[v.Cond]; ok {
 			if b {
 				return v.t
 			}
@@ -517,13 +551,13 @@ func (s *scope) summaryReturn(sum *summary, name string, args []*sitter.Node, wh
 
 // identValue: IB_SEND_INLINE and the macros defined with it, locals,
 // variables declared with an address type, and upper-case constants.
-func (s *scope) identValue(n *sitter.Node, why string, line int) (*val, bool) {
-	name := s.f.text(n)
+func (s *scope) identValue(n *sitter.Node, why string, line int) (*Val, bool) {
+	name := s.f.Text(n)
 	if name == "IB_SEND_INLINE" {
-		return flagVal(flagOn, why, line), true
+		return flagVal(FlagOn, why, line), true
 	}
 	if w, ok := s.facts.flagMacros[name]; ok {
-		return flagVal(flagOn, why+" (defined with IB_SEND_INLINE at "+w+")", line), true
+		return flagVal(FlagOn, why+" (defined with IB_SEND_INLINE at "+w+")", line), true
 	}
 	if v, ok := s.locals[name]; ok {
 		return v, true
@@ -534,7 +568,7 @@ func (s *scope) identValue(n *sitter.Node, why string, line int) (*val, bool) {
 		return leaf(Phys, why+" (declared phys_addr_t)", line), true
 	}
 	if _, ok := s.types[name]; !ok && strings.ToUpper(name) == name {
-		return flagVal(flagOff, why, line), true // a constant
+		return flagVal(FlagOff, why, line), true // a constant
 	}
 	return nil, false
 }
@@ -542,9 +576,9 @@ func (s *scope) identValue(n *sitter.Node, why string, line int) (*val, bool) {
 // placeValue: a field or an element holds what the path stored there
 // (a request's send_flags, an SGE's address through its aliases), or
 // what the scope's functions store into that field.
-func (s *scope) placeValue(n *sitter.Node, why string, line int) (*val, bool) {
-	p := placeOf(s.f, n, s.alias)
-	if wr, m := splitMember(p); m == "send_flags" && s.flags != nil {
+func (s *scope) placeValue(n *sitter.Node, why string, line int) (*Val, bool) {
+	p := PlaceOf(s.f, n, s.alias)
+	if wr, m := wrMember(p); m == "send_flags" && s.flags != nil {
 		if v, ok := s.flags[wr]; ok {
 			return v, true
 		}
@@ -555,8 +589,11 @@ func (s *scope) placeValue(n *sitter.Node, why string, line int) (*val, bool) {
 	if v, ok := s.places[sgeAlias(p)]; ok {
 		return v, true
 	}
-	if k, w := s.facts.fieldKind(p); k != Unknown {
+	if k, w := s.facts.FieldKind(p); k != Unknown {
 		return leaf(k, why+" ("+w+")", line), true
+	}
+	if w, ok := s.facts.FlagField(p); ok {
+		return flagVal(FlagOn, why+" (IB_SEND_INLINE stored at "+w+")", line), true
 	}
 	return nil, false
 }
@@ -568,24 +605,24 @@ var intTypes = map[string]bool{"u64": true, "u32": true, "__u64": true, "uintptr
 // isTypeName reports whether n is a parenthesized integer type name (the
 // left of (u64)&x, which the parser, not knowing u64 is a type, reads as
 // a bitwise and).
-func isTypeName(f *file, n *sitter.Node) bool {
+func isTypeName(f *File, n *sitter.Node) bool {
 	if n == nil || n.Kind() != "parenthesized_expression" {
 		return false
 	}
-	c := named(n)
+	c := Named(n)
 	if len(c) != 1 || c[0].Kind() != "identifier" {
 		return false
 	}
-	return intTypes[f.text(c[0])]
+	return intTypes[f.Text(c[0])]
 }
 
 // sgeAlias is the other spelling of an SGE place: l[0].addr and l->addr
 // (and an array's decayed name) are one SGE.
 func sgeAlias(p string) string { return canon(p) }
 
-func stripParens(n *sitter.Node) *sitter.Node {
+func StripParens(n *sitter.Node) *sitter.Node {
 	for n != nil && n.Kind() == "parenthesized_expression" {
-		c := named(n)
+		c := Named(n)
 		if len(c) != 1 || c[0].Kind() == "compound_statement" {
 			break
 		}
@@ -595,10 +632,10 @@ func stripParens(n *sitter.Node) *sitter.Node {
 }
 
 // mentions reports whether expression n names ident.
-func mentions(f *file, n *sitter.Node, ident string) bool {
+func mentions(f *File, n *sitter.Node, ident string) bool {
 	found := false
-	walk(n, func(c *sitter.Node) bool {
-		if c.Kind() == "identifier" && f.text(c) == ident {
+	Walk(n, func(c *sitter.Node) bool {
+		if c.Kind() == "identifier" && f.Text(c) == ident {
 			found = true
 		}
 		return !found

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"regexp"
@@ -15,21 +15,21 @@ import (
 // array decays to its first element, so p->f->x, p->f[0].x and (with
 // q = p->f) q[0].x and q->x all name one object.
 
-// placeOf names the object an lvalue expression denotes ("" if unknown).
+// PlaceOf names the object an lvalue expression denotes ("" if unknown).
 // Plain local variables are "v:name".
-func placeOf(f *file, n *sitter.Node, alias map[string]string) string {
+func PlaceOf(f *File, n *sitter.Node, alias map[string]string) string {
 	switch n.Kind() {
 	case "identifier":
-		return "v:" + f.text(n)
+		return "v:" + f.Text(n)
 	case "parenthesized_expression":
-		if c := named(n); len(c) == 1 {
-			return placeOf(f, c[0], alias)
+		if c := Named(n); len(c) == 1 {
+			return PlaceOf(f, c[0], alias)
 		}
 	case "field_expression":
 		arg := n.ChildByFieldName("argument")
-		field := f.text(n.ChildByFieldName("field"))
+		field := f.Text(n.ChildByFieldName("field"))
 		var base string
-		if f.text(n.ChildByFieldName("operator")) == "->" {
+		if f.Text(n.ChildByFieldName("operator")) == "->" {
 			base = pointee(f, arg, alias)
 		} else {
 			base = objectPlace(f, arg, alias)
@@ -46,7 +46,7 @@ func placeOf(f *file, n *sitter.Node, alias map[string]string) string {
 		}
 		return canon(base + indexOf(f, n.ChildByFieldName("index")))
 	case "pointer_expression":
-		if f.text(n.ChildByFieldName("operator")) == "*" {
+		if f.Text(n.ChildByFieldName("operator")) == "*" {
 			return pointee(f, n.ChildByFieldName("argument"), alias)
 		}
 	}
@@ -54,42 +54,42 @@ func placeOf(f *file, n *sitter.Node, alias map[string]string) string {
 }
 
 // objectPlace is the place of a struct-valued expression (x in x.f).
-func objectPlace(f *file, n *sitter.Node, alias map[string]string) string {
+func objectPlace(f *File, n *sitter.Node, alias map[string]string) string {
 	if n.Kind() == "identifier" {
-		return f.text(n) // a struct variable: its own name is its place
+		return f.Text(n) // a struct variable: its own name is its place
 	}
-	return placeOf(f, n, alias)
+	return PlaceOf(f, n, alias)
 }
 
 // arrayBase is what a[i] indexes: for a variable, what it points at (an
 // array variable is its own place); for a field, the field's place.
-func arrayBase(f *file, n *sitter.Node, alias map[string]string) string {
-	if k := stripParens(n); k != nil && k.Kind() == "identifier" {
+func arrayBase(f *File, n *sitter.Node, alias map[string]string) string {
+	if k := StripParens(n); k != nil && k.Kind() == "identifier" {
 		return pointee(f, k, alias)
 	}
-	return placeOf(f, n, alias)
+	return PlaceOf(f, n, alias)
 }
 
 // pointee is the place of the object a pointer expression points at.
-func pointee(f *file, n *sitter.Node, alias map[string]string) string {
+func pointee(f *File, n *sitter.Node, alias map[string]string) string {
 	switch n.Kind() {
 	case "identifier":
-		if a, ok := alias[f.text(n)]; ok {
+		if a, ok := alias[f.Text(n)]; ok {
 			return a
 		}
-		return f.text(n)
+		return f.Text(n)
 	case "parenthesized_expression":
-		if c := named(n); len(c) == 1 {
+		if c := Named(n); len(c) == 1 {
 			return pointee(f, c[0], alias)
 		}
 	case "cast_expression":
 		return pointee(f, n.ChildByFieldName("value"), alias)
 	case "pointer_expression":
-		if f.text(n.ChildByFieldName("operator")) == "&" {
+		if f.Text(n.ChildByFieldName("operator")) == "&" {
 			return objectPlace(f, n.ChildByFieldName("argument"), alias)
 		}
 	case "field_expression", "subscript_expression":
-		p := placeOf(f, n, alias)
+		p := PlaceOf(f, n, alias)
 		if p == "" {
 			return ""
 		}
@@ -98,9 +98,9 @@ func pointee(f *file, n *sitter.Node, alias map[string]string) string {
 	return ""
 }
 
-func indexOf(f *file, n *sitter.Node) string {
+func indexOf(f *File, n *sitter.Node) string {
 	if n != nil && n.Kind() == "number_literal" {
-		return "[" + f.text(n) + "]"
+		return "[" + f.Text(n) + "]"
 	}
 	return "[*]"
 }
@@ -111,6 +111,16 @@ var zeroIndex = regexp.MustCompile(`\[0\]`)
 func canon(p string) string { return zeroIndex.ReplaceAllString(p, "") }
 
 // splitMember splits "a.b.c" into "a.b" and "c".
+// wrMember is splitMember for the members of a request: a place with no
+// member (*send_flags, an out-parameter that happens to be named like
+// the field) is no request's send_flags.
+func wrMember(p string) (string, string) {
+	if !strings.Contains(p, ".") {
+		return p, ""
+	}
+	return splitMember(p)
+}
+
 func splitMember(p string) (string, string) {
 	i := strings.LastIndexByte(p, '.')
 	if i < 0 {
@@ -119,8 +129,8 @@ func splitMember(p string) (string, string) {
 	return p[:i], p[i+1:]
 }
 
-// root is a place's base variable name.
-func root(p string) string {
+// Root is a place's base variable name.
+func Root(p string) string {
 	p = strings.TrimLeft(p, "*")
 	p = strings.TrimPrefix(p, "v:")
 	if i := strings.IndexAny(p, ".["); i >= 0 {
@@ -131,10 +141,10 @@ func root(p string) string {
 
 var indexRe = regexp.MustCompile(`\[[^\]]*\]`)
 
-// fieldKey names a field across functions: the last two members of a
+// FieldKey names a field across functions: the last two members of a
 // place, without its root variable and indexes ("lnk.wr_tx_sges[*].addr"
 // is "wr_tx_sges.addr", "qe.dma" is "dma").
-func fieldKey(p string) string {
+func FieldKey(p string) string {
 	p = indexRe.ReplaceAllString(strings.TrimLeft(p, "*"), "")
 	parts := strings.Split(p, ".")
 	if len(parts) <= 1 {
@@ -147,9 +157,9 @@ func fieldKey(p string) string {
 	return strings.Join(parts, ".")
 }
 
-// sgePlace is the place of SGE k in the list that p points at, and the
+// SgePlace is the place of SGE k in the list that p points at, and the
 // wildcard place that covers every SGE of that list.
-func sgePlace(p string, k int) (exact, wild string) {
+func SgePlace(p string, k int) (exact, wild string) {
 	base, idx := p, 0
 	if m := regexp.MustCompile(`^(.*)\[(\d+|\*)\]$`).FindStringSubmatch(p); m != nil {
 		base = m[1]
@@ -163,12 +173,12 @@ func sgePlace(p string, k int) (exact, wild string) {
 	if i := idx + k; i == 0 {
 		exact = base
 	} else {
-		exact = base + "[" + itoa(i) + "]"
+		exact = base + "[" + Itoa(i) + "]"
 	}
 	return exact, base + "[*]"
 }
 
-func itoa(i int) string {
+func Itoa(i int) string {
 	if i == 0 {
 		return "0"
 	}

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"fmt"
@@ -24,13 +24,13 @@ var primSizes = map[string]int64{
 	"uint64_t": 8, "int64_t": 8, "size_t": 8, "dma_addr_t": 8, "double": 8, "uintptr_t": 8,
 }
 
-type layoutDB struct {
-	defs      map[string]*aggDef // "struct x" / "union x" / typedef name
-	constants map[string]int64
+type LayoutDB struct {
+	Defs      map[string]*AggDef // "struct x" / "union x" / typedef name
+	Constants map[string]int64
 }
 
-type aggDef struct {
-	f      *file
+type AggDef struct {
+	f      *File
 	node   *sitter.Node // field_declaration_list
 	union  bool
 	packed bool
@@ -38,10 +38,10 @@ type aggDef struct {
 
 var structGroupRe = regexp.MustCompile(`\bstruct_group(_tagged|_attr)?\s*\(`)
 
-// expandStructGroups rewrites struct_group(NAME, members) as an anonymous
+// ExpandStructGroups rewrites struct_group(NAME, members) as an anonymous
 // struct of the members (struct_group_tagged takes a tag first,
 // struct_group_attr attributes second).
-func expandStructGroups(src []byte) []byte {
+func ExpandStructGroups(src []byte) []byte {
 	s := string(src)
 	for {
 		loc := structGroupRe.FindStringSubmatchIndex(s)
@@ -79,9 +79,9 @@ func expandStructGroups(src []byte) []byte {
 	}
 }
 
-// loadLayouts parses headers that define name, and what they use.
-func loadLayouts(tree string, dirs []string, name string) (*layoutDB, error) {
-	db := &layoutDB{defs: map[string]*aggDef{}, constants: map[string]int64{}}
+// LoadLayouts parses headers that define name, and what they use.
+func LoadLayouts(tree string, dirs []string, name string) (*LayoutDB, error) {
+	db := &LayoutDB{Defs: map[string]*AggDef{}, Constants: map[string]int64{}}
 	for _, d := range dirs {
 		matches, _ := filepath.Glob(filepath.Join(tree, d, "*.h"))
 		for _, m := range matches {
@@ -93,14 +93,14 @@ func loadLayouts(tree string, dirs []string, name string) (*layoutDB, error) {
 				continue
 			}
 			rel, _ := filepath.Rel(tree, m)
-			db.add(parse(rel, expandStructGroups(b)))
+			db.Add(Parse(rel, ExpandStructGroups(b)))
 		}
 	}
 	return db, nil
 }
 
-func (db *layoutDB) add(f *file) {
-	walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+func (db *LayoutDB) Add(f *File) {
+	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "struct_specifier", "union_specifier":
 			body := n.ChildByFieldName("body")
@@ -110,23 +110,23 @@ func (db *layoutDB) add(f *file) {
 				if n.Kind() == "union_specifier" {
 					kw = "union "
 				}
-				db.defs[kw+f.text(name)] = &aggDef{f: f, node: body, union: n.Kind() == "union_specifier", packed: packedAfter(f, n)}
+				db.Defs[kw+f.Text(name)] = &AggDef{f: f, node: body, union: n.Kind() == "union_specifier", packed: packedAfter(f, n)}
 			}
 		case "type_definition":
 			t := n.ChildByFieldName("type")
 			if t != nil && (t.Kind() == "struct_specifier" || t.Kind() == "union_specifier") && t.ChildByFieldName("body") != nil {
 				if d := n.ChildByFieldName("declarator"); d != nil {
-					db.defs[f.text(d)] = &aggDef{f: f, node: t.ChildByFieldName("body"), union: t.Kind() == "union_specifier", packed: packedAfter(f, t)}
+					db.Defs[f.Text(d)] = &AggDef{f: f, node: t.ChildByFieldName("body"), union: t.Kind() == "union_specifier", packed: packedAfter(f, t)}
 				}
 			}
 		case "preproc_def":
-			if v, err := strconv.ParseInt(strings.TrimSpace(f.text(n.ChildByFieldName("value"))), 0, 64); err == nil {
-				db.constants[f.text(n.ChildByFieldName("name"))] = v
+			if v, err := strconv.ParseInt(strings.TrimSpace(f.Text(n.ChildByFieldName("value"))), 0, 64); err == nil {
+				db.Constants[f.Text(n.ChildByFieldName("name"))] = v
 			}
 		case "enumerator":
 			if v := n.ChildByFieldName("value"); v != nil {
-				if x, err := strconv.ParseInt(f.text(v), 0, 64); err == nil {
-					db.constants[f.text(n.ChildByFieldName("name"))] = x
+				if x, err := strconv.ParseInt(f.Text(v), 0, 64); err == nil {
+					db.Constants[f.Text(n.ChildByFieldName("name"))] = x
 				}
 			}
 		}
@@ -136,7 +136,7 @@ func (db *layoutDB) add(f *file) {
 
 // packedAfter reports whether __packed or __attribute__((packed)) follows
 // the aggregate's closing brace.
-func packedAfter(f *file, n *sitter.Node) bool {
+func packedAfter(f *File, n *sitter.Node) bool {
 	rest := f.Src[n.EndByte():]
 	if len(rest) > 64 {
 		rest = rest[:64]
@@ -148,8 +148,8 @@ func packedAfter(f *file, n *sitter.Node) bool {
 	return strings.Contains(t, "__packed") || strings.Contains(t, "packed")
 }
 
-// sizeof computes size and alignment of a type name ("struct x", "__le32").
-func (db *layoutDB) sizeof(typ string, depth int) (int64, int64, error) {
+// Sizeof computes size and alignment of a type name ("struct x", "__le32").
+func (db *LayoutDB) Sizeof(typ string, depth int) (int64, int64, error) {
 	typ = strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimPrefix(typ, "const "), "volatile ")), " ")
 	if depth > 32 {
 		return 0, 0, fmt.Errorf("types nest too deep at %s", typ)
@@ -160,17 +160,17 @@ func (db *layoutDB) sizeof(typ string, depth int) (int64, int64, error) {
 	if strings.HasPrefix(typ, "enum ") {
 		return 4, 4, nil
 	}
-	d, ok := db.defs[typ]
+	d, ok := db.Defs[typ]
 	if !ok {
 		return 0, 0, fmt.Errorf("no definition of %s in the headers read", typ)
 	}
 	return db.aggregate(d, depth+1)
 }
 
-func (db *layoutDB) aggregate(d *aggDef, depth int) (int64, int64, error) {
+func (db *LayoutDB) aggregate(d *AggDef, depth int) (int64, int64, error) {
 	var size, align int64 = 0, 1
 	f := d.f
-	for _, fd := range named(d.node) {
+	for _, fd := range Named(d.node) {
 		if fd.Kind() != "field_declaration" {
 			continue
 		}
@@ -178,15 +178,15 @@ func (db *layoutDB) aggregate(d *aggDef, depth int) (int64, int64, error) {
 		elem := func() (int64, int64, error) {
 			switch {
 			case tn == nil:
-				return 0, 0, fmt.Errorf("a member without a type at %s:%d", f.Rel, f.line(fd))
+				return 0, 0, fmt.Errorf("a member without a type at %s:%d", f.Rel, f.Line(fd))
 			case (tn.Kind() == "struct_specifier" || tn.Kind() == "union_specifier") && tn.ChildByFieldName("body") != nil:
-				return db.aggregate(&aggDef{f: f, node: tn.ChildByFieldName("body"), union: tn.Kind() == "union_specifier", packed: packedAfter(f, tn)}, depth+1)
+				return db.aggregate(&AggDef{f: f, node: tn.ChildByFieldName("body"), union: tn.Kind() == "union_specifier", packed: packedAfter(f, tn)}, depth+1)
 			}
-			return db.sizeof(f.text(tn), depth)
+			return db.Sizeof(f.Text(tn), depth)
 		}
 		decls := 0
-		for _, c := range named(fd) {
-			if same(c, tn) || c.Kind() == "bitfield_clause" || c.Kind() == "comment" {
+		for _, c := range Named(fd) {
+			if Same(c, tn) || c.Kind() == "bitfield_clause" || c.Kind() == "comment" {
 				continue
 			}
 			decls++
@@ -213,7 +213,7 @@ func (db *layoutDB) aggregate(d *aggDef, depth int) (int64, int64, error) {
 	return size, align, nil
 }
 
-func place(d *aggDef, size, align, s, a int64) (int64, int64) {
+func place(d *AggDef, size, align, s, a int64) (int64, int64) {
 	if d.packed {
 		a = 1
 	}
@@ -228,7 +228,7 @@ func place(d *aggDef, size, align, s, a int64) (int64, int64) {
 
 // declarator applies pointers and arrays to an element type (computed
 // only when needed: a pointer member needs no definition of its pointee).
-func (db *layoutDB) declarator(f *file, d *sitter.Node, elem func() (int64, int64, error)) (int64, int64, error) {
+func (db *LayoutDB) declarator(f *File, d *sitter.Node, elem func() (int64, int64, error)) (int64, int64, error) {
 	switch d.Kind() {
 	case "pointer_declarator":
 		return 8, 8, nil
@@ -245,24 +245,24 @@ func (db *layoutDB) declarator(f *file, d *sitter.Node, elem func() (int64, int6
 
 // eval evaluates a constant expression: literals, #defines, enumerators,
 // + - * / and sizeof(type).
-func (db *layoutDB) eval(f *file, n *sitter.Node) (int64, error) {
+func (db *LayoutDB) eval(f *File, n *sitter.Node) (int64, error) {
 	if n == nil {
 		return 0, nil // flexible array
 	}
 	switch n.Kind() {
 	case "number_literal":
-		return strconv.ParseInt(strings.TrimRight(f.text(n), "uUlL"), 0, 64)
+		return strconv.ParseInt(strings.TrimRight(f.Text(n), "uUlL"), 0, 64)
 	case "identifier":
-		if v, ok := db.constants[f.text(n)]; ok {
+		if v, ok := db.Constants[f.Text(n)]; ok {
 			return v, nil
 		}
 	case "parenthesized_expression":
-		if c := named(n); len(c) == 1 {
+		if c := Named(n); len(c) == 1 {
 			return db.eval(f, c[0])
 		}
 	case "sizeof_expression":
 		if t := n.ChildByFieldName("type"); t != nil {
-			s, _, err := db.sizeof(f.text(t), 0)
+			s, _, err := db.Sizeof(f.Text(t), 0)
 			return s, err
 		}
 	case "binary_expression":
@@ -274,7 +274,7 @@ func (db *layoutDB) eval(f *file, n *sitter.Node) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		switch f.text(n.ChildByFieldName("operator")) {
+		switch f.Text(n.ChildByFieldName("operator")) {
 		case "+":
 			return a + b, nil
 		case "-":
@@ -287,5 +287,5 @@ func (db *layoutDB) eval(f *file, n *sitter.Node) (int64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("cannot evaluate %q at %s:%d", f.text(n), f.Rel, f.line(n))
+	return 0, fmt.Errorf("cannot evaluate %q at %s:%d", f.Text(n), f.Rel, f.Line(n))
 }

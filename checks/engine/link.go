@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"bytes"
@@ -30,13 +30,13 @@ import (
 // ground: a non-inline post of a virtual address), and so on for a few
 // rounds (maxLinkRounds).
 
-// rdmaNeedles select the files of the scope that use RDMA requests at
+// RdmaNeedles select the files of the scope that use RDMA requests at
 // all: only those can be linked.
-var rdmaNeedles = []string{"ib_send_wr", "ib_sge"}
+var RdmaNeedles = []string{"ib_send_wr", "ib_sge"}
 
-// maxLinkRounds bounds how far from the inline users linking reaches (a
+// MaxLinkRounds bounds how far from the inline users linking reaches (a
 // module linked in may call into a third, ...).
-const maxLinkRounds = 3
+const MaxLinkRounds = 3
 
 // linker resolves a name to the module that defines it without static.
 type linker struct {
@@ -46,18 +46,18 @@ type linker struct {
 	callees map[*Facts][]*Facts
 }
 
-// newLinker indexes the non-static function definitions of files by
+// NewLinker indexes the non-static function definitions of files by
 // the module (facts) each belongs to.
-func newLinker(files []*file, byDir map[string]*Facts) *linker {
+func NewLinker(files []*File, byDir map[string]*Facts) *linker {
 	l := &linker{owner: map[string]*Facts{}}
 	for _, f := range files {
 		fs := byDir[path.Dir(f.Rel)]
 		if fs == nil || !strings.HasSuffix(f.Rel, ".c") {
 			continue
 		}
-		for _, fn := range functions(f) {
-			name := functionName(f, fn)
-			if name == "" || isStatic(f, fn) {
+		for _, fn := range Functions(f) {
+			name := FunctionName(f, fn)
+			if name == "" || IsStatic(f, fn) {
 				continue
 			}
 			if o, seen := l.owner[name]; seen && o != fs {
@@ -76,8 +76,8 @@ func newLinker(files []*file, byDir map[string]*Facts) *linker {
 		if fs == nil {
 			continue
 		}
-		for _, name := range f.callNames() {
-			if o := fs.linked(name); o != nil && !slices.Contains(l.callees[fs], o) {
+		for _, name := range f.CallNames() {
+			if o := fs.Linked(name); o != nil && !slices.Contains(l.callees[fs], o) {
 				l.callees[fs] = append(l.callees[fs], o)
 			}
 		}
@@ -85,10 +85,10 @@ func newLinker(files []*file, byDir map[string]*Facts) *linker {
 	return l
 }
 
-// linked is the other module whose function a call of name in fs runs:
+// Linked is the other module whose function a call of name in fs runs:
 // nil when fs defines name itself, or no single module of the scope
 // defines it without static.
-func (fs *Facts) linked(name string) *Facts {
+func (fs *Facts) Linked(name string) *Facts {
 	if fs == nil {
 		return nil
 	}
@@ -101,11 +101,11 @@ func (fs *Facts) linked(name string) *Facts {
 	return nil
 }
 
-// grantedAt are the assignments of the granted caps to field key: the
+// GrantedAt are the assignments of the granted caps to field key: the
 // module's own, else those of the modules whose functions it calls (the
 // connection a core module creates and its user reads), with the
 // module they were learned in.
-func (fs *Facts) grantedAt(key string) ([]assign, *Facts) {
+func (fs *Facts) GrantedAt(key string) ([]Assign, *Facts) {
 	if as := fs.granted[key]; len(as) > 0 || fs.link == nil {
 		return as, fs
 	}
@@ -117,39 +117,39 @@ func (fs *Facts) grantedAt(key string) ([]assign, *Facts) {
 	return nil, fs
 }
 
-// posterOf says whether a call of name posts one of its parameters (a
+// PosterOf says whether a call of name posts one of its parameters (a
 // function of the module, or one another module exports).
-func (fs *Facts) posterOf(name string) (poster, bool) {
-	if p, ok := fs.posters[name]; ok {
+func (fs *Facts) PosterOf(name string) (poster, bool) {
+	if p, ok := fs.Posters[name]; ok {
 		return p, true
 	}
-	if o := fs.linked(name); o != nil {
-		p, ok := o.posters[name]
+	if o := fs.Linked(name); o != nil {
+		p, ok := o.Posters[name]
 		return p, ok
 	}
 	return poster{}, false
 }
 
-// worthLinked selects, in a module read because it is linked to the
+// WorthLinked selects, in a module read because it is linked to the
 // inline users (not one that sets the flag itself), the functions worth
 // interpreting: those that key an SGE with the PD's DMA key and post
 // (the reverse rule), and those that call another module's function
 // that posts or mentions inline sizes or flags (the link itself). The
 // rest of such a module is read for facts and summaries only.
-func worthLinked(f *file, fn *sitter.Node, facts *Facts) bool {
-	keys := strings.Contains(f.text(fn), "local_dma_lkey")
+func WorthLinked(f *File, fn *sitter.Node, facts *Facts) bool {
+	keys := strings.Contains(f.Text(fn), "local_dma_lkey")
 	posts, link := false, false
-	walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() != "call_expression" {
 			return true
 		}
 		c := n.ChildByFieldName("function")
-		name := f.text(c)
-		if _, p := facts.posterOf(name); p || name == "ib_post_send" || c.Kind() == "field_expression" && f.text(c.ChildByFieldName("field")) == "post_send" {
+		name := f.Text(c)
+		if _, p := facts.PosterOf(name); p || name == "ib_post_send" || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
 			posts = true
 		}
-		if o := facts.linked(name); o != nil {
-			_, p := o.posters[name]
+		if o := facts.Linked(name); o != nil {
+			_, p := o.Posters[name]
 			link = link || p || o.mentionsInline(name)
 		}
 		return !(link || keys && posts)
@@ -157,11 +157,11 @@ func worthLinked(f *file, fn *sitter.Node, facts *Facts) bool {
 	return link || keys && posts
 }
 
-// isStatic reports whether a function definition is static (file
+// IsStatic reports whether a function definition is static (file
 // scope, not callable from another module).
-func isStatic(f *file, fn *sitter.Node) bool {
-	for _, c := range named(fn) {
-		if c.Kind() == "storage_class_specifier" && f.text(c) == "static" {
+func IsStatic(f *File, fn *sitter.Node) bool {
+	for _, c := range Named(fn) {
+		if c.Kind() == "storage_class_specifier" && f.Text(c) == "static" {
 			return true
 		}
 	}
@@ -170,15 +170,15 @@ func isStatic(f *file, fn *sitter.Node) bool {
 
 // exportedNames are the functions the modules' files export
 // (EXPORT_SYMBOL*(name)) and define without static.
-func exportedNames(files []*file) map[string]bool {
+func exportedNames(files []*File) map[string]bool {
 	out := map[string]bool{}
 	for _, f := range files {
 		if !bytes.Contains(f.Src, []byte("EXPORT_SYMBOL")) {
 			continue
 		}
-		for _, fn := range functions(f) {
-			name := functionName(f, fn)
-			if name != "" && !isStatic(f, fn) && bytes.Contains(f.Src, []byte("("+name+")")) {
+		for _, fn := range Functions(f) {
+			name := FunctionName(f, fn)
+			if name != "" && !IsStatic(f, fn) && bytes.Contains(f.Src, []byte("("+name+")")) {
 				out[name] = true
 			}
 		}
@@ -188,20 +188,20 @@ func exportedNames(files []*file) map[string]bool {
 
 // unresolvedCalls are the names the files call and their modules do not
 // define.
-func unresolvedCalls(files []*file) map[string]bool {
+func unresolvedCalls(files []*File) map[string]bool {
 	defined := map[string]map[string]bool{}
 	for _, f := range files {
 		d := path.Dir(f.Rel)
 		if defined[d] == nil {
 			defined[d] = map[string]bool{}
 		}
-		for _, fn := range functions(f) {
-			defined[d][functionName(f, fn)] = true
+		for _, fn := range Functions(f) {
+			defined[d][FunctionName(f, fn)] = true
 		}
 	}
 	out := map[string]bool{}
 	for _, f := range files {
-		for _, name := range f.callNames() {
+		for _, name := range f.CallNames() {
 			if !defined[path.Dir(f.Rel)][name] {
 				out[name] = true
 			}
@@ -210,10 +210,10 @@ func unresolvedCalls(files []*file) map[string]bool {
 	return out
 }
 
-// definesAny reports whether C source defines (at the start of a line,
+// DefinesAny reports whether C source defines (at the start of a line,
 // kernel style: "int foo(" or "foo(" after the type's line) a function
 // of names.
-func definesAny(src []byte, names map[string]bool) bool {
+func DefinesAny(src []byte, names map[string]bool) bool {
 	for len(src) > 0 {
 		line := src
 		if i := bytes.IndexByte(src, '\n'); i >= 0 {
@@ -247,17 +247,17 @@ func isIdentByte(b byte) bool {
 	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
 
-// linkedModules are the folders, outside the modules already read
+// LinkedModules are the folders, outside the modules already read
 // (have), whose files are linked to them: they call a function the read
 // files export, define one they call without defining, or key SGEs with
 // the PD's DMA key (outside the providers, whose own posts are theirs to
 // test). rdma are the scope's .c files that use RDMA requests, by path,
 // with their bytes.
-func linkedModules(rdma map[string][]byte, have map[string]bool, read []*file) ([]string, error) {
+func LinkedModules(rdma map[string][]byte, have map[string]bool, read []*File) ([]string, error) {
 	exported, unresolved := exportedNames(read), unresolvedCalls(read)
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range sortedKeys(rdma) {
+	for _, r := range SortedKeys(rdma) {
 		d := path.Dir(r)
 		if have[d] || seen[d] || strings.HasPrefix(r, apiDir) {
 			continue
@@ -319,7 +319,7 @@ func linkedFile(rel string, b []byte, exported, unresolved map[string]bool) bool
 			return true
 		}
 	}
-	return definesAny(b, unresolved)
+	return DefinesAny(b, unresolved)
 }
 
 // readSource reads the C source of a file of the tree (rel relative to

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"fmt"
@@ -25,8 +25,8 @@ import (
 // not a clock). A fact dies when a variable it mentions is assigned.
 
 const (
-	maxStates = 64
-	maxSteps  = 20000
+	MaxStates = 64
+	MaxSteps  = 20000
 	// maxPending bounds the states waiting to be processed (memory).
 	maxPending = 2048
 )
@@ -34,32 +34,32 @@ const (
 type inline int
 
 const (
-	flagUnset inline = iota // not assigned in this function
-	flagOff
-	flagOn
+	FlagUnset inline = iota // not assigned in this function
+	FlagOff
+	FlagOn
 )
 
-type state struct {
-	addr      map[string]*val // SGE address places -> value
-	flags     map[string]*val // work request place -> send_flags value
-	flagLine  map[string]int
-	sgl       map[string]string // work request -> pointee of sg_list
-	nsge      map[string]string // work request -> num_sge expression
-	opc       map[string]string // work request -> opcode
+type State struct {
+	Addr      map[string]*Val // SGE address places -> value
+	Flags     map[string]*Val // work request place -> send_flags value
+	FlagLine  map[string]int
+	Sgl       map[string]string // work request -> pointee of sg_list
+	Nsge      map[string]string // work request -> num_sge expression
+	Opc       map[string]string // work request -> opcode
 	next      map[string]string // work request -> chained request
 	alias     map[string]string
-	locals    map[string]*val
+	locals    map[string]*Val
 	localExpr map[string]string // local -> the condition it was set from
-	facts     map[string]bool
-	nums      map[string]int64  // expression -> its value on this path
-	hi        map[string]int64  // expression -> an upper bound on this path
+	Facts     map[string]bool
+	Nums      map[string]int64  // expression -> its value on this path
+	Hi        map[string]int64  // expression -> an upper bound on this path
 	created   map[string]string // attr -> the condition that holds the create call's result
 	grant     map[string]int    // attr -> grantOK / grantFailed once the result is decided and overwritten
 }
 
-// nsgeZeroed is the num_sge of a request zeroed by its initializer or
+// NsgeZeroed is the num_sge of a request zeroed by its initializer or
 // memset and not assigned since: 0 while nothing points its sg_list.
-const nsgeZeroed = "=0"
+const NsgeZeroed = "=0"
 
 const (
 	grantPending = iota
@@ -67,11 +67,11 @@ const (
 	grantFailed
 )
 
-func newState() *state {
-	return &state{addr: map[string]*val{}, flags: map[string]*val{}, flagLine: map[string]int{}, sgl: map[string]string{},
-		nsge: map[string]string{}, opc: map[string]string{}, next: map[string]string{}, alias: map[string]string{},
-		locals: map[string]*val{}, localExpr: map[string]string{}, facts: map[string]bool{}, nums: map[string]int64{},
-		hi: map[string]int64{}, created: map[string]string{}, grant: map[string]int{}}
+func newState() *State {
+	return &State{Addr: map[string]*Val{}, Flags: map[string]*Val{}, FlagLine: map[string]int{}, Sgl: map[string]string{},
+		Nsge: map[string]string{}, Opc: map[string]string{}, next: map[string]string{}, alias: map[string]string{},
+		locals: map[string]*Val{}, localExpr: map[string]string{}, Facts: map[string]bool{}, Nums: map[string]int64{},
+		Hi: map[string]int64{}, created: map[string]string{}, grant: map[string]int{}}
 }
 
 func cloneMap[K comparable, V any](m map[K]V) map[K]V {
@@ -82,21 +82,21 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-func (s *state) clone() *state {
-	return &state{addr: cloneMap(s.addr), flags: cloneMap(s.flags), flagLine: cloneMap(s.flagLine), sgl: cloneMap(s.sgl),
-		nsge: cloneMap(s.nsge), opc: cloneMap(s.opc), next: cloneMap(s.next), alias: cloneMap(s.alias),
-		locals: cloneMap(s.locals), localExpr: cloneMap(s.localExpr), facts: cloneMap(s.facts), nums: cloneMap(s.nums),
-		hi: cloneMap(s.hi), created: cloneMap(s.created), grant: cloneMap(s.grant)}
+func (s *State) clone() *State {
+	return &State{Addr: cloneMap(s.Addr), Flags: cloneMap(s.Flags), FlagLine: cloneMap(s.FlagLine), Sgl: cloneMap(s.Sgl),
+		Nsge: cloneMap(s.Nsge), Opc: cloneMap(s.Opc), next: cloneMap(s.next), alias: cloneMap(s.alias),
+		locals: cloneMap(s.locals), localExpr: cloneMap(s.localExpr), Facts: cloneMap(s.Facts), Nums: cloneMap(s.Nums),
+		Hi: cloneMap(s.Hi), created: cloneMap(s.created), grant: cloneMap(s.grant)}
 }
 
 // hash identifies a state for merging (a 64-bit FNV-1a of its key).
-func (s *state) hash() uint64 {
+func (s *State) hash() uint64 {
 	h := fnv.New64a()
 	s.write(h)
 	return h.Sum64()
 }
 
-func (s *state) write(b io.Writer) {
+func (s *State) write(b io.Writer) {
 	write := func(name string, keys []string, get func(string) string) {
 		io.WriteString(b, name)
 		for _, k := range keys {
@@ -106,67 +106,75 @@ func (s *state) write(b io.Writer) {
 			io.WriteString(b, ";")
 		}
 	}
-	write("A", sortedKeys(s.addr), func(k string) string { return s.addr[k].key() })
-	write("F", sortedKeys(s.flags), func(k string) string { return s.flags[k].key() + "@" + strconv.Itoa(s.flagLine[k]) })
-	write("S", sortedKeys(s.sgl), func(k string) string { return s.sgl[k] })
-	write("N", sortedKeys(s.nsge), func(k string) string { return s.nsge[k] })
-	write("O", sortedKeys(s.opc), func(k string) string { return s.opc[k] })
-	write("X", sortedKeys(s.next), func(k string) string { return s.next[k] })
-	write("P", sortedKeys(s.alias), func(k string) string { return s.alias[k] })
-	write("L", sortedKeys(s.locals), func(k string) string { return s.locals[k].key() })
-	write("E", sortedKeys(s.localExpr), func(k string) string { return s.localExpr[k] })
-	write("C", sortedKeys(s.facts), func(k string) string { return strconv.FormatBool(s.facts[k]) })
-	write("M", sortedKeys(s.nums), func(k string) string { return strconv.FormatInt(s.nums[k], 10) })
-	write("H", sortedKeys(s.hi), func(k string) string { return strconv.FormatInt(s.hi[k], 10) })
-	write("Q", sortedKeys(s.created), func(k string) string { return s.created[k] })
-	write("G", sortedKeys(s.grant), func(k string) string { return strconv.Itoa(s.grant[k]) })
+	write("A", SortedKeys(s.Addr), func(k string) string { return s.Addr[k].key() })
+	write("F", SortedKeys(s.Flags), func(k string) string { return s.Flags[k].key() + "@" + strconv.Itoa(s.FlagLine[k]) })
+	write("S", SortedKeys(s.Sgl), func(k string) string { return s.Sgl[k] })
+	write("N", SortedKeys(s.Nsge), func(k string) string { return s.Nsge[k] })
+	write("O", SortedKeys(s.Opc), func(k string) string { return s.Opc[k] })
+	write("X", SortedKeys(s.next), func(k string) string { return s.next[k] })
+	write("P", SortedKeys(s.alias), func(k string) string { return s.alias[k] })
+	write("L", SortedKeys(s.locals), func(k string) string { return s.locals[k].key() })
+	write("E", SortedKeys(s.localExpr), func(k string) string { return s.localExpr[k] })
+	write("C", SortedKeys(s.Facts), func(k string) string { return strconv.FormatBool(s.Facts[k]) })
+	write("M", SortedKeys(s.Nums), func(k string) string { return strconv.FormatInt(s.Nums[k], 10) })
+	write("H", SortedKeys(s.Hi), func(k string) string { return strconv.FormatInt(s.Hi[k], 10) })
+	write("Q", SortedKeys(s.created), func(k string) string { return s.created[k] })
+	write("G", SortedKeys(s.grant), func(k string) string { return strconv.Itoa(s.grant[k]) })
 }
 
-// checkpoint is a place on a path where work requests leave the
+// Checkpoint is a place on a path where work requests leave the
 // function: a post (of the listed requests) or the function's exit.
-type checkpoint struct {
-	node  *sitter.Node
-	wrs   []string // posted requests (nil at exit)
-	exit  bool
-	state *state
+type Checkpoint struct {
+	Node  *sitter.Node
+	Wrs   []string // posted requests (nil at exit)
+	Exit  bool
+	State *State
 	ret   *sitter.Node // the returned expression at a return
 }
 
-// siteVisit is one path reaching a statement that sets IB_SEND_INLINE.
-type siteVisit struct {
-	node  *sitter.Node
-	reg   bool           // the request it flags is a registration
-	conds []*sitter.Node // the conditions whose truth the path knows
+// SiteVisit is one path reaching a statement that sets IB_SEND_INLINE.
+type SiteVisit struct {
+	Node *sitter.Node
+	// A helper's site reached from a caller (helperSites): the site's
+	// file, and the caller's file and function the Conds are in. nil:
+	// the function's own site.
+	SiteF  *File
+	CondF  *File
+	CondFn *sitter.Node
+	Reg    bool           // the request it flags is a registration
+	Conds  []*sitter.Node // the conditions whose truth the path knows
 	// At a post (onPost): the request's SGE count on the path (-1 when
 	// not bounded) and the lengths of its SGEs ("" when not assigned on
 	// the path).
-	nsge int
-	lens []string
+	Nsge int
+	Lens []string
 }
 
-// grantRecord is one path reaching a store of a QP's granted caps.
-type grantRecord struct {
-	node *sitter.Node
-	msg  string // "" when the path records the grant correctly
+// GrantRecord is one path reaching a store of a QP's granted caps.
+type GrantRecord struct {
+	Node *sitter.Node
+	Msg  string // "" when the path records the grant correctly
 }
 
-// interp runs one function.
-type interp struct {
-	f       *file
-	fn      *sitter.Node
-	facts   *Facts
-	types   map[string]string
-	ptrs    map[string]bool // locals and parameters declared as pointers or arrays
-	locals  map[string]bool // declared in the function
-	params  map[string]bool
-	onCheck func(checkpoint)
-	onSite  func(siteVisit)
-	onGrant func(grantRecord)
-	// onPost hears of a post of a request flagged inline on a path: the
+// Interp runs one function.
+type Interp struct {
+	F     *File
+	Fn    *sitter.Node
+	Facts *Facts
+	types map[string]string
+	Ptrs  map[string]bool // locals and parameters declared as pointers or arrays
+	// ptrElems are the locals whose elements are pointers (void *v[4]).
+	ptrElems map[string]bool
+	Locals   map[string]bool // declared in the function
+	Params   map[string]bool
+	OnCheck  func(Checkpoint)
+	OnSite   func(SiteVisit)
+	OnGrant  func(GrantRecord)
+	// OnPost hears of a post of a request flagged inline on a path: the
 	// line that set the flag, its SGE count and lengths.
-	onPost func(flagLine int, v siteVisit)
-	capped bool
-	steps  int
+	OnPost func(flagLine int, v SiteVisit)
+	Capped bool
+	Steps  int
 	budget int // steps allowed, when below maxSteps
 	g      *cfg
 	// relevant are the conditions worth keeping as facts: tested more
@@ -179,35 +187,36 @@ type interp struct {
 	// ({ &a, &b }): what each element points at.
 	ptrArrays map[string][]string
 	sites     map[int][]*sitter.Node // CFG node -> inline sites it evaluates
-	forks     []*state               // states a callee's exit paths split the current one into
+	forks     []*State               // states a callee's exit paths split the current one into
 }
 
-func (in *interp) scope(st *state) *scope {
-	return &scope{f: in.f, locals: st.locals, types: in.types, ptrs: in.ptrs, alias: st.alias, places: st.addr, flags: st.flags, facts: in.facts, st: st, in: in}
+func (in *Interp) scope(st *State) *scope {
+	return &scope{f: in.F, locals: st.locals, types: in.types, ptrs: in.Ptrs, ptrElems: in.ptrElems, alias: st.alias, places: st.Addr, flags: st.Flags, facts: in.Facts, st: st, in: in}
 }
 
-func (in *interp) run() {
-	in.types, in.ptrs, in.locals, in.params = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+func (in *Interp) Run() {
+	in.types, in.Ptrs, in.Locals, in.Params = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	in.ptrElems = map[string]bool{}
 	in.condNodes = map[string]*sitter.Node{}
-	for _, p := range params(in.f, in.fn) {
-		in.types[p.name] = p.typ
-		in.params[p.name] = true
-		in.ptrs[p.name] = p.pointer
+	for _, p := range Params(in.F, in.Fn) {
+		in.types[p.Name] = p.Typ
+		in.Params[p.Name] = true
+		in.Ptrs[p.Name] = p.Pointer
 	}
 	in.prescan()
-	in.templates = in.facts.templatesOf(in.f)
-	in.g = buildCFG(in.f, in.fn)
+	in.templates = in.Facts.templatesOf(in.F)
+	in.g = buildCFG(in.F, in.Fn)
 	g := in.g
 	in.sites = map[int][]*sitter.Node{}
-	if in.onSite != nil {
-		sites := findInlineSites(in.f, in.fn)
+	if in.OnSite != nil {
+		sites := FindInlineSitesFacts(in.F, in.Fn, in.Facts)
 		for id, nd := range g.nodes {
 			if nd.ast == nil || nd.kind == cBranch {
 				continue
 			}
 			for _, s := range sites {
-				if nd.ast.StartByte() <= s.node.StartByte() && s.node.EndByte() <= nd.ast.EndByte() && !inNestedBlock(nd.ast, s.node) {
-					in.sites[id] = append(in.sites[id], s.node)
+				if nd.ast.StartByte() <= s.Node.StartByte() && s.Node.EndByte() <= nd.ast.EndByte() && !inNestedBlock(nd.ast, s.Node) {
+					in.sites[id] = append(in.sites[id], s.Node)
 				}
 			}
 		}
@@ -215,7 +224,7 @@ func (in *interp) run() {
 	seen := make([]map[uint64]bool, len(g.nodes))
 	type item struct {
 		id int
-		st *state
+		st *State
 	}
 	start := newState()
 	seen[g.entry] = map[uint64]bool{start.hash(): true}
@@ -223,9 +232,9 @@ func (in *interp) run() {
 	for len(work) > 0 {
 		it := work[len(work)-1]
 		work = work[:len(work)-1]
-		in.steps++
-		if in.steps > maxSteps || in.budget > 0 && in.steps > in.budget {
-			in.capped = true
+		in.Steps++
+		if in.Steps > MaxSteps || in.budget > 0 && in.Steps > in.budget {
+			in.Capped = true
 			return
 		}
 		nd := g.nodes[it.id]
@@ -240,16 +249,16 @@ func (in *interp) run() {
 			if seen[o.id][k] {
 				continue
 			}
-			if len(seen[o.id]) >= maxStates {
-				if debugCap != nil && !in.capped {
+			if len(seen[o.id]) >= MaxStates {
+				if debugCap != nil && !in.Capped {
 					debugCap(in, o.id, o.st)
 				}
-				in.capped = true
+				in.Capped = true
 				continue
 			}
 			seen[o.id][k] = true
 			if len(work) >= maxPending {
-				in.capped = true
+				in.Capped = true
 				continue
 			}
 			work = append(work, item(o))
@@ -257,30 +266,30 @@ func (in *interp) run() {
 	}
 }
 
-var debugCap func(in *interp, id int, st *state)
+var debugCap func(in *Interp, id int, st *State)
 
 type out struct {
 	id int
-	st *state
+	st *State
 }
 
 // transfer applies a node to a state and returns its successors' states.
-func (in *interp) transfer(nd *cfgNode, st *state) []out {
+func (in *Interp) transfer(nd *cfgNode, st *State) []out {
 	switch nd.kind {
 	case cExit:
-		in.onCheck(checkpoint{node: in.fn, exit: true, state: st})
+		in.OnCheck(Checkpoint{Node: in.Fn, Exit: true, State: st})
 		return nil
 	case cReturn:
 		st = st.clone()
 		in.forks = nil
 		var ret *sitter.Node
-		for _, c := range named(nd.ast) {
+		for _, c := range Named(nd.ast) {
 			in.expr(c, st)
 			ret = c
 		}
-		for _, s := range append([]*state{st}, in.takeForks()...) {
+		for _, s := range append([]*State{st}, in.takeForks()...) {
 			in.visitSites(nd, s)
-			in.onCheck(checkpoint{node: nd.ast, exit: true, state: s, ret: ret})
+			in.OnCheck(Checkpoint{Node: nd.ast, Exit: true, State: s, ret: ret})
 		}
 		return nil
 	case cExpr:
@@ -298,7 +307,7 @@ func (in *interp) transfer(nd *cfgNode, st *state) []out {
 		in.forks = nil
 		in.expr(nd.ast, st) // calls in the condition (ret = f())
 		var outs []out
-		for _, s := range append([]*state{st}, in.takeForks()...) {
+		for _, s := range append([]*State{st}, in.takeForks()...) {
 			yes := in.assume(nd.ast, true, s.clone())
 			no := in.assume(nd.ast, false, s)
 			outs = append(outs, out{nd.succ[0], yes}, out{nd.succ[1], no})
@@ -306,7 +315,7 @@ func (in *interp) transfer(nd *cfgNode, st *state) []out {
 		return outs
 	}
 	var outs []out
-	for _, s := range append([]*state{st}, in.takeForks()...) {
+	for _, s := range append([]*State{st}, in.takeForks()...) {
 		in.visitSites(nd, s)
 		for i, n := range nd.succ {
 			if i > 0 {
@@ -319,7 +328,7 @@ func (in *interp) transfer(nd *cfgNode, st *state) []out {
 	return outs
 }
 
-func (in *interp) takeForks() []*state {
+func (in *Interp) takeForks() []*State {
 	f := in.forks
 	in.forks = nil
 	return f
@@ -327,35 +336,59 @@ func (in *interp) takeForks() []*state {
 
 // visitSites reports the inline sites a node evaluates with the
 // conditions the path knows.
-func (in *interp) visitSites(nd *cfgNode, st *state) {
-	if in.onSite == nil || in.sites == nil {
+func (in *Interp) visitSites(nd *cfgNode, st *State) {
+	if in.OnSite == nil || in.sites == nil {
 		return
 	}
 	for _, s := range in.sites[nd.id] {
 		var conds []*sitter.Node
-		for _, k := range sortedKeys(st.facts) {
+		for _, k := range SortedKeys(st.Facts) {
 			if c, ok := in.condNodes[k]; ok {
 				conds = append(conds, c)
 			}
 		}
 		reg := false
 		if s.Kind() == "assignment_expression" {
-			if wr, m := splitMember(placeOf(in.f, s.ChildByFieldName("left"), st.alias)); m == "send_flags" {
-				op := st.opc[wr]
-				if op == "" && !in.locals[root(wr)] {
-					op, _, _ = in.facts.opcodeOf(fieldKey(wr))
+			if wr, m := wrMember(PlaceOf(in.F, s.ChildByFieldName("left"), st.alias)); m == "send_flags" {
+				op := st.Opc[wr]
+				if op == "" && !in.Locals[Root(wr)] {
+					op, _, _ = in.Facts.OpcodeOf(FieldKey(wr))
 				}
-				reg = registrationOps[op]
+				reg = RegistrationOps[op]
 			}
 		}
-		in.onSite(siteVisit{node: s, conds: conds, reg: reg})
+		in.OnSite(SiteVisit{Node: s, Conds: conds, Reg: reg})
+	}
+}
+
+// helperSites reports, at a call of a function of the module that sets
+// IB_SEND_INLINE on a request its caller passed (a static inline helper
+// in a header: wr->send_flags |= IB_SEND_INLINE), the callee's sites as
+// visited with the caller's path conditions: a helper that sets the
+// flag unconditionally leaves the size guard to its callers.
+func (in *Interp) helperSites(call *sitter.Node, st *State) {
+	if in.OnSite == nil || call == nil {
+		return
+	}
+	d, ok := in.Facts.funcs[in.F.Text(call.ChildByFieldName("function"))]
+	if !ok || d.f == nil {
+		return
+	}
+	var conds []*sitter.Node
+	for _, k := range SortedKeys(st.Facts) {
+		if c, ok := in.condNodes[k]; ok {
+			conds = append(conds, c)
+		}
+	}
+	for _, s := range FindInlineSitesFacts(d.f, d.fn, in.Facts) {
+		in.OnSite(SiteVisit{Node: s.Node, Conds: conds, SiteF: d.f, CondF: in.F, CondFn: in.Fn})
 	}
 }
 
 // inNestedBlock reports whether s lies in a statement expression inside
 // n (evaluated by a node of its own).
 func inNestedBlock(n, s *sitter.Node) bool {
-	for p := s; p != nil && !same(p, n); p = p.Parent() {
+	for p := s; p != nil && !Same(p, n); p = p.Parent() {
 		if p.Kind() == "compound_statement" {
 			return true
 		}
@@ -365,15 +398,15 @@ func inNestedBlock(n, s *sitter.Node) bool {
 
 func exprsOf(n *sitter.Node) []*sitter.Node {
 	if n.Kind() == "expression_statement" {
-		return named(n)
+		return Named(n)
 	}
 	return []*sitter.Node{n}
 }
 
 // prescan finds which conditions the function tests more than once and
 // the expressions stored into num_sge.
-func (in *interp) prescan() {
-	f := in.f
+func (in *Interp) prescan() {
+	f := in.F
 	count := map[string]int{}
 	in.relevant = map[string]bool{}
 	in.nsgeExprs = map[string]bool{}
@@ -384,31 +417,31 @@ func (in *interp) prescan() {
 			return
 		}
 		if n.Kind() == "binary_expression" {
-			if op := f.text(n.ChildByFieldName("operator")); op == "&&" || op == "||" {
+			if op := f.Text(n.ChildByFieldName("operator")); op == "&&" || op == "||" {
 				conds(n.ChildByFieldName("left"))
 				conds(n.ChildByFieldName("right"))
 				return
 			}
 		}
-		if n.Kind() == "unary_expression" && f.text(n.ChildByFieldName("operator")) == "!" {
+		if n.Kind() == "unary_expression" && f.Text(n.ChildByFieldName("operator")) == "!" {
 			conds(n.ChildByFieldName("argument"))
 			return
 		}
 		k, _ := factKey(f, n)
 		count[k]++
 	}
-	walk(in.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "if_statement", "while_statement", "do_statement", "for_statement", "conditional_expression":
 			conds(n.ChildByFieldName("condition"))
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l.Kind() == "field_expression" && f.text(l.ChildByFieldName("field")) == "num_sge" {
-				in.nsgeExprs[condKey(f, n.ChildByFieldName("right"))] = true
+			if l := n.ChildByFieldName("left"); l.Kind() == "field_expression" && f.Text(l.ChildByFieldName("field")) == "num_sge" {
+				in.nsgeExprs[CondKey(f, n.ChildByFieldName("right"))] = true
 			}
 		case "initializer_pair":
-			if strings.Contains(f.text(n), "num_sge") {
+			if strings.Contains(f.Text(n), "num_sge") {
 				if v := n.ChildByFieldName("value"); v != nil {
-					in.nsgeExprs[condKey(f, v)] = true
+					in.nsgeExprs[CondKey(f, v)] = true
 				}
 			}
 		}
@@ -417,29 +450,29 @@ func (in *interp) prescan() {
 	// Locals that hold an inline size or decision.
 	inlineLocals := map[string]bool{}
 	bools := map[string]bool{}
-	for _, p := range params(f, in.fn) {
-		if strings.TrimSpace(p.typ) == "bool" && !p.pointer {
-			bools[p.name] = true // a guard passed in
+	for _, p := range Params(f, in.Fn) {
+		if strings.TrimSpace(p.Typ) == "bool" && !p.Pointer {
+			bools[p.Name] = true // a guard passed in
 		}
 	}
-	walk(in.fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
 		case "declaration":
-			if strings.TrimSpace(f.text(n.ChildByFieldName("type"))) == "bool" {
-				for _, d := range named(n) {
-					if name, _ := declName(f, d); name != "" {
+			if strings.TrimSpace(f.Text(n.ChildByFieldName("type"))) == "bool" {
+				for _, d := range Named(n) {
+					if name, _ := DeclName(f, d); name != "" {
 						bools[name] = true
 					}
 				}
 			}
 		case "init_declarator":
-			if v := n.ChildByFieldName("value"); v != nil && strings.Contains(strings.ToLower(f.text(v)), "inline") {
-				name, _ := declName(f, n.ChildByFieldName("declarator"))
+			if v := n.ChildByFieldName("value"); v != nil && strings.Contains(strings.ToLower(f.Text(v)), "inline") {
+				name, _ := DeclName(f, n.ChildByFieldName("declarator"))
 				inlineLocals[name] = true
 			}
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l.Kind() == "identifier" && strings.Contains(strings.ToLower(f.text(n.ChildByFieldName("right"))), "inline") {
-				inlineLocals[f.text(l)] = true
+			if l := n.ChildByFieldName("left"); l.Kind() == "identifier" && strings.Contains(strings.ToLower(f.Text(n.ChildByFieldName("right"))), "inline") {
+				inlineLocals[f.Text(l)] = true
 			}
 		}
 		return true
@@ -450,7 +483,7 @@ func (in *interp) prescan() {
 		for l := range inlineLocals {
 			keep = keep || hasToken(k, l)
 		}
-		if m := callNameRe.FindStringSubmatch(k); m != nil && in.facts.mentionsInline(m[1]) {
+		if m := callNameRe.FindStringSubmatch(k); m != nil && in.Facts.mentionsInline(m[1]) {
 			keep = true
 		}
 		if keep {
@@ -463,20 +496,21 @@ var callNameRe = regexp.MustCompile(`^([A-Za-z_]\w*)\(`)
 
 // declaration handles "T x = init" and designated initializers of work
 // requests.
-func (in *interp) declaration(n *sitter.Node, st *state) {
-	f := in.f
-	typ := f.text(n.ChildByFieldName("type"))
-	for _, d := range named(n) {
-		if same(d, n.ChildByFieldName("type")) {
+func (in *Interp) declaration(n *sitter.Node, st *State) {
+	f := in.F
+	typ := f.Text(n.ChildByFieldName("type"))
+	for _, d := range Named(n) {
+		if Same(d, n.ChildByFieldName("type")) {
 			continue
 		}
-		name, ptr := declName(f, d)
+		name, ptr := DeclName(f, d)
 		if name == "" {
 			continue
 		}
 		in.types[name] = typ
-		in.locals[name] = true
-		in.ptrs[name] = ptr
+		in.Locals[name] = true
+		in.Ptrs[name] = ptr
+		in.ptrElems[name] = DeclDepth(d) >= 2
 		in.kill(name, st)
 		if d.Kind() != "init_declarator" {
 			continue
@@ -495,8 +529,8 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 		}
 		if v.Kind() == "initializer_list" {
 			// = {} and designated initializers zero what they omit.
-			st.flags[name] = flagVal(flagOff, "initializer", f.line(v))
-			st.nsge[name] = nsgeZeroed
+			st.Flags[name] = flagVal(FlagOff, "initializer", f.Line(v))
+			st.Nsge[name] = NsgeZeroed
 			in.initList(name, v, st)
 			continue
 		}
@@ -517,17 +551,17 @@ func (in *interp) declaration(n *sitter.Node, st *state) {
 
 // pointerArray records an array of pointers initialized with
 // addresses ({ &a, &b }); false when the list is anything else.
-func (in *interp) pointerArray(name string, list *sitter.Node) bool {
+func (in *Interp) pointerArray(name string, list *sitter.Node) bool {
 	var targets []string
-	for _, c := range named(list) {
-		c = stripParens(c)
+	for _, c := range Named(list) {
+		c = StripParens(c)
 		if c.Kind() == "comment" {
 			continue
 		}
-		if c.Kind() != "pointer_expression" || in.f.text(c.ChildByFieldName("operator")) != "&" {
+		if c.Kind() != "pointer_expression" || in.F.Text(c.ChildByFieldName("operator")) != "&" {
 			return false
 		}
-		t := objectPlace(in.f, c.ChildByFieldName("argument"), nil)
+		t := objectPlace(in.F, c.ChildByFieldName("argument"), nil)
 		if t == "" {
 			return false
 		}
@@ -546,7 +580,7 @@ func (in *interp) pointerArray(name string, list *sitter.Node) bool {
 // throughPtrArray names the places a place reached through an array of
 // pointers stands for: arr[k].x is element k's target's x, arr[*].x each
 // target's (a loop over the array, or an index the path does not know).
-func (in *interp) throughPtrArray(p string) []string {
+func (in *Interp) throughPtrArray(p string) []string {
 	i := strings.IndexByte(p, '[')
 	if i < 0 || in.ptrArrays == nil {
 		return nil
@@ -576,37 +610,37 @@ func (in *interp) throughPtrArray(p string) []string {
 
 // template is the file-scope static initializer an expression names (a
 // struct copied from a template).
-func (in *interp) template(n *sitter.Node) *sitter.Node {
-	n = stripParens(n)
+func (in *Interp) template(n *sitter.Node) *sitter.Node {
+	n = StripParens(n)
 	if n == nil {
 		return nil
 	}
-	if n.Kind() == "pointer_expression" && in.f.text(n.ChildByFieldName("operator")) == "*" {
-		n = stripParens(n.ChildByFieldName("argument"))
+	if n.Kind() == "pointer_expression" && in.F.Text(n.ChildByFieldName("operator")) == "*" {
+		n = StripParens(n.ChildByFieldName("argument"))
 	}
-	if n.Kind() == "pointer_expression" && in.f.text(n.ChildByFieldName("operator")) == "&" {
-		n = stripParens(n.ChildByFieldName("argument"))
+	if n.Kind() == "pointer_expression" && in.F.Text(n.ChildByFieldName("operator")) == "&" {
+		n = StripParens(n.ChildByFieldName("argument"))
 	}
-	if n != nil && n.Kind() == "identifier" && !in.locals[in.f.text(n)] && !in.params[in.f.text(n)] {
-		return in.templates[in.f.text(n)]
+	if n != nil && n.Kind() == "identifier" && !in.Locals[in.F.Text(n)] && !in.Params[in.F.Text(n)] {
+		return in.templates[in.F.Text(n)]
 	}
 	return nil
 }
 
 // initList reads { .send_flags = ..., .wr = { ... } } for object obj.
-func (in *interp) initList(obj string, list *sitter.Node, st *state) {
-	f := in.f
-	for _, c := range named(list) {
+func (in *Interp) initList(obj string, list *sitter.Node, st *State) {
+	f := in.F
+	for _, c := range Named(list) {
 		if c.Kind() != "initializer_pair" {
 			continue
 		}
 		var member string
-		for _, d := range named(c) {
+		for _, d := range Named(c) {
 			if d.Kind() == "field_designator" {
 				if member != "" {
 					member += "."
 				}
-				member += strings.TrimPrefix(f.text(d), ".")
+				member += strings.TrimPrefix(f.Text(d), ".")
 			}
 		}
 		v := c.ChildByFieldName("value")
@@ -622,21 +656,21 @@ func (in *interp) initList(obj string, list *sitter.Node, st *state) {
 }
 
 // zero records an object zeroed by an initializer that omits members.
-func (in *interp) zero(obj string, line int, st *state) {
-	for k := range st.flags {
+func (in *Interp) zero(obj string, line int, st *State) {
+	for k := range st.Flags {
 		if strings.HasPrefix(k, obj+".") {
-			st.flags[k] = flagVal(flagOff, "initializer", line)
+			st.Flags[k] = flagVal(FlagOff, "initializer", line)
 		}
 	}
-	st.flags[obj] = flagVal(flagOff, "initializer", line)
-	delete(st.flagLine, obj)
-	st.nsge[obj] = nsgeZeroed
-	delete(st.sgl, obj)
-	delete(st.opc, obj)
+	st.Flags[obj] = flagVal(FlagOff, "initializer", line)
+	delete(st.FlagLine, obj)
+	st.Nsge[obj] = NsgeZeroed
+	delete(st.Sgl, obj)
+	delete(st.Opc, obj)
 }
 
 // kill drops what the path knew about a variable or place that changes.
-func (in *interp) kill(name string, st *state) {
+func (in *Interp) kill(name string, st *State) {
 	if name == "" {
 		return
 	}
@@ -649,19 +683,19 @@ func (in *interp) kill(name string, st *state) {
 			delete(st.created, attr)
 		}
 	}
-	for k := range st.facts {
+	for k := range st.Facts {
 		if hasToken(k, name) {
-			delete(st.facts, k)
+			delete(st.Facts, k)
 		}
 	}
-	for k := range st.nums {
+	for k := range st.Nums {
 		if hasToken(k, name) {
-			delete(st.nums, k)
+			delete(st.Nums, k)
 		}
 	}
-	for k := range st.hi {
+	for k := range st.Hi {
 		if hasToken(k, name) {
-			delete(st.hi, k)
+			delete(st.Hi, k)
 		}
 	}
 	for k, e := range st.localExpr {
@@ -672,11 +706,11 @@ func (in *interp) kill(name string, st *state) {
 }
 
 // expr interprets an expression's effects: assignments and calls.
-func (in *interp) expr(n *sitter.Node, st *state) {
+func (in *Interp) expr(n *sitter.Node, st *State) {
 	if n == nil {
 		return
 	}
-	f := in.f
+	f := in.F
 	switch n.Kind() {
 	case "assignment_expression":
 		lhs, rhs := n.ChildByFieldName("left"), n.ChildByFieldName("right")
@@ -684,8 +718,8 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 			return
 		}
 		in.expr(rhs, st)
-		op := f.text(n.ChildByFieldName("operator"))
-		p := placeOf(f, lhs, st.alias)
+		op := f.Text(n.ChildByFieldName("operator"))
+		p := PlaceOf(f, lhs, st.alias)
 		in.checkGrantStore(n, p, rhs, st)
 		if strings.HasPrefix(p, "v:") {
 			name := strings.TrimPrefix(p, "v:")
@@ -696,17 +730,17 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 				}
 			}
 			in.kill(name, st)
-			if pt := pointee(f, rhs, st.alias); pt != "" && in.ptrs[name] {
+			if pt := pointee(f, rhs, st.alias); pt != "" && in.Ptrs[name] {
 				st.alias[name] = pt
-			} else if pt != "" && (rhs.Kind() == "pointer_expression" || st.alias[f.text(rhs)] != "") {
+			} else if pt != "" && (rhs.Kind() == "pointer_expression" || st.alias[f.Text(rhs)] != "") {
 				st.alias[name] = pt
 			}
-			if t := in.template(rhs); t != nil && !in.ptrs[name] {
+			if t := in.template(rhs); t != nil && !in.Ptrs[name] {
 				in.initList(name, t, st)
 			}
-			if lit := stripParens(rhs); op == "=" && !in.ptrs[name] && lit != nil && lit.Kind() == "compound_literal_expression" {
+			if lit := StripParens(rhs); op == "=" && !in.Ptrs[name] && lit != nil && lit.Kind() == "compound_literal_expression" {
 				if l := lit.ChildByFieldName("value"); l != nil {
-					in.zero(name, f.line(lit), st)
+					in.zero(name, f.Line(lit), st)
 					in.initList(name, l, st)
 				}
 			}
@@ -717,46 +751,46 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 				delete(st.localExpr, name)
 			}
 			if c := in.createCall(rhs); c != nil {
-				in.created(c, condKey(f, lhs), st)
+				in.created(c, CondKey(f, lhs), st)
 			}
 			return
 		}
 		if p != "" {
-			in.kill(strings.Join(strings.Fields(f.text(lhs)), ""), st)
+			in.kill(strings.Join(strings.Fields(f.Text(lhs)), ""), st)
 			if t := in.template(rhs); t != nil {
 				in.initList(p, t, st)
 				return
 			}
-			if lit := stripParens(rhs); op == "=" && lit != nil && lit.Kind() == "compound_literal_expression" {
+			if lit := StripParens(rhs); op == "=" && lit != nil && lit.Kind() == "compound_literal_expression" {
 				// *wr = (struct ib_send_wr){ ... }: zeroes what it omits.
 				if l := lit.ChildByFieldName("value"); l != nil {
-					in.zero(p, f.line(lit), st)
+					in.zero(p, f.Line(lit), st)
 					in.initList(p, l, st)
 					return
 				}
 			}
 			in.store(p, op, rhs, n, st)
 			if c := in.createCall(rhs); c != nil {
-				in.created(c, condKey(f, lhs), st)
+				in.created(c, CondKey(f, lhs), st)
 			}
 		}
 	case "call_expression":
-		args := named(n.ChildByFieldName("arguments"))
+		args := Named(n.ChildByFieldName("arguments"))
 		for _, a := range args {
 			in.expr(a, st)
 		}
-		name := f.text(n.ChildByFieldName("function"))
+		name := f.Text(n.ChildByFieldName("function"))
 		switch name {
 		case "memset":
 			if len(args) >= 1 {
 				if obj := pointee(f, args[0], st.alias); obj != "" {
-					for k := range st.flags {
+					for k := range st.Flags {
 						if k == obj || strings.HasPrefix(k, obj+".") {
-							st.flags[k] = flagVal(flagOff, "memset", f.line(n))
+							st.Flags[k] = flagVal(FlagOff, "memset", f.Line(n))
 						}
 					}
-					st.flags[obj] = flagVal(flagOff, "memset", f.line(n))
-					st.nsge[obj] = nsgeZeroed
+					st.Flags[obj] = flagVal(FlagOff, "memset", f.Line(n))
+					st.Nsge[obj] = NsgeZeroed
 				}
 			}
 		case "memcpy":
@@ -768,21 +802,21 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 				}
 			}
 		}
-		if createFuncs[name] {
-			in.created(n, condKey(f, n), st)
+		if CreateFuncs[name] {
+			in.created(n, CondKey(f, n), st)
 		}
 		in.applySummary(name, args, n, st)
 		if wr := in.postedWR(n, st); wr != "" {
-			in.onCheck(checkpoint{node: n, wrs: in.chain(wr, st), state: st})
+			in.OnCheck(Checkpoint{Node: n, Wrs: in.chain(wr, st), State: st})
 			// The callee's other exit paths post too.
 			for _, fork := range in.forks {
 				if w := in.postedWR(n, fork); w != "" {
-					in.onCheck(checkpoint{node: n, wrs: in.chain(w, fork), state: fork})
+					in.OnCheck(Checkpoint{Node: n, Wrs: in.chain(w, fork), State: fork})
 				}
 			}
 		}
 	case "update_expression":
-		in.kill(strings.Join(strings.Fields(f.text(n.ChildByFieldName("argument"))), ""), st)
+		in.kill(strings.Join(strings.Fields(f.Text(n.ChildByFieldName("argument"))), ""), st)
 	case "conditional_expression":
 		in.expr(n.ChildByFieldName("condition"), st)
 		// Effects in the arms: both are applied (the value itself is a
@@ -793,7 +827,7 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 		// A statement expression: hoisted before this node by the CFG.
 	case "identifier", "number_literal", "string_literal", "field_identifier", "comment":
 	default:
-		for _, c := range named(n) {
+		for _, c := range Named(n) {
 			in.expr(c, st)
 		}
 	}
@@ -801,9 +835,9 @@ func (in *interp) expr(n *sitter.Node, st *state) {
 
 // createCall is the QP creation call an expression is (a create call
 // in a cast or parentheses).
-func (in *interp) createCall(n *sitter.Node) *sitter.Node {
-	n = stripParens(n)
-	if n != nil && n.Kind() == "call_expression" && createFuncs[in.f.text(n.ChildByFieldName("function"))] && in.f.text(n.ChildByFieldName("function")) != "ib_query_qp" {
+func (in *Interp) createCall(n *sitter.Node) *sitter.Node {
+	n = StripParens(n)
+	if n != nil && n.Kind() == "call_expression" && CreateFuncs[in.F.Text(n.ChildByFieldName("function"))] && in.F.Text(n.ChildByFieldName("function")) != "ib_query_qp" {
 		return n
 	}
 	return nil
@@ -811,19 +845,19 @@ func (in *interp) createCall(n *sitter.Node) *sitter.Node {
 
 // created records that call creates a QP with its attr argument, its
 // result held by the condition res.
-func (in *interp) created(call *sitter.Node, res string, st *state) {
-	if in.f.text(call.ChildByFieldName("function")) == "ib_query_qp" {
+func (in *Interp) created(call *sitter.Node, res string, st *State) {
+	if in.F.Text(call.ChildByFieldName("function")) == "ib_query_qp" {
 		return
 	}
-	args := named(call.ChildByFieldName("arguments"))
+	args := Named(call.ChildByFieldName("arguments"))
 	// Only the init attr argument: the cm_id or pd passed along is no
 	// attr the caps are written back into.
-	if i, ok := createAttrArg[in.f.text(call.ChildByFieldName("function"))]; ok && i < len(args) {
+	if i, ok := createAttrArg[in.F.Text(call.ChildByFieldName("function"))]; ok && i < len(args) {
 		args = args[i : i+1]
 	}
 	for _, a := range args {
-		t := strings.TrimPrefix(strings.Join(strings.Fields(in.f.text(a)), ""), "&")
-		if a.Kind() == "pointer_expression" || in.ptrs[t] {
+		t := strings.TrimPrefix(strings.Join(strings.Fields(in.F.Text(a)), ""), "&")
+		if a.Kind() == "pointer_expression" || in.Ptrs[t] {
 			st.created[t] = res
 			delete(st.grant, t)
 		}
@@ -836,32 +870,32 @@ var createAttrArg = map[string]int{"rdma_create_qp": 2, "ib_create_qp": 1, "ib_c
 
 // grantStatus says whether the QP created with attr was created, on
 // this path, as far as its result's tests tell.
-func (in *interp) grantStatus(attr string, st *state) int {
+func (in *Interp) grantStatus(attr string, st *State) int {
 	res, ok := st.created[attr]
 	if !ok {
 		return st.grant[attr]
 	}
-	if v, ok := st.facts[res]; ok {
+	if v, ok := st.Facts[res]; ok {
 		if v {
 			return grantFailed
 		}
 		return grantOK
 	}
 	for _, w := range []string{"IS_ERR(" + res + ")", "IS_ERR_OR_NULL(" + res + ")"} {
-		if v, ok := st.facts[w]; ok {
+		if v, ok := st.Facts[w]; ok {
 			if v {
 				return grantFailed
 			}
 			return grantOK
 		}
 	}
-	if v, ok := st.nums[res]; ok {
+	if v, ok := st.Nums[res]; ok {
 		if v == 0 {
 			return grantOK
 		}
 		return grantFailed
 	}
-	for k, v := range st.facts {
+	for k, v := range st.Facts {
 		if !strings.HasPrefix(k, res) {
 			continue
 		}
@@ -881,12 +915,12 @@ func (in *interp) grantStatus(attr string, st *state) int {
 // checkGrantStore checks a store of attr.cap.max_inline_data into an
 // object (the size the sends are guarded by): on this path the QP must
 // have been created with that attr, successfully.
-func (in *interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.Node, st *state) {
-	if in.onGrant == nil || strings.HasPrefix(lhsPlace, "v:") || lhsPlace == "" {
+func (in *Interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.Node, st *State) {
+	if in.OnGrant == nil || strings.HasPrefix(lhsPlace, "v:") || lhsPlace == "" {
 		return
 	}
-	f := in.f
-	if strings.HasSuffix(strings.Join(strings.Fields(f.text(n.ChildByFieldName("left"))), ""), "cap.max_inline_data") {
+	f := in.F
+	if strings.HasSuffix(strings.Join(strings.Fields(f.Text(n.ChildByFieldName("left"))), ""), "cap.max_inline_data") {
 		return // a request, not a record
 	}
 	e := in.decide(rhs, st)
@@ -908,22 +942,22 @@ func (in *interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.N
 		return
 	}
 	var attr string
-	walk(e, func(c *sitter.Node) bool {
-		if c.Kind() == "field_expression" && strings.HasSuffix(strings.Join(strings.Fields(f.text(c)), ""), "cap.max_inline_data") {
-			t := strings.Join(strings.Fields(f.text(c)), "")
+	Walk(e, func(c *sitter.Node) bool {
+		if c.Kind() == "field_expression" && strings.HasSuffix(strings.Join(strings.Fields(f.Text(c)), ""), "cap.max_inline_data") {
+			t := strings.Join(strings.Fields(f.Text(c)), "")
 			attr = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "cap.max_inline_data"), "."), "->")
 		}
 		return attr == ""
 	})
 	if attr == "" {
-		in.onGrant(grantRecord{node: n})
+		in.OnGrant(GrantRecord{Node: n})
 		return
 	}
-	if _, queried := in.facts.queried[fieldKey(attr+".cap.max_inline_data")]; queried {
-		in.onGrant(grantRecord{node: n})
+	if _, queried := in.Facts.Queried[FieldKey(attr+".cap.max_inline_data")]; queried {
+		in.OnGrant(GrantRecord{Node: n})
 		return
 	}
-	lhs := f.text(n.ChildByFieldName("left"))
+	lhs := f.Text(n.ChildByFieldName("left"))
 	_, tracked := st.created[attr]
 	status := in.grantStatus(attr, st)
 	if !tracked && status == grantPending {
@@ -931,43 +965,43 @@ func (in *interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.N
 			// Not created with on this path: created with another attr?
 			for other := range st.created {
 				if in.grantStatus(other, st) != grantFailed {
-					in.onGrant(grantRecord{node: n, msg: fmt.Sprintf("%s records %s, but on this path the QP was created with %s: %s still holds the request", lhs, attr+".cap.max_inline_data", other, attr)})
+					in.OnGrant(GrantRecord{Node: n, Msg: fmt.Sprintf("%s records %s, but on this path the QP was created with %s: %s still holds the request", lhs, attr+".cap.max_inline_data", other, attr)})
 					return
 				}
 			}
-			in.onGrant(grantRecord{node: n})
+			in.OnGrant(GrantRecord{Node: n})
 			return
 		}
 	}
 	switch status {
 	case grantOK:
-		in.onGrant(grantRecord{node: n})
+		in.OnGrant(GrantRecord{Node: n})
 	case grantFailed:
 		for other := range st.created {
 			if other != attr && in.grantStatus(other, st) != grantFailed {
-				in.onGrant(grantRecord{node: n, msg: fmt.Sprintf("%s records %s, but on this path the QP was created with %s (the creation with %s failed): %s still holds the request", lhs, attr+".cap.max_inline_data", other, attr, attr)})
+				in.OnGrant(GrantRecord{Node: n, Msg: fmt.Sprintf("%s records %s, but on this path the QP was created with %s (the creation with %s failed): %s still holds the request", lhs, attr+".cap.max_inline_data", other, attr, attr)})
 				return
 			}
 		}
-		in.onGrant(grantRecord{node: n, msg: fmt.Sprintf("when QP creation fails (%s), %s records %s, not 0", st.created[attr], lhs, strings.Join(strings.Fields(f.text(e)), " "))})
+		in.OnGrant(GrantRecord{Node: n, Msg: fmt.Sprintf("when QP creation fails (%s), %s records %s, not 0", st.created[attr], lhs, strings.Join(strings.Fields(f.Text(e)), " "))})
 	default:
 		res := st.created[attr]
-		in.onGrant(grantRecord{node: n, msg: fmt.Sprintf("%s records the caps whether or not QP creation succeeded (%s): when it fails, they hold the request, and the recorded size must be 0", lhs, res)})
+		in.OnGrant(GrantRecord{Node: n, Msg: fmt.Sprintf("%s records the caps whether or not QP creation succeeded (%s): when it fails, they hold the request, and the recorded size must be 0", lhs, res)})
 	}
 }
 
 // decide returns the arm of the ternaries in n that this path's facts
 // choose (n itself when undecided).
-func (in *interp) decide(n *sitter.Node, st *state) *sitter.Node {
-	n = stripParens(n)
+func (in *Interp) decide(n *sitter.Node, st *State) *sitter.Node {
+	n = StripParens(n)
 	for n != nil && n.Kind() == "conditional_expression" {
-		c := stripCond(in.f, n.ChildByFieldName("condition"))
-		truth, neg := factKey(in.f, c)
-		if c.Kind() == "unary_expression" && in.f.text(c.ChildByFieldName("operator")) == "!" {
-			truth, neg = factKey(in.f, stripCond(in.f, c.ChildByFieldName("argument")))
+		c := stripCond(in.F, n.ChildByFieldName("condition"))
+		truth, neg := factKey(in.F, c)
+		if c.Kind() == "unary_expression" && in.F.Text(c.ChildByFieldName("operator")) == "!" {
+			truth, neg = factKey(in.F, stripCond(in.F, c.ChildByFieldName("argument")))
 			neg = !neg
 		}
-		v, ok := st.facts[truth]
+		v, ok := st.Facts[truth]
 		if !ok {
 			// The result of a create call: success or failure.
 			for attr, res := range st.created {
@@ -989,30 +1023,30 @@ func (in *interp) decide(n *sitter.Node, st *state) *sitter.Node {
 		}
 		if v {
 			if cons := n.ChildByFieldName("consequence"); cons != nil {
-				n = stripParens(cons)
+				n = StripParens(cons)
 				continue
 			}
-			return stripParens(n.ChildByFieldName("condition"))
+			return StripParens(n.ChildByFieldName("condition"))
 		}
-		n = stripParens(n.ChildByFieldName("alternative"))
+		n = StripParens(n.ChildByFieldName("alternative"))
 	}
 	return n
 }
 
 // postedWR returns the work request a call posts: ib_post_send, a
 // device's post_send op, or a function that posts its parameter.
-func (in *interp) postedWR(call *sitter.Node, st *state) string {
-	f := in.f
+func (in *Interp) postedWR(call *sitter.Node, st *State) string {
+	f := in.F
 	fnNode := call.ChildByFieldName("function")
-	name := f.text(fnNode)
-	args := named(call.ChildByFieldName("arguments"))
-	if name == "ib_post_send" || fnNode.Kind() == "field_expression" && f.text(fnNode.ChildByFieldName("field")) == "post_send" {
+	name := f.Text(fnNode)
+	args := Named(call.ChildByFieldName("arguments"))
+	if name == "ib_post_send" || fnNode.Kind() == "field_expression" && f.Text(fnNode.ChildByFieldName("field")) == "post_send" {
 		if len(args) >= 2 {
 			return pointee(f, args[1], st.alias)
 		}
 	}
-	if p, ok := in.facts.posterOf(name); ok && p.param < len(args) {
-		if base := pointee(f, args[p.param], st.alias); base != "" {
+	if p, ok := in.Facts.PosterOf(name); ok && p.Param < len(args) {
+		if base := pointee(f, args[p.Param], st.alias); base != "" {
 			return base + p.suffix
 		}
 	}
@@ -1021,8 +1055,8 @@ func (in *interp) postedWR(call *sitter.Node, st *state) string {
 
 // applySummary applies what a module function called here does to its
 // pointer arguments: the flags and opcodes it sets.
-func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.Node, st *state) {
-	s := in.facts.summary(name)
+func (in *Interp) applySummary(name string, args []*sitter.Node, call *sitter.Node, st *State) {
+	s := in.Facts.Summary(name)
 	if s == nil {
 		return
 	}
@@ -1030,10 +1064,10 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 		// One state per exit path of the callee.
 		bases := make([]string, len(args))
 		for i, a := range args {
-			bases[i] = pointee(in.f, a, st.alias)
+			bases[i] = pointee(in.F, a, st.alias)
 		}
 		orig := st.clone()
-		keys := keysOf(in.f, args)
+		keys := keysOf(in.F, args)
 		var feasible [][]varEffect
 		for _, v := range s.variants {
 			if variantFeasible(v, s.names, keys, st) {
@@ -1057,31 +1091,32 @@ func (in *interp) applySummary(name string, args []*sitter.Node, call *sitter.No
 		if e.param >= len(args) {
 			continue
 		}
-		base := pointee(in.f, args[e.param], st.alias)
+		base := pointee(in.F, args[e.param], st.alias)
 		if base == "" {
 			continue
 		}
 		wr := base + e.suffix
 		if e.opcode != "" {
-			st.opc[wr] = e.opcode
+			st.Opc[wr] = e.opcode
 		}
 		if e.flags != nil {
 			v := e.flags
-			if old, ok := st.flags[wr]; ok && !e.assigns {
+			if old, ok := st.Flags[wr]; ok && !e.assigns {
 				v = compound("|=", old, v)
 			}
-			st.flags[wr] = v
+			st.Flags[wr] = v
 			if isOn(v) {
-				st.flagLine[wr] = in.f.line(call)
+				st.FlagLine[wr] = in.F.Line(call)
+				in.helperSites(call, st)
 			}
 		}
 	}
 }
 
-func keysOf(f *file, args []*sitter.Node) []string {
+func keysOf(f *File, args []*sitter.Node) []string {
 	keys := make([]string, len(args))
 	for i, a := range args {
-		keys[i] = condKey(f, a)
+		keys[i] = CondKey(f, a)
 	}
 	return keys
 }
@@ -1090,12 +1125,12 @@ func keysOf(f *file, args []*sitter.Node) []string {
 // callee's exit path: no condition that exit established on the
 // parameters, restated in the caller's terms (keys: the arguments),
 // is one the caller's path decided the other way.
-func variantFeasible(v []varEffect, names, keys []string, st *state) bool {
+func variantFeasible(v []varEffect, names, keys []string, st *State) bool {
 	for _, e := range v {
 		if e.kind != 'c' {
 			continue
 		}
-		if b, ok := st.facts[substParams(e.rel, names, keys)]; ok && b != (e.s == "1") {
+		if b, ok := st.Facts[substParams(e.rel, names, keys)]; ok && b != (e.s == "1") {
 			return false
 		}
 	}
@@ -1103,7 +1138,7 @@ func variantFeasible(v []varEffect, names, keys []string, st *state) bool {
 }
 
 // applyVariant applies one exit path of a callee to the caller's state.
-func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Node, bases []string, call *sitter.Node, st *state) {
+func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Node, bases []string, call *sitter.Node, st *State) {
 	for _, e := range v {
 		switch e.kind {
 		case 'c':
@@ -1112,7 +1147,7 @@ func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 			// The exit path's constant return: what the call's
 			// value is on this path (if (helper(...)) decides).
 			if call != nil {
-				st.facts[condKey(in.f, call)] = e.s != "0"
+				st.Facts[CondKey(in.F, call)] = e.s != "0"
 			}
 			continue
 		case 'n':
@@ -1120,9 +1155,9 @@ func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 				// num_sge in the callee's terms: the caller's.
 				keys := make([]string, len(args))
 				for i, a := range args {
-					keys[i] = condKey(in.f, a)
+					keys[i] = CondKey(in.F, a)
 				}
-				st.nsge[bases[e.param]+e.rel] = constChoice(substParams(e.s, names, keys))
+				st.Nsge[bases[e.param]+e.rel] = constChoice(substParams(e.s, names, keys))
 			}
 			continue
 		}
@@ -1132,16 +1167,17 @@ func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 		p := bases[e.param] + e.rel
 		switch e.kind {
 		case 'f':
-			st.flags[p] = e.v
+			st.Flags[p] = e.v
 			if maybeOn(e.v) {
-				st.flagLine[p] = in.f.line(call)
+				st.FlagLine[p] = in.F.Line(call)
+				in.helperSites(call, st)
 			} else {
-				delete(st.flagLine, p)
+				delete(st.FlagLine, p)
 			}
 		case 'o':
-			st.opc[p] = e.s
+			st.Opc[p] = e.s
 		case 'a':
-			if x := bases[e.param]; e.rel == "" && !in.ptrs[x] && (in.locals[x] || in.params[x]) && call != nil && in.outArg(call, e.param, x) {
+			if x := bases[e.param]; e.rel == "" && !in.Ptrs[x] && (in.Locals[x] || in.Params[x]) && call != nil && in.outArg(call, e.param, x) {
 				// f(&flags) with *flags |= IB_SEND_INLINE in f: the
 				// caller's scalar holds what f stored (or-ed in: what
 				// f sets is kept, what it clears may stay set).
@@ -1153,20 +1189,20 @@ func (in *interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 					in.kill(x, st)
 					st.locals[x] = nv
 					if maybeOn(e.v) {
-						st.flagLine[x] = in.f.line(call)
+						st.FlagLine[x] = in.F.Line(call)
 					}
 				}
 				continue
 			}
-			st.addr[p] = e.v
+			st.Addr[p] = e.v
 		case 's':
 			var j int
 			_, _ = fmt.Sscanf(e.s, "%d", &j) // not a number: 0
 			if j < len(bases) && bases[j] != "" {
-				st.sgl[p] = bases[j] + e.s[strings.IndexByte(e.s, ' ')+1:]
+				st.Sgl[p] = bases[j] + e.s[strings.IndexByte(e.s, ' ')+1:]
 			}
 		case 'n':
-			st.nsge[p] = e.s
+			st.Nsge[p] = e.s
 		}
 	}
 }
@@ -1189,17 +1225,17 @@ func constChoice(e string) string {
 }
 
 // outArg reports whether argument i of call is &x.
-func (in *interp) outArg(call *sitter.Node, i int, x string) bool {
-	args := named(call.ChildByFieldName("arguments"))
+func (in *Interp) outArg(call *sitter.Node, i int, x string) bool {
+	args := Named(call.ChildByFieldName("arguments"))
 	if i >= len(args) {
 		return false
 	}
-	a := stripParens(args[i])
-	return a.Kind() == "pointer_expression" && in.f.text(a.ChildByFieldName("operator")) == "&" && strings.TrimSpace(in.f.text(a.ChildByFieldName("argument"))) == x
+	a := StripParens(args[i])
+	return a.Kind() == "pointer_expression" && in.F.Text(a.ChildByFieldName("operator")) == "&" && strings.TrimSpace(in.F.Text(a.ChildByFieldName("argument"))) == x
 }
 
 // chain lists a posted request and those chained after it with next.
-func (in *interp) chain(head string, st *state) []string {
+func (in *Interp) chain(head string, st *State) []string {
 	var out []string
 	seen := map[string]bool{}
 	for w := head; w != "" && !seen[w]; w = st.next[w] {
@@ -1210,61 +1246,61 @@ func (in *interp) chain(head string, st *state) []string {
 }
 
 // store records an assignment to a field place.
-func (in *interp) store(p, op string, rhs, at *sitter.Node, st *state) {
-	f := in.f
+func (in *Interp) store(p, op string, rhs, at *sitter.Node, st *State) {
+	f := in.F
 	if ts := in.throughPtrArray(p); ts != nil {
 		for _, t := range ts {
 			in.store(t, op, rhs, at, st)
 		}
 		return
 	}
-	wr, member := splitMember(p)
+	wr, member := wrMember(p)
 	switch member {
 	case "send_flags":
 		v := in.scope(st).valueOf(rhs)
-		if old, ok := st.flags[p0(wr)]; ok && op != "=" {
+		if old, ok := st.Flags[p0(wr)]; ok && op != "=" {
 			v = compound(op, old, v)
 		} else if op == "&=" {
-			v = compound(op, flagVal(flagUnset, "", 0), v)
+			v = compound(op, flagVal(FlagUnset, "", 0), v)
 		} else if op == "|=" && !ok {
 			// Or-ed into flags set elsewhere: only what is or-ed in
 			// is known.
-			v = compound(op, flagVal(flagUnset, "", 0), v)
+			v = compound(op, flagVal(FlagUnset, "", 0), v)
 		}
 		wr = p0(wr)
-		st.flags[wr] = v
+		st.Flags[wr] = v
 		if isOn(v) || maybeOn(v) {
-			st.flagLine[wr] = f.line(at)
+			st.FlagLine[wr] = f.Line(at)
 		} else {
-			delete(st.flagLine, wr)
+			delete(st.FlagLine, wr)
 		}
 	case "sg_list":
-		st.sgl[p0(wr)] = sgeList(pointee(f, rhs, st.alias))
+		st.Sgl[p0(wr)] = sgeList(pointee(f, rhs, st.alias))
 	case "num_sge":
-		st.nsge[p0(wr)] = condKey(f, rhs)
+		st.Nsge[p0(wr)] = CondKey(f, rhs)
 	case "opcode":
-		st.opc[p0(wr)] = f.text(rhs)
+		st.Opc[p0(wr)] = f.Text(rhs)
 	case "next":
 		st.next[p0(wr)] = pointee(f, rhs, st.alias)
 	default:
 		p = in.throughList(p, st)
 		v := in.scope(st).valueOf(rhs)
 		if op != "=" {
-			if old, ok := st.addr[p]; ok {
+			if old, ok := st.Addr[p]; ok {
 				v = compound(op, old, v)
 			}
 		}
-		st.addr[p] = v
+		st.Addr[p] = v
 	}
 }
 
 // throughList names a place reached through a request's sg_list
 // (wr->sg_list->addr, wr->sg_list[1].addr) by the list it points at.
-func (in *interp) throughList(p string, st *state) string {
-	for _, wr := range sortedKeys(st.sgl) {
+func (in *Interp) throughList(p string, st *State) string {
+	for _, wr := range SortedKeys(st.Sgl) {
 		pre := wr + ".sg_list"
-		if strings.HasPrefix(p, pre) && (len(p) == len(pre) || p[len(pre)] == '.' || p[len(pre)] == '[') && st.sgl[wr] != "" {
-			return canon(st.sgl[wr] + p[len(pre):])
+		if strings.HasPrefix(p, pre) && (len(p) == len(pre) || p[len(pre)] == '.' || p[len(pre)] == '[') && st.Sgl[wr] != "" {
+			return canon(st.Sgl[wr] + p[len(pre):])
 		}
 	}
 	return p
@@ -1279,29 +1315,29 @@ func sgeList(p string) string { return canon(p) }
 
 // assume adds what a branch condition says on this path; nil when it
 // contradicts what the path knows.
-func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
+func (in *Interp) assume(cond *sitter.Node, truth bool, st *State) *State {
 	if st == nil {
 		return nil
 	}
-	f := in.f
+	f := in.F
 	c := stripCond(f, cond)
 	if c == nil {
 		return st
 	}
 	switch c.Kind() {
 	case "number_literal", "true", "false", "null":
-		v := f.text(c)
+		v := f.Text(c)
 		nonzero := v != "0" && v != "false" && v != "NULL" && c.Kind() != "null"
 		if nonzero != truth {
 			return nil
 		}
 		return st
 	case "unary_expression":
-		if f.text(c.ChildByFieldName("operator")) == "!" {
+		if f.Text(c.ChildByFieldName("operator")) == "!" {
 			return in.assume(c.ChildByFieldName("argument"), !truth, st)
 		}
 	case "binary_expression":
-		op := f.text(c.ChildByFieldName("operator"))
+		op := f.Text(c.ChildByFieldName("operator"))
 		l, r := stripCond(f, c.ChildByFieldName("left")), stripCond(f, c.ChildByFieldName("right"))
 		if l == nil || r == nil {
 			return st
@@ -1320,18 +1356,18 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 		case "==", "!=":
 			eq := (op == "==") == truth
 			if v, ok := in.number(r); ok && eq {
-				name := condKey(f, l)
-				if old, ok := st.nums[name]; ok && old != v {
+				name := CondKey(f, l)
+				if old, ok := st.Nums[name]; ok && old != v {
 					return nil
 				}
-				if h, ok := st.hi[name]; ok && v > h {
+				if h, ok := st.Hi[name]; ok && v > h {
 					return nil
 				}
 				if in.relevant[name] || in.nsgeExprs[name] {
-					st.nums[name] = v
+					st.Nums[name] = v
 				}
 			} else if ok && !eq {
-				if old, ok := st.nums[condKey(f, l)]; ok && old == v {
+				if old, ok := st.Nums[CondKey(f, l)]; ok && old == v {
 					return nil
 				}
 			}
@@ -1339,7 +1375,7 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 			// n < K, n <= K (or their negations K < n...) bound n.
 			name, k, le := "", int64(0), false
 			if v, ok := in.number(r); ok {
-				name, k = condKey(f, l), v
+				name, k = CondKey(f, l), v
 				switch {
 				case op == "<" && truth, op == ">=" && !truth:
 					k, le = v-1, true
@@ -1347,7 +1383,7 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 					le = true
 				}
 			} else if v, ok := in.number(l); ok {
-				name, k = condKey(f, r), v
+				name, k = CondKey(f, r), v
 				switch {
 				case op == ">" && truth, op == "<=" && !truth:
 					k, le = v-1, true
@@ -1356,11 +1392,11 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 				}
 			}
 			if le && name != "" && (in.nsgeExprs[name] || in.relevant[name]) {
-				if n, ok := st.nums[name]; ok && n > k {
+				if n, ok := st.Nums[name]; ok && n > k {
 					return nil
 				}
-				if h, ok := st.hi[name]; !ok || k < h {
-					st.hi[name] = k
+				if h, ok := st.Hi[name]; !ok || k < h {
+					st.Hi[name] = k
 				}
 			}
 		}
@@ -1372,13 +1408,13 @@ func (in *interp) assume(cond *sitter.Node, truth bool, st *state) *state {
 }
 
 // record keeps a condition's truth as a fact of the path.
-func (in *interp) record(c *sitter.Node, truth bool, st *state) *state {
-	f := in.f
+func (in *Interp) record(c *sitter.Node, truth bool, st *State) *State {
+	f := in.F
 	k, neg := factKey(f, c)
 	if neg {
 		truth = !truth
 	}
-	if old, ok := st.facts[k]; ok && old != truth {
+	if old, ok := st.Facts[k]; ok && old != truth {
 		return nil
 	}
 	if !in.relevant[k] {
@@ -1391,36 +1427,36 @@ func (in *interp) record(c *sitter.Node, truth bool, st *state) *state {
 			return st
 		}
 	}
-	st.facts[k] = truth
+	st.Facts[k] = truth
 	in.condNodes[k] = c
 	// A boolean local stands for the condition it was set from.
 	if c.Kind() == "identifier" {
-		if e, ok := st.localExpr[f.text(c)]; ok && e != "" {
+		if e, ok := st.localExpr[f.Text(c)]; ok && e != "" {
 			t := truth
 			if strings.HasPrefix(e, "!") {
 				e, t = e[1:], !truth
 			}
-			if old, ok := st.facts[e]; ok && old != t {
+			if old, ok := st.Facts[e]; ok && old != t {
 				return nil
 			}
-			st.facts[e] = t
+			st.Facts[e] = t
 		}
 	}
 	return st
 }
 
 // number evaluates a constant: a literal or a #define of the module.
-func (in *interp) number(n *sitter.Node) (int64, bool) {
-	n = stripParens(n)
+func (in *Interp) number(n *sitter.Node) (int64, bool) {
+	n = StripParens(n)
 	if n == nil {
 		return 0, false
 	}
 	switch n.Kind() {
 	case "number_literal":
-		v, err := strconv.ParseInt(strings.TrimRight(in.f.text(n), "uUlL"), 0, 64)
+		v, err := strconv.ParseInt(strings.TrimRight(in.F.Text(n), "uUlL"), 0, 64)
 		return v, err == nil
 	case "identifier":
-		v, ok := in.facts.constants[in.f.text(n)]
+		v, ok := in.Facts.Constants[in.F.Text(n)]
 		return v, ok
 	}
 	return 0, false
@@ -1428,22 +1464,22 @@ func (in *interp) number(n *sitter.Node) (int64, bool) {
 
 // stripCond removes parentheses, likely()/unlikely() and !! from a
 // condition.
-func stripCond(f *file, n *sitter.Node) *sitter.Node {
+func stripCond(f *File, n *sitter.Node) *sitter.Node {
 	for {
-		n = stripParens(n)
+		n = StripParens(n)
 		if n == nil {
 			return nil
 		}
 		if n.Kind() == "call_expression" {
-			name := f.text(n.ChildByFieldName("function"))
-			if args := named(n.ChildByFieldName("arguments")); (name == "likely" || name == "unlikely") && len(args) == 1 {
+			name := f.Text(n.ChildByFieldName("function"))
+			if args := Named(n.ChildByFieldName("arguments")); (name == "likely" || name == "unlikely") && len(args) == 1 {
 				n = args[0]
 				continue
 			}
 		}
-		if n.Kind() == "unary_expression" && f.text(n.ChildByFieldName("operator")) == "!" {
-			a := stripParens(n.ChildByFieldName("argument"))
-			if a != nil && a.Kind() == "unary_expression" && f.text(a.ChildByFieldName("operator")) == "!" {
+		if n.Kind() == "unary_expression" && f.Text(n.ChildByFieldName("operator")) == "!" {
+			a := StripParens(n.ChildByFieldName("argument"))
+			if a != nil && a.Kind() == "unary_expression" && f.Text(a.ChildByFieldName("operator")) == "!" {
 				n = a.ChildByFieldName("argument")
 				continue
 			}
@@ -1455,19 +1491,19 @@ func stripCond(f *file, n *sitter.Node) *sitter.Node {
 // plainLocal keeps what a local's value says about addresses and the
 // flag, and forgets where an uninformative value came from, so that
 // paths that differ only in such values merge.
-func plainLocal(name string, v *val) *val {
+func plainLocal(name string, v *Val) *Val {
 	if informative(v) {
 		return v
 	}
-	i, _ := v.flagsOn(nil)
-	return &val{kind: Unknown, inl: i, why: name}
+	i, _ := v.FlagsOn(nil)
+	return &Val{kind: Unknown, inl: i, Why: name}
 }
 
-func informative(v *val) bool {
-	if v.cond != "" {
+func informative(v *Val) bool {
+	if v.Cond != "" {
 		return informative(v.t) || informative(v.f)
 	}
-	return v.kind != Unknown || v.inl == flagOn
+	return v.kind != Unknown || v.inl == FlagOn
 }
 
 // hasToken reports whether expression text k (spaces removed) mentions
@@ -1502,14 +1538,14 @@ func isWord(c byte) bool {
 // factKey is a condition's canonical key, and whether the key states its
 // negation: a > b is !(a <= b), a >= b is !(a < b), a != b is !(a == b),
 // so a path that tested one form knows the other.
-func factKey(f *file, n *sitter.Node) (string, bool) {
+func factKey(f *File, n *sitter.Node) (string, bool) {
 	n = stripCond(f, n)
 	if n == nil {
 		return "", false
 	}
 	if n.Kind() == "binary_expression" {
-		l, r := condKey(f, n.ChildByFieldName("left")), condKey(f, n.ChildByFieldName("right"))
-		switch f.text(n.ChildByFieldName("operator")) {
+		l, r := CondKey(f, n.ChildByFieldName("left")), CondKey(f, n.ChildByFieldName("right"))
+		switch f.Text(n.ChildByFieldName("operator")) {
 		case ">":
 			return l + "<=" + r, true
 		case ">=":
@@ -1517,15 +1553,15 @@ func factKey(f *file, n *sitter.Node) (string, bool) {
 		case "!=":
 			return l + "==" + r, true
 		case "<", "<=", "==":
-			return l + f.text(n.ChildByFieldName("operator")) + r, false
+			return l + f.Text(n.ChildByFieldName("operator")) + r, false
 		}
 	}
-	return condKey(f, n), false
+	return CondKey(f, n), false
 }
 
 // localCond is the fact a local set from a condition stands for ("!"
 // before the key when it is the negation).
-func localCond(f *file, n *sitter.Node) string {
+func localCond(f *File, n *sitter.Node) string {
 	k, neg := factKey(f, n)
 	if neg {
 		return "!" + k

@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"bytes"
@@ -36,8 +36,8 @@ type macroDef struct {
 
 // macroUse is an expansion on a line of the file.
 type macroUse struct {
-	name, file string
-	line       int
+	Name, File string
+	Line       int
 }
 
 var (
@@ -128,9 +128,9 @@ func headerDefs(root, rel string) []macroDef {
 
 var headerCache sync.Map
 
-// expandMacros rewrites the uses of the module's macros in src (see
+// ExpandMacros rewrites the uses of the module's macros in src (see
 // above). It returns src itself when nothing is expanded.
-func expandMacros(root, rel string, src []byte) (out []byte, uses map[int]macroUse) {
+func ExpandMacros(root, rel string, src []byte) (out []byte, uses map[int]macroUse) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, uses = src, nil // a bug here: the file as written
@@ -186,7 +186,7 @@ func expandMacros(root, rel string, src []byte) (out []byte, uses map[int]macroU
 			joined = out
 			if _, ok := uses[i+1]; !ok {
 				d := byName[used]
-				uses[i+1] = macroUse{name: used, file: d.file, line: d.line}
+				uses[i+1] = macroUse{Name: used, File: d.file, Line: d.line}
 			}
 		}
 		if _, ok := uses[i+1]; !ok {

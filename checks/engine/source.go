@@ -1,4 +1,4 @@
-package checks
+package engine
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
 )
 
-// file is one parsed C source.
-type file struct {
+// File is one parsed C source.
+type File struct {
 	Rel  string // path relative to the tree
 	Src  []byte // as parsed: the module's macros expanded (macro.go)
 	Tree *sitter.Tree
@@ -27,15 +27,15 @@ type file struct {
 	calls     []string // callNames
 }
 
-// callNames are the names the file calls directly (f(...)), in order,
+// CallNames are the names the file calls directly (f(...)), in order,
 // each once; computed once per parsed file (files are cached by content).
-func (f *file) callNames() []string {
+func (f *File) CallNames() []string {
 	f.callsOnce.Do(func() {
 		seen := map[string]bool{}
-		walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+		Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 			if n.Kind() == "call_expression" {
 				if c := n.ChildByFieldName("function"); c != nil && c.Kind() == "identifier" {
-					if name := f.text(c); !seen[name] {
+					if name := f.Text(c); !seen[name] {
 						seen[name] = true
 						f.calls = append(f.calls, name)
 					}
@@ -47,23 +47,23 @@ func (f *file) callNames() []string {
 	return f.calls
 }
 
-func (f *file) text(n *sitter.Node) string {
+func (f *File) Text(n *sitter.Node) string {
 	if n == nil {
 		return ""
 	}
 	return string(f.Src[n.StartByte():n.EndByte()])
 }
 
-func (f *file) line(n *sitter.Node) int { return int(n.StartPosition().Row) + 1 }
+func (f *File) Line(n *sitter.Node) int { return int(n.StartPosition().Row) + 1 }
 
-var language = sitter.NewLanguage(tsc.Language())
+var Language = sitter.NewLanguage(tsc.Language())
 
-// parse parses C source.
-func parse(rel string, src []byte) *file {
+// Parse parses C source.
+func Parse(rel string, src []byte) *File {
 	p := sitter.NewParser()
 	defer p.Close()
-	_ = p.SetLanguage(language) // compiled in; a version mismatch fails every test that parses
-	return &file{Rel: rel, Src: src, Tree: p.Parse(src, nil)}
+	_ = p.SetLanguage(Language) // compiled in; a version mismatch fails every test that parses
+	return &File{Rel: rel, Src: src, Tree: p.Parse(src, nil)}
 }
 
 // parsed are the files parsed so far, by path and content as parsed
@@ -72,45 +72,45 @@ func parse(rel string, src []byte) *file {
 // what changed. Parsed files are only read after loading.
 var parsed sync.Map
 
-func parseCached(rel string, src []byte, uses map[int]macroUse) *file {
+func parseCached(rel string, src []byte, uses map[int]macroUse) *File {
 	if len(uses) > 0 {
 		// Where the macros are defined is not in src: parse anew.
-		f := parse(rel, src)
+		f := Parse(rel, src)
 		f.Macros = uses
 		return f
 	}
 	h := sha256.Sum256(src)
 	key := rel + "\x00" + string(h[:])
 	if f, ok := parsed.Load(key); ok {
-		return f.(*file)
+		return f.(*File)
 	}
-	f := parse(rel, src)
+	f := Parse(rel, src)
 	f.Macros = uses
 	parsed.Store(key, f)
 	return f
 }
 
-// loadFiles reads and parses, in parallel, the files under root (relative
+// LoadFiles reads and parses, in parallel, the files under root (relative
 // paths) whose bytes contain any of the needles.
-func loadFiles(root string, rels []string, needles ...string) ([]*file, error) {
-	return loadFilesOpt(root, nil, false, rels, needles...)
+func LoadFiles(root string, rels []string, needles ...string) ([]*File, error) {
+	return LoadFilesOpt(root, nil, false, rels, needles...)
 }
 
-// loadFilesOpt is loadFiles with a Preprocessor (nil: raw C) and the
+// LoadFilesOpt is loadFiles with a Preprocessor (nil: raw C) and the
 // module's macros expanded where expand is set and the file is read raw.
 // A .c file a Preprocessor serves is kept when its raw text or its
 // preprocessed text has a needle, and is preprocessed when its raw text
 // could hide one behind a macro (it posts or sets send flags).
-func loadFilesOpt(root string, pp Preprocessor, expand bool, rels []string, needles ...string) ([]*file, error) {
-	return loadFilesScan(root, pp, expand, rels, nil, needles...)
+func LoadFilesOpt(root string, pp Preprocessor, expand bool, rels []string, needles ...string) ([]*File, error) {
+	return LoadFilesScan(root, pp, expand, rels, nil, needles...)
 }
 
-// loadFilesScan is loadFilesOpt that also hands every file's bytes, as
+// LoadFilesScan is loadFilesOpt that also hands every file's bytes, as
 // read, to scan (when not nil; called concurrently), so one read of the
 // scope serves two questions.
-func loadFilesScan(root string, pp Preprocessor, expand bool, rels []string, scan func(rel string, b []byte), needles ...string) ([]*file, error) {
+func LoadFilesScan(root string, pp Preprocessor, expand bool, rels []string, scan func(rel string, b []byte), needles ...string) ([]*File, error) {
 	type result struct {
-		f   *file
+		f   *File
 		err error
 	}
 	out := make([]result, len(rels))
@@ -130,10 +130,10 @@ func loadFilesScan(root string, pp Preprocessor, expand bool, rels []string, sca
 			if scan != nil {
 				scan(rel, b)
 			}
-			hit := len(needles) == 0 || containsAny(b, needles)
-			if pp != nil && (hit || containsAny(b, ppHints)) {
+			hit := len(needles) == 0 || ContainsAny(b, needles)
+			if pp != nil && (hit || ContainsAny(b, ppHints)) {
 				if src, uses, ok := pp.Source(rel, b); ok {
-					if hit || containsAny(src, needles) {
+					if hit || ContainsAny(src, needles) {
 						out[i] = result{f: parseCached(rel, src, uses)}
 					}
 					return
@@ -144,13 +144,13 @@ func loadFilesScan(root string, pp Preprocessor, expand bool, rels []string, sca
 			}
 			src, uses := b, map[int]macroUse(nil)
 			if expand {
-				src, uses = expandMacros(root, rel, b)
+				src, uses = ExpandMacros(root, rel, b)
 			}
 			out[i] = result{f: parseCached(rel, src, uses)}
 		}(i, rel)
 	}
 	wg.Wait()
-	var files []*file
+	var files []*File
 	for _, r := range out {
 		if r.err != nil {
 			return nil, r.err
@@ -165,7 +165,7 @@ func loadFilesScan(root string, pp Preprocessor, expand bool, rels []string, sca
 // ppHints mark a file whose macros may set what the rules read.
 var ppHints = []string{"post_send", "send_flags", "sg_list"}
 
-func containsAny(b []byte, needles []string) bool {
+func ContainsAny(b []byte, needles []string) bool {
 	for _, n := range needles {
 		if bytes.Contains(b, []byte(n)) {
 			return true
@@ -174,8 +174,8 @@ func containsAny(b []byte, needles []string) bool {
 	return false
 }
 
-// listC lists the .c and .h files under dirs (relative to root).
-func listC(root string, dirs []string) ([]string, error) {
+// ListC lists the .c and .h files under dirs (relative to root).
+func ListC(root string, dirs []string) ([]string, error) {
 	var out []string
 	for _, d := range dirs {
 		base := filepath.Join(root, d)
@@ -208,18 +208,18 @@ func listC(root string, dirs []string) ([]string, error) {
 	return out, nil
 }
 
-// walk calls fn on n and its descendants, in order; fn returns false to
+// Walk calls fn on n and its descendants, in order; fn returns false to
 // skip a node's children.
-func walk(n *sitter.Node, fn func(*sitter.Node) bool) {
+func Walk(n *sitter.Node, fn func(*sitter.Node) bool) {
 	if n == nil || !fn(n) {
 		return
 	}
 	for i := uint(0); i < n.ChildCount(); i++ {
-		walk(n.Child(i), fn)
+		Walk(n.Child(i), fn)
 	}
 }
 
-func named(n *sitter.Node) []*sitter.Node {
+func Named(n *sitter.Node) []*sitter.Node {
 	if n == nil {
 		return nil
 	}
@@ -230,8 +230,8 @@ func named(n *sitter.Node) []*sitter.Node {
 	return out
 }
 
-// functionName is the name a function_definition defines.
-func functionName(f *file, fn *sitter.Node) string {
+// FunctionName is the name a function_definition defines.
+func FunctionName(f *File, fn *sitter.Node) string {
 	d := fn.ChildByFieldName("declarator")
 	for d != nil && d.Kind() != "function_declarator" {
 		d = d.ChildByFieldName("declarator")
@@ -239,11 +239,11 @@ func functionName(f *file, fn *sitter.Node) string {
 	if d == nil {
 		return ""
 	}
-	return f.text(d.ChildByFieldName("declarator"))
+	return f.Text(d.ChildByFieldName("declarator"))
 }
 
-// params lists a function's parameters: name and declared type text.
-func params(f *file, fn *sitter.Node) []param {
+// Params lists a function's parameters: name and declared type text.
+func Params(f *File, fn *sitter.Node) []param {
 	d := fn.ChildByFieldName("declarator")
 	for d != nil && d.Kind() != "function_declarator" {
 		d = d.ChildByFieldName("declarator")
@@ -256,37 +256,37 @@ func params(f *file, fn *sitter.Node) []param {
 	if pl == nil {
 		return nil
 	}
-	for _, p := range named(pl) {
+	for _, p := range Named(pl) {
 		if p.Kind() != "parameter_declaration" {
 			continue
 		}
-		name, ptr := declName(f, p.ChildByFieldName("declarator"))
-		out = append(out, param{name: name, typ: f.text(p.ChildByFieldName("type")), pointer: ptr})
+		name, ptr := DeclName(f, p.ChildByFieldName("declarator"))
+		out = append(out, param{Name: name, Typ: f.Text(p.ChildByFieldName("type")), Pointer: ptr})
 	}
 	return out
 }
 
 type param struct {
-	name, typ string
-	pointer   bool
+	Name, Typ string
+	Pointer   bool
 }
 
-// declName finds the identifier a declarator declares and whether it is a
+// DeclName finds the identifier a declarator declares and whether it is a
 // pointer or array.
-func declName(f *file, d *sitter.Node) (string, bool) {
+func DeclName(f *File, d *sitter.Node) (string, bool) {
 	ptr := false
 	for d != nil {
 		switch d.Kind() {
 		case "identifier", "field_identifier":
-			return f.text(d), ptr
+			return f.Text(d), ptr
 		case "pointer_declarator", "array_declarator":
 			ptr = true
 		}
 		next := d.ChildByFieldName("declarator")
 		if next == nil {
-			for _, c := range named(d) {
+			for _, c := range Named(d) {
 				if c.Kind() == "identifier" {
-					return f.text(c), ptr
+					return f.Text(c), ptr
 				}
 			}
 			return "", ptr
@@ -296,10 +296,25 @@ func declName(f *file, d *sitter.Node) (string, bool) {
 	return "", ptr
 }
 
-// functions lists a file's function definitions.
-func functions(f *file) []*sitter.Node {
+// DeclDepth counts the pointer and array declarators around the name a
+// declarator declares: 2 for void *bufs[8] or char **v, whose elements
+// are pointers themselves.
+func DeclDepth(d *sitter.Node) int {
+	n := 0
+	for d != nil {
+		switch d.Kind() {
+		case "pointer_declarator", "array_declarator":
+			n++
+		}
+		d = d.ChildByFieldName("declarator")
+	}
+	return n
+}
+
+// Functions lists a file's function definitions.
+func Functions(f *File) []*sitter.Node {
 	var out []*sitter.Node
-	walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 		if n.Kind() == "function_definition" {
 			out = append(out, n)
 			return false
@@ -309,8 +324,8 @@ func functions(f *file) []*sitter.Node {
 	return out
 }
 
-// same reports whether two nodes are the same node (go-tree-sitter hands
+// Same reports whether two nodes are the same node (go-tree-sitter hands
 // out a new Node value on every call, so pointers do not compare).
-func same(a, b *sitter.Node) bool {
+func Same(a, b *sitter.Node) bool {
 	return a != nil && b != nil && a.StartByte() == b.StartByte() && a.EndByte() == b.EndByte() && a.KindId() == b.KindId()
 }
