@@ -97,7 +97,7 @@ harness could not run.`,
 	f.StringVar(&opts.MsgID, "msgid", "", "Message-ID of any message of the thread")
 	f.StringVar(&opts.Inbox, "inbox", "", "local public-inbox archive to find --msgid in")
 	f.StringVar(&opts.Lore, "lore", "", "public-inbox server to fetch --msgid's thread from (https://lore.kernel.org/all)")
-	opts.register(f, sharedFlags{kernels: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true,
+	opts.register(f, sharedFlags{kernels: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true, dma: true, reproduce: true,
 		help: map[string]string{
 			"kernels":  "pinned kernels (default: the lock's default); with --tree, the manifest and fragment to use",
 			"tree":     "a local kernel tree (git checkout or folder) as the pristine tree, never written to",
@@ -377,7 +377,7 @@ func runTry(ctx context.Context, opts *TryOptions) error {
 			fmt.Fprintf(w, "where: %s\n", x)
 		}
 		return pipeline.Run(ctx, pipeline.Options{Root: root, Cache: cache, Lock: lock, Targets: ks, Transports: p.Transports,
-			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments,
+			Progress: cache.Progress, Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, Fragments: opts.Fragments, DMA: p.DMA, Reproduce: p.Reproduce,
 			Apply: pipeline.ApplyGiven(pipeline.GivenOptions{Root: root, Dir: filepath.Join(out, "series"), Patches: in.patches, Sources: in.sources,
 				Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip()})})
 	}()

@@ -17,7 +17,7 @@ import (
 // words are the vocabulary's words: spelled here, and nowhere else in
 // the module's code.
 var words = map[string]bool{Pass: true, Fail: true, Error: true, Skip: true, Done: true,
-	Baseline: true, Patched: true, RXE: true, SIW: true}
+	Baseline: true, Patched: true, RXE: true, SIW: true, DMAFaithful: true, DMAPlain: true}
 
 // allowed are the bare literals that spell another vocabulary's word,
 // by file (relative to the module's root) and word, with the reason.
