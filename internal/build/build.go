@@ -148,9 +148,9 @@ type Options struct {
 	// DMA is the DMA mode (vocab.DMAFaithful, "" too, or vocab.DMAPlain):
 	// which harness patches (qemu/harness) the build applies after the
 	// variant's state, on the build's work tree only.
-	DMA string
-	Progress  *progress.Reporter
-	Runner    run.Runner // starts make, finds the host tools; nil: the real programs
+	DMA      string
+	Progress *progress.Reporter
+	Runner   run.Runner // starts make, finds the host tools; nil: the real programs
 
 	selection *Selection // normalize's choice of fragments
 }
