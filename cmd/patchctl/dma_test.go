@@ -157,8 +157,10 @@ func TestTryDMAFaithful(t *testing.T) {
 		}
 		pb := k.Boots["patched"]
 		if mode == "plain" {
-			if code != 0 || pb.Verdict != "PASS" {
-				t.Errorf("plain: the mutant's boot %s, exit %d, want PASS (the blind spot): %s", pb.Verdict, code, pb.Reason)
+			// The boot passes: the blind spot. (The exit status may still
+			// be 1: the static checks judge the mutant on their own.)
+			if pb.Verdict != "PASS" {
+				t.Errorf("plain: the mutant's boot %s (exit %d), want PASS (the blind spot): %s", pb.Verdict, code, pb.Reason)
 			}
 		} else {
 			// Faithful: both transports' dmesg gates fail on the harness's
