@@ -188,3 +188,27 @@ func TestTryDMAFaithful(t *testing.T) {
 		}
 	}
 }
+
+// TestDMAFlags: --dma takes faithful or plain and --reproduce incapsule,
+// on the verbs that build or boot; other words are refused before any
+// work (exit 2, naming the words).
+func TestDMAFlags(t *testing.T) {
+	root, cache := slowProject(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "--dma", "virtual"}, "want faithful"},
+		{[]string{"run", "--dma", "off"}, "want faithful"},
+		{[]string{"try", "x.patch", "--dma", "iommu"}, "want faithful"},
+		{[]string{"boot", "--dma", "yes"}, "want faithful"},
+		{[]string{"bench", "--dma", "no"}, "want faithful"},
+		{[]string{"boot", "--reproduce", "uaf"}, "want incapsule"},
+		{[]string{"run", "--reproduce", "all"}, "want incapsule"},
+	} {
+		code, _, errOut := run(t, append([]string{"--root", root, "--cache", cache}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d %s", c.args, code, errOut)
+		}
+	}
+}
