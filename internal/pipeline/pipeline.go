@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -494,8 +495,13 @@ func HarnessDetail(m *build.Metadata) string {
 	if len(m.Harness) == 0 {
 		d = "dma " + m.DMA + ", no harness"
 	}
-	for h, why := range m.HarnessOff {
-		d += fmt.Sprintf(" (%s off: %s)", h, why)
+	off := make([]string, 0, len(m.HarnessOff))
+	for h := range m.HarnessOff {
+		off = append(off, h)
+	}
+	sort.Strings(off)
+	for _, h := range off {
+		d += fmt.Sprintf(" (%s off: %s)", h, m.HarnessOff[h])
 	}
 	return d
 }
