@@ -91,7 +91,7 @@ func JudgeRepro(log []string, writeErr string) *Repro {
 			r.Sent = true
 		}
 		if r.Splat == "" && SplatIn(l) != "" {
-			r.Splat = strings.TrimSpace(l)
+			r.Splat = trimLevel(strings.TrimSpace(l))
 		}
 	}
 	switch {
@@ -108,3 +108,14 @@ func JudgeRepro(log []string, writeErr string) *Repro {
 // OK is whether the reproducer did its job: it showed the defect or the
 // check held.
 func (r *Repro) OK() bool { return r.Outcome == ReproShown || r.Outcome == ReproRejected }
+
+// trimLevel drops the "<3>" log level the kernel's log buffer keeps
+// before a line.
+func trimLevel(l string) string {
+	if rest, ok := strings.CutPrefix(l, "<"); ok {
+		if i := strings.IndexByte(rest, '>'); i > 0 && strings.Trim(rest[:i], "0123456789") == "" {
+			return strings.TrimSpace(rest[i+1:])
+		}
+	}
+	return l
+}

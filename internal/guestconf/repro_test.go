@@ -30,6 +30,11 @@ func TestJudgeRepro(t *testing.T) {
 			t.Errorf("%s: %q read back as %+v", c.name, r.Line(), back)
 		}
 	}
+	// The log buffer's level prefix is not part of the report's words.
+	r := JudgeRepro([]string{sent, "<3>[    5.996323] UBSAN: array-index-out-of-bounds in drivers/nvme/target/rdma.c:839:27"}, "")
+	if r.Outcome != ReproShown || r.Splat != "[    5.996323] UBSAN: array-index-out-of-bounds in drivers/nvme/target/rdma.c:839:27" {
+		t.Errorf("splat %q", r.Splat)
+	}
 	if _, ok := ParseRepro("# patchctl-evidence: {}"); ok {
 		t.Error("another typed line read as the reproducer's")
 	}
