@@ -71,7 +71,7 @@ error, 3 the harness could not run or the self-check failed.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBench(c.Context(), opts) },
 	}
-	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, transport: vocab.RXE, accel: true,
+	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, transport: vocab.RXE, accel: true, dma: true,
 		help: map[string]string{"transport": "rxe or siw (one provider per bench)", "fragment": "the fragments the kernels were built with (default as build)"}})
 	cmd.Flags().IntVar(&opts.Boots, "boots", w.Boots, "boots per variant (2 or more for an interval)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for bench.json, bench.svg and the boots' logs (default: out/bench/<kernel>-<transport>)")
@@ -107,6 +107,7 @@ func runBench(ctx context.Context, opts *BenchOptions) error {
 	if err != nil {
 		return err
 	}
+	t.DMA = p.DMA
 	k, root := t.Kernel, t.Root
 	out, err := outputDir(opts.Out, filepath.Join(root, "out", "bench", k.Name+"-"+bo.Transport), root)
 	if err != nil {

@@ -53,7 +53,7 @@ or input error, 3 the harness could not run (no qemu, a hang, a timeout).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runBoot(c.Context(), opts) },
 	}
-	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true,
+	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, dma: true, reproduce: true,
 		help: map[string]string{"fragment": "the fragments the kernel was built with (default as build)"}})
 	enumFlag(cmd.Flags(), &opts.Variant, "variant", vocab.Patched, "baseline or patched")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the console log and results (default: out/boot/<kernel>-<variant>)")
@@ -86,6 +86,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	if err != nil {
 		return err
 	}
+	t.DMA = sh.DMA
 	k, root := t.Kernel, t.Root
 	m, err := t.Manifest()
 	if err != nil {
@@ -102,7 +103,7 @@ func runBoot(ctx context.Context, opts *BootOptions) error {
 	pipeline.Describe(opts.IO.ErrOut, img.Metadata)
 	p, err := t.PrepareBoot(ctx, m, img, pipeline.BootOptions{Variant: opts.Variant, OutDir: out, Transports: sh.Transports,
 		Cmdline: opts.Cmdline, BootTimeout: opts.BootTimeout, TestTimeout: opts.TestTimeout, Accel: sh.Accel,
-		Shell: opts.Shell, Keep: opts.Keep, Stdin: opts.IO.In, Console: opts.IO.Out, BuildCommand: buildCommand(opts)})
+		Shell: opts.Shell, Keep: opts.Keep, Stdin: opts.IO.In, Console: opts.IO.Out, BuildCommand: buildCommand(opts), Reproduce: sh.Reproduce})
 	if err != nil {
 		return fmt.Errorf("booting %s %s: %w", k.Name, opts.Variant, err)
 	}
@@ -149,6 +150,9 @@ func buildCommand(opts *BootOptions) string {
 		args = append(args, "--kernel", opts.Kernel)
 	}
 	args = append(args, "--variant", opts.Variant)
+	if opts.DMA == vocab.DMAPlain {
+		args = append(args, "--dma", vocab.DMAPlain)
+	}
 	if len(opts.Fragments) > 0 {
 		args = append(args, "--fragment", strings.Join(opts.Fragments, ","))
 	}

@@ -44,7 +44,7 @@ touch is compiled too. Metadata goes to <build dir>/variants/<variant>/metadata.
 			return runBuild(c.Context(), opts)
 		},
 	}
-	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, kernelFrom: true, noCcache: true})
+	opts.register(cmd.Flags(), sharedFlags{kernel: true, tree: true, fragment: true, kernelFrom: true, noCcache: true, dma: true})
 	enumFlag(cmd.Flags(), &opts.Variant, "variant", vocab.Patched, "baseline (pristine) or patched (with the series)")
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, fmt.Sprintf("parallel jobs, 1 to %d (default: cores)", pipeline.MaxJobs))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the build metadata as JSON")
@@ -69,7 +69,7 @@ func runBuild(ctx context.Context, opts *BuildOptions) error {
 	if err != nil {
 		return err
 	}
-	md, err := t.Build(ctx, out, pipeline.BuildOptions{Variant: opts.Variant, From: from, Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache})
+	md, err := t.Build(ctx, out, pipeline.BuildOptions{Variant: opts.Variant, From: from, Fragments: opts.Fragments, Jobs: opts.Jobs, NoCcache: opts.NoCcache, DMA: p.DMA})
 	if md != nil && opts.JSON {
 		if jerr := writeJSON(opts.IO.Out, md); jerr != nil {
 			return jerr

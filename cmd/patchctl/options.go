@@ -22,6 +22,8 @@ type SharedOptions struct {
 	KernelFrom string // source or distro
 	NoCcache   bool
 	URLBase    string
+	DMA        string // faithful or plain
+	Reproduce  string // "" or incapsule
 }
 
 // Parsed are SharedOptions' words checked and turned into what the
@@ -30,6 +32,8 @@ type Parsed struct {
 	Transports []string // nil when the verb has no --transport
 	Accel      string   // "" for auto
 	KernelFrom string
+	DMA        string // vocab.DMAFaithful or vocab.DMAPlain
+	Reproduce  string // "" or vocab.ReproIncapsule
 }
 
 // sharedFlags says which of the shared flags a verb has, and the help
@@ -44,6 +48,8 @@ type sharedFlags struct {
 	kernelFrom bool
 	noCcache   bool
 	urlBase    bool
+	dma        bool
+	reproduce  bool
 	help       map[string]string // per flag name, the verb's own help
 }
 
@@ -58,6 +64,8 @@ var sharedHelp = map[string]string{
 	"kernel-from": "source (build the pinned tree) or distro (Debian's binary kernel of the pinned version, the touched modules rebuilt against its headers)",
 	"no-ccache":   "compile without ccache even when it is installed",
 	"url-base":    "http(s) URL where --out will be published: KCIDB and SARIF link under it",
+	"dma":         "faithful (rxe and siw hand out DMA addresses no CPU access can use, so an inline SGE carrying one fails the boot; docs/dma.md) or plain (the providers as they are)",
+	"reproduce":   "incapsule: after the tests, the guest sends one in-capsule write whose SGL offset wraps nvmet-rdma's bounds check (use a KASAN kernel: --fragment base,rdma-loopback,debug; docs/dma.md)",
 }
 
 // register defines the shared flags f names on fs: the one place they
@@ -96,6 +104,12 @@ func (s *SharedOptions) register(fs *pflag.FlagSet, f sharedFlags) {
 	if f.urlBase {
 		fs.StringVar(&s.URLBase, "url-base", "", help("url-base"))
 	}
+	if f.dma {
+		fs.StringVar(&s.DMA, "dma", vocab.DMAFaithful, help("dma"))
+	}
+	if f.reproduce {
+		fs.StringVar(&s.Reproduce, "reproduce", "", help("reproduce"))
+	}
 }
 
 // parse checks the shared options, in the order the verbs always have:
@@ -113,6 +127,12 @@ func (s *SharedOptions) parse() (Parsed, error) {
 		return p, err
 	}
 	if p.KernelFrom, err = vocab.ParseKernelFrom(s.KernelFrom); err != nil {
+		return p, err
+	}
+	if p.DMA, err = vocab.ParseDMA(s.DMA); err != nil {
+		return p, err
+	}
+	if p.Reproduce, err = vocab.ParseReproduce(s.Reproduce); err != nil {
 		return p, err
 	}
 	if err := report.CheckURLBase(s.URLBase); err != nil {

@@ -42,7 +42,7 @@ error, 3 the harness could not run.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runRun(c.Context(), opts) },
 	}
-	opts.register(cmd.Flags(), sharedFlags{kernels: true, tree: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true, urlBase: true})
+	opts.register(cmd.Flags(), sharedFlags{kernels: true, tree: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true, urlBase: true, dma: true, reproduce: true})
 	cmd.Flags().StringVar(&opts.Out, "out", "", "folder for the reports (default: out/run)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
@@ -70,7 +70,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	po := pipeline.Options{Root: root, Cache: cache, Lock: w.Lock, Kernels: opts.Kernels, Transports: p.Transports, Progress: cache.Progress,
-		Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom}
+		Accel: p.Accel, NoCcache: opts.NoCcache, KernelFrom: p.KernelFrom, DMA: p.DMA, Reproduce: p.Reproduce}
 	res, err := func() (*pipeline.Result, error) {
 		for _, k := range opts.Kernels {
 			if _, err := w.Lock.Find(k); err != nil {

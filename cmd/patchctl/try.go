@@ -91,7 +91,7 @@ harness could not run.`,
 	f.StringVar(&opts.MsgID, "msgid", "", "Message-ID of any message of the thread")
 	f.StringVar(&opts.Inbox, "inbox", "", "local public-inbox archive to find --msgid in")
 	f.StringVar(&opts.Lore, "lore", "", "public-inbox server to fetch --msgid's thread from (https://lore.kernel.org/all)")
-	opts.register(f, sharedFlags{kernels: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true,
+	opts.register(f, sharedFlags{kernels: true, tree: true, fragment: true, transport: vocab.AllTransports, accel: true, kernelFrom: true, noCcache: true, dma: true, reproduce: true,
 		help: map[string]string{
 			"kernels":  "pinned kernels (default: the lock's default); with --tree, the manifest and fragment to use",
 			"tree":     "a local kernel tree (git checkout or folder) as the pristine tree, never written to",
@@ -270,7 +270,7 @@ func (opts *TryOptions) check() (pipeline.TryOptions, error) {
 		}
 	}
 	return pipeline.TryOptions{Input: opts.inputOptions(), Where: pipeline.TryWhere{Tree: opts.Tree, Git: opts.Git, Kernels: opts.Kernels},
-		Transports: p.Transports, Accel: p.Accel, KernelFrom: p.KernelFrom, NoCcache: opts.NoCcache, Fragments: opts.Fragments,
+		Transports: p.Transports, Accel: p.Accel, KernelFrom: p.KernelFrom, NoCcache: opts.NoCcache, Fragments: opts.Fragments, DMA: p.DMA, Reproduce: p.Reproduce,
 		Allow: opts.Allow, ExpectInline: expect, Strip: opts.strip(), Record: opts.Record}, nil
 }
 

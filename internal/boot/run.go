@@ -80,6 +80,13 @@ type Options struct {
 	// Bench makes the guest run patchctl bench's workloads on the first
 	// transport instead of the tests (internal/bench reads the results).
 	Bench *guestconf.Bench
+	// Harness names the harness patches the image carries, as its build
+	// recorded them ("dma-faithful/ib_virt_dma_to_ptr", ...): the guest
+	// is told, and they are part of the boot's key.
+	Harness []string
+	// Reproduce names a reproducer the guest runs after the tests
+	// (vocab.ReproIncapsule, which needs the incapsule-wrap harness).
+	Reproduce string
 }
 
 // Interactive is whether the run waits for a person (Shell or Keep).
@@ -125,6 +132,11 @@ type Result struct {
 	// Evidence is the inline evidence per transport, as the agent
 	// reported it (typed, see guestconf.Evidence).
 	Evidence []*guestconf.Evidence `json:"evidence,omitempty"`
+	// Repro is the reproducer's outcome (--reproduce); KnownSplats the
+	// kernel reports it provoked, which are its outcome and not the
+	// boot's failure.
+	Repro       *guestconf.Repro `json:"reproducer,omitempty"`
+	KnownSplats []Splat          `json:"known_splats,omitempty"`
 }
 
 // Accel picks KVM when it really runs guest code here, TCG otherwise.
@@ -218,9 +230,13 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkReproduce(&o); err != nil {
+		return nil, err
+	}
 	g := GuestConfig{Transports: o.Transports, Unavailable: unavailable, InlineDataSize: o.InlineDataSize, ExpectInline: o.ExpectInline,
 		Sizes: o.Sizes, Iterations: o.Iterations, Seed: 1, Address: "192.0.2.10/24",
-		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop, Shell: o.Shell, Keep: o.Keep, Bench: o.Bench}
+		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop, Shell: o.Shell, Keep: o.Keep, Bench: o.Bench,
+		Harness: o.Harness, Reproduce: o.Reproduce}
 	if err := wrLayout(o.BuildDir, &g); err != nil {
 		return nil, err
 	}
@@ -401,7 +417,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 				res.Reason = fmt.Sprintf("the whole run took longer than %s (in phase %s)", o.TotalTimeout, res.Phase)
 			}
 			res.KTAP = ktap.Parse(text)
-			res.Splats = findSplats(lines)
+			res.Splats, res.KnownSplats = reproSplats(lines)
 			var re *run.Error
 			if err != nil && !errors.As(err, &re) && !res.TimedOut {
 				return fmt.Errorf("qemu: %w: %w", err, errs.ErrEnv)
@@ -493,6 +509,8 @@ func findSplats(lines []string) []Splat {
 // failed test of the kernel under test, not a harness fault.
 func judge(res *Result, o *Options) {
 	res.Evidence = collectEvidence(res.KTAP)
+	res.Repro = collectRepro(res.KTAP)
+	defer judgeRepro(res)
 	crashed := len(res.Splats) > 0 && (res.KTAP == nil || !res.KTAP.Complete() || res.TimedOut)
 	switch {
 	case crashed:

@@ -30,6 +30,7 @@ import (
 	"github.com/patchctl/patchctl/internal/stage"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
+	"github.com/patchctl/patchctl/qemu/harness"
 )
 
 // DefaultFragments are built when none are named. A fragment whose file
@@ -144,8 +145,12 @@ type Options struct {
 	Fragments []string
 	Jobs      int
 	NoCcache  bool // build without ccache even when it is installed
-	Progress  *progress.Reporter
-	Runner    run.Runner // starts make, finds the host tools; nil: the real programs
+	// DMA is the DMA mode (vocab.DMAFaithful, "" too, or vocab.DMAPlain):
+	// which harness patches (qemu/harness) the build applies after the
+	// variant's state, on the build's work tree only.
+	DMA      string
+	Progress *progress.Reporter
+	Runner   run.Runner // starts make, finds the host tools; nil: the real programs
 
 	selection *Selection // normalize's choice of fragments
 }
@@ -209,6 +214,12 @@ type Metadata struct {
 	// Patches are the patches the build was given, each with its
 	// disposition and the hash of its diff (PatchRecords).
 	Patches []PatchRecord `json:"patches,omitempty"`
+	// DMA is the build's DMA mode; Harness the harness patches applied
+	// after the variant's state (qemu/harness), HarnessOff why a harness
+	// of the mode is not (no variant fits the tree).
+	DMA        string            `json:"dma,omitempty"`
+	Harness    []harness.Applied `json:"harness,omitempty"`
+	HarnessOff map[string]string `json:"harness_off,omitempty"`
 
 	publishTo string // the snapshot's place, while VariantDir is written aside
 }
@@ -469,6 +480,9 @@ func (o *Options) normalize() error {
 		return err
 	}
 	o.Variant = v
+	if o.DMA, err = vocab.ParseDMA(o.DMA); err != nil {
+		return err
+	}
 	if o.Apply == nil {
 		return fmt.Errorf("build of %s: no apply stage output", o.Kernel.Name)
 	}
@@ -485,7 +499,8 @@ func (o *Options) normalize() error {
 
 // Key names everything a build's output depends on: the sources (the
 // pristine tree and the variant's state of the touched files), the
-// fragments' content, the compiler, and patchctl's own code.
+// harness patches of the DMA mode (State), the fragments' content, the
+// compiler, and patchctl's own code.
 func Key(o Options) (string, error) {
 	if err := o.normalize(); err != nil {
 		return "", err
@@ -494,8 +509,12 @@ func Key(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	state, err := State(o.Apply, o.Variant, o.DMA)
+	if err != nil {
+		return "", err
+	}
 	return stage.NewKey("build").Code().Add("kernel", o.Kernel.Key()).Add("variant", o.Variant).
-		Add("state", o.Apply.State(o.Variant)).Add("config", hash).Add("compiler", compilerVersion()).Sum()
+		Add("state", state).Add("config", hash).Add("compiler", compilerVersion()).Sum()
 }
 
 // Build configures (when the configuration changed) and builds. The
@@ -528,15 +547,39 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := o.Cache.Verify(o.Kernel, []string{"."}, o.Apply.Touched()); err != nil {
 		return nil, err
 	}
+	state, err := State(o.Apply, o.Variant, o.DMA)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := harnessPlan(&o, pristine)
+	if err != nil {
+		return nil, err
+	}
 	wt, release, err := o.Cache.HoldWorkTree(ctx, o.Kernel)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	md := &Metadata{Kernel: o.Kernel.Name, Variant: o.Variant, ConfigHash: hash, KernelFrom: vocab.FromSource, Fragments: o.Fragments, Jobs: o.Jobs,
-		FragmentsOn: o.selection.On, FragmentsOff: o.selection.Off, Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: o.Apply.State(o.Variant)}
-	if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
+		FragmentsOn: o.selection.On, FragmentsOff: o.selection.Off, Source: o.Kernel.Key(), Artifacts: map[string]string{}, SHA256: map[string]string{}, State: state,
+		DMA: o.DMA, Harness: plan.Applied}
+	if len(plan.Off) > 0 {
+		md.HarnessOff = plan.Off
+	}
+	for h, why := range plan.Off {
+		o.Progress.Note("%s %s: harness %s not applied: %s", o.Kernel.Name, o.Variant, h, why)
+	}
+	if err := checkoutHarness(wt, &o, plan); err != nil {
 		return nil, err
+	}
+	if len(plan.Files) > 0 {
+		// The work tree others see holds the variant's state only: the
+		// harness comes off when the build ends, however it ends.
+		defer func() {
+			if err := apply.Checkout(wt, o.Apply, o.Variant); err != nil {
+				o.Progress.Note("taking the harness out of the %s work tree: %v (the next stage that sets the work tree does it)", o.Kernel.Name, err)
+			}
+		}()
 	}
 	if o.Variant == vocab.Patched {
 		md.Applied = o.Apply.Applied()
@@ -581,7 +624,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return nil, err
 	}
 	touched := o.Apply.Touched()
-	paths := append(append([]string{}, touched...), st0.Touched...)
+	paths := append(append(append([]string{}, touched...), st0.Touched...), plan.Paths()...)
 	if o.Variant == vocab.Baseline {
 		// Files the patched folder freshened back to their pristine
 		// content are newer than the baseline's objects: the pristine
@@ -592,13 +635,14 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	synced := paths
 	if o.Variant == vocab.Baseline {
-		// The baseline compiles the pristine state only: what its record
-		// does not name was compiled from pristine content, so it needs
-		// naming only for what an older build of the folder compiled
-		// otherwise (a folder both variants once shared).
-		synced = nil
+		// The baseline compiles the pristine state and the harness only:
+		// what its record does not name was compiled from pristine
+		// content, so it needs naming only for the harness and what an
+		// older build of the folder compiled otherwise (a folder both
+		// variants once shared).
+		synced = plan.Paths()
 	}
-	rec, err := syncSources(wt.Dir, obj, synced)
+	rec, err := syncSources(wt.Dir, obj, synced, plan.Paths())
 	if err != nil {
 		return nil, err
 	}
@@ -891,7 +935,11 @@ func relinkPristine(wt *tree.WorkTree, paths []string) error {
 // named file whose content differs from the record gets a new inode and
 // time, so make recompiles exactly those. The record, marked incomplete,
 // is written before make runs.
-func syncSources(src, dir string, paths []string) (*sources, error) {
+//
+// strict are paths written with an old time (the harness's, see
+// checkoutHarness): for them only the record decides, and one the
+// record does not know is freshened when it differs from pristine.
+func syncSources(src, dir string, paths, strict []string) (*sources, error) {
 	var old sources
 	b, err := os.ReadFile(sourcesPath(dir))
 	fresh := errors.Is(err, fs.ErrNotExist)
@@ -902,9 +950,12 @@ func syncSources(src, dir string, paths []string) (*sources, error) {
 	} else if !fresh {
 		return nil, fmt.Errorf("reading the build's source record: %w", err)
 	}
-	all := map[string]bool{}
+	all, isStrict := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
 		all[p] = true
+	}
+	for _, p := range strict {
+		all[p], isStrict[p] = true, true
 	}
 	for p := range old.Files {
 		all[p] = true
@@ -924,7 +975,7 @@ func syncSources(src, dir string, paths []string) (*sources, error) {
 		// anything but its pristine content here: when it differs now,
 		// it was written after those objects, and make sees it.
 		was, known := old.Files[p]
-		if fresh || cur.Files[p] == "" || old.Complete && (!known || was == cur.Files[p]) {
+		if fresh || cur.Files[p] == "" || old.Complete && (!known && !isStrict[p] || known && was == cur.Files[p]) {
 			continue
 		}
 		if err := freshen(src, p); err != nil {

@@ -41,6 +41,13 @@ type Config struct {
 	// Bench: run patchctl bench's workloads on the first transport
 	// instead of the tests (see Bench).
 	Bench *Bench `json:"bench,omitempty"`
+	// Harness names the harness patches the kernel carries
+	// ("dma-faithful/ib_virt_dma_to_ptr", ...; qemu/harness), as its
+	// build recorded them.
+	Harness []string `json:"harness,omitempty"`
+	// Reproduce names the reproducer the agent runs after the tests
+	// (vocab.ReproIncapsule; see Repro).
+	Reproduce string `json:"reproduce,omitempty"`
 }
 
 // Module is a kernel module in the initramfs.

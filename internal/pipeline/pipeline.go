@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,14 @@ type Options struct {
 	// (none: build's defaults); they are part of the build's key, so a
 	// debug kernel is an image of its own.
 	Fragments []string
+	// DMA is the DMA mode of the builds from source: vocab.DMAFaithful
+	// ("" too: the DMA-faithful harness applied after the series, on
+	// both variants) or vocab.DMAPlain (--dma plain). Part of the build
+	// key. The distro path carries no harness.
+	DMA string
+	// Reproduce names a reproducer the boots run after their tests
+	// (vocab.ReproIncapsule; --reproduce).
+	Reproduce string
 }
 
 // Stage is one stage's outcome.
@@ -131,6 +140,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	o.KernelFrom = from
+	if o.DMA, err = vocab.ParseDMA(o.DMA); err != nil {
+		return nil, err
+	}
+	if o.Reproduce, err = vocab.ParseReproduce(o.Reproduce); err != nil {
+		return nil, err
+	}
 	if from == vocab.FromDistro && len(o.Fragments) > 0 {
 		return nil, fmt.Errorf("--fragment %s goes with kernels built from source: Debian's binary kernel has its own configuration (drop --kernel-from distro or --fragment): %w", strings.Join(o.Fragments, ","), errs.ErrUsage)
 	}
@@ -375,7 +390,7 @@ func (r *kernelRun) run(ctx context.Context) {
 
 func (r *kernelRun) buildOptions(out *apply.Out, variant string) build.Options {
 	return build.Options{Root: r.o.Root, Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant, Fragments: r.o.Fragments,
-		Jobs: r.jobs, NoCcache: r.o.NoCcache, Progress: r.o.Progress}
+		Jobs: r.jobs, NoCcache: r.o.NoCcache, DMA: r.o.DMA, Progress: r.o.Progress}
 }
 
 func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
@@ -449,6 +464,7 @@ func sourceDetail(m *build.Metadata) string {
 			d += ", no module differs from the baseline's"
 		}
 	}
+	d += ", " + HarnessDetail(m)
 	if m.VmlinuxShared != nil {
 		if *m.VmlinuxShared {
 			d += ", vmlinux shared with the baseline"
@@ -459,8 +475,39 @@ func sourceDetail(m *build.Metadata) string {
 	return d
 }
 
+// HarnessNames are the harness patches a build applied
+// ("dma-faithful/ib_virt_dma_to_ptr", ...).
+func HarnessNames(m *build.Metadata) []string {
+	var out []string
+	for _, h := range m.Harness {
+		out = append(out, h.String())
+	}
+	return out
+}
+
+// HarnessDetail says which harness patches a build applied, in its DMA
+// mode, and why one of the mode is not.
+func HarnessDetail(m *build.Metadata) string {
+	if m.KernelFrom == vocab.FromDistro {
+		return "no harness (the distro path rebuilds only the series' modules against Debian's kernel; the harness changes ib_core and the ib_verbs.h inlines every RDMA module is built with)"
+	}
+	d := "dma " + m.DMA + ", harness " + strings.Join(HarnessNames(m), " ")
+	if len(m.Harness) == 0 {
+		d = "dma " + m.DMA + ", no harness"
+	}
+	off := make([]string, 0, len(m.HarnessOff))
+	for h := range m.HarnessOff {
+		off = append(off, h)
+	}
+	sort.Strings(off)
+	for _, h := range off {
+		d += fmt.Sprintf(" (%s off: %s)", h, m.HarnessOff[h])
+	}
+	return d
+}
+
 func distroDetail(m *build.Metadata) string {
-	d := fmt.Sprintf("Debian %s, %d modules", m.KernelRelease, len(m.Modules))
+	d := fmt.Sprintf("Debian %s, %d modules, %s", m.KernelRelease, len(m.Modules), HarnessDetail(m))
 	if len(m.Rebuilt) > 0 {
 		d += ", rebuilt " + strings.Join(m.Rebuilt, " ")
 	}
@@ -537,7 +584,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		m := out.Plan.Manifest
 		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
 			BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
-			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress})
+			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress, Harness: HarnessNames(md), Reproduce: r.o.Reproduce})
 		if err != nil {
 			return err
 		}
@@ -561,6 +608,12 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		r.kr.Boots[variant] = &br
 		c := br.KTAP.Count()
 		s.Detail = fmt.Sprintf("%d passed, %d failed, %d skipped (%s)", c.Pass, c.Fail, c.Skip, br.Accel)
+		if br.Repro != nil {
+			s.Detail += "; reproducer " + br.Repro.Name + ": " + br.Repro.Outcome
+			if br.Repro.Outcome == guestconf.ReproShown {
+				s.Detail += " (known pre-existing defect: " + br.Repro.Splat + ")"
+			}
+		}
 		switch br.Verdict {
 		case vocab.Fail:
 			if d := r.explains(&br, m.Boot.ExpectInline[variant]); len(d) > 0 {

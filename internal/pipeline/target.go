@@ -69,6 +69,9 @@ type Target struct {
 	Lock   *tree.Lock
 	Kernel *tree.Kernel
 	Cache  *tree.Cache
+	// DMA is the DMA mode of the images Image resolves for source builds
+	// (vocab.DMAFaithful, "" too, or vocab.DMAPlain: --dma).
+	DMA string
 }
 
 // Target resolves a kernel name ("" is the lock's default), or, when
@@ -187,6 +190,13 @@ func (t *Target) Image(ctx context.Context, ref, variant, from string, fragments
 		return nil, err
 	}
 	state := applied.State(variant)
+	if from != vocab.FromDistro {
+		// A source build's snapshot is named by its state with the
+		// harness of the DMA mode (the distro path carries none).
+		if state, err = build.State(applied, variant, t.DMA); err != nil {
+			return nil, err
+		}
+	}
 	if ref != "" {
 		md, err := build.ResolveImage(t.Cache.Dir, ref, t.Kernel.Name, variant)
 		if err != nil {
@@ -198,7 +208,13 @@ func (t *Target) Image(ctx context.Context, ref, variant, from string, fragments
 		if md.Kernel != t.Kernel.Name {
 			return nil, fmt.Errorf("--image %s is an image of %s, not %s: pass --kernel %s: %w", ref, md.Kernel, t.Kernel.Name, md.Kernel, errs.ErrUsage)
 		}
-		return &Image{Metadata: md, OfRecord: md.State == state}, nil
+		want := applied.State(variant)
+		if md.KernelFrom != vocab.FromDistro {
+			if want, err = build.State(applied, variant, md.DMA); err != nil {
+				return nil, err
+			}
+		}
+		return &Image{Metadata: md, OfRecord: md.State == want}, nil
 	}
 	var dir string
 	if from == vocab.FromDistro {
@@ -236,6 +252,7 @@ type BuildOptions struct {
 	Fragments []string
 	Jobs      int
 	NoCcache  bool
+	DMA       string // vocab.DMAFaithful ("" too) or vocab.DMAPlain
 }
 
 // Build builds the variant of the apply stage's output out (Applied):
@@ -247,7 +264,7 @@ func (t *Target) Build(ctx context.Context, out *apply.Out, o BuildOptions) (*bu
 		return distro.Build(ctx, distro.Options{Cache: t.Cache, Kernel: t.Kernel, Apply: out, Variant: o.Variant, Jobs: o.Jobs, Progress: t.Cache.Progress})
 	}
 	return build.Build(ctx, build.Options{Root: t.Root, Cache: t.Cache, Kernel: t.Kernel, Apply: out, Variant: o.Variant,
-		Fragments: o.Fragments, Jobs: o.Jobs, NoCcache: o.NoCcache, Progress: t.Cache.Progress})
+		Fragments: o.Fragments, Jobs: o.Jobs, NoCcache: o.NoCcache, DMA: o.DMA, Progress: t.Cache.Progress})
 }
 
 // CheckJobs checks a --jobs value (build.CheckJobs).
@@ -289,6 +306,7 @@ type BootOptions struct {
 	Stdin        io.Reader
 	Console      io.Writer
 	BuildCommand string // the build that makes the image, for errors
+	Reproduce    string // a reproducer after the tests (vocab.ReproIncapsule)
 }
 
 // PrepareBoot readies the boot of img with the manifest m's boot
@@ -305,7 +323,7 @@ func (t *Target) PrepareBoot(ctx context.Context, m *series.Manifest, img *Image
 		BzImage: md.Artifacts["bzImage"], BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, OutDir: o.OutDir, Transports: o.Transports,
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: expect,
 		Cmdline: o.Cmdline, BootTimeout: o.BootTimeout, TestTimeout: o.TestTimeout, Accel: o.Accel, Progress: t.Cache.Progress,
-		Shell: o.Shell, Keep: o.Keep, BuildCommand: o.BuildCommand}
+		Shell: o.Shell, Keep: o.Keep, BuildCommand: o.BuildCommand, Harness: HarnessNames(md), Reproduce: o.Reproduce}
 	if bo.Interactive() {
 		bo.Stdin, bo.Console = o.Stdin, o.Console
 	}
@@ -346,7 +364,7 @@ func (t *Target) BenchBoots(ctx context.Context, o *bench.Options, b BenchBootOp
 			return fmt.Errorf("bench %s %s: %w", t.Kernel.Name, v.name, err)
 		}
 		*v.o = boot.Options{Root: t.Root, Kernel: t.Kernel.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.Metadata.BuildDir, Modules: img.Metadata.Modules,
-			Accel: b.Accel, Progress: t.Cache.Progress, BuildCommand: buildCmd}
+			Accel: b.Accel, Progress: t.Cache.Progress, BuildCommand: buildCmd, Harness: HarnessNames(img.Metadata)}
 	}
 	return nil
 }

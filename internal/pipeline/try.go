@@ -465,6 +465,8 @@ type TryOptions struct {
 	KernelFrom string
 	NoCcache   bool
 	Fragments  []string
+	// DMA and Reproduce are as in Options.
+	DMA, Reproduce string
 	// Allow, ExpectInline and Strip are as in GivenOptions.
 	Allow        []string
 	ExpectInline map[string]bool
@@ -522,7 +524,7 @@ func (w *Workspace) tryRun(ctx context.Context, o TryOptions, tr *TryResult) (*T
 		o.Taken(tr)
 	}
 	res, err := Run(ctx, Options{Root: w.Root, Cache: o.Cache, Lock: w.Lock, Targets: place.Kernels, Transports: o.Transports,
-		Progress: o.Cache.Progress, Accel: o.Accel, NoCcache: o.NoCcache, KernelFrom: o.KernelFrom, Fragments: o.Fragments,
+		Progress: o.Cache.Progress, Accel: o.Accel, NoCcache: o.NoCcache, KernelFrom: o.KernelFrom, Fragments: o.Fragments, DMA: o.DMA, Reproduce: o.Reproduce,
 		Apply: ApplyGiven(GivenOptions{Root: w.Root, Dir: filepath.Join(o.Out, "series"), Patches: in.Patches, Sources: in.Sources,
 			Allow: o.Allow, ExpectInline: o.ExpectInline, Strip: o.Strip})})
 	return in, place, res, err

@@ -110,3 +110,38 @@ func ParseAccel(s string) (string, error) {
 	}
 	return "", fmt.Errorf("accel %q: want auto, kvm or tcg: %w", s, errs.ErrUsage)
 }
+
+// DMA modes of the kernels built from source (--dma): faithful applies
+// the DMA-faithful harness (qemu/harness/dma-faithful: a virtual-DMA
+// address no CPU access can use), plain builds without it.
+const (
+	DMAFaithful = "faithful"
+	DMAPlain    = "plain"
+)
+
+// ParseDMA checks a --dma word; "" is faithful.
+func ParseDMA(s string) (string, error) {
+	switch s {
+	case "", DMAFaithful:
+		return DMAFaithful, nil
+	case DMAPlain:
+		return DMAPlain, nil
+	}
+	return "", fmt.Errorf("dma %q: want faithful (virtual-DMA addresses no CPU access can use, the default) or plain (the providers as they are): %w", s, errs.ErrUsage)
+}
+
+// Reproducers a boot can run after its tests (--reproduce).
+const (
+	// ReproIncapsule: nvmet-rdma's in-capsule bounds check, fed a
+	// wrapping offset by the host (qemu/harness/incapsule-wrap).
+	ReproIncapsule = "incapsule"
+)
+
+// ParseReproduce checks a --reproduce word; "" is none.
+func ParseReproduce(s string) (string, error) {
+	switch s {
+	case "", ReproIncapsule:
+		return s, nil
+	}
+	return "", fmt.Errorf("reproduce %q: want %s (nvmet-rdma's in-capsule bounds reproducer; needs a KASAN kernel: --fragment base,rdma-loopback,debug): %w", s, ReproIncapsule, errs.ErrUsage)
+}

@@ -118,7 +118,12 @@ func main() {
 		k.header("", 1)
 		benchRun(k.sub(), 1, cfg.Transports[0], &cfg)
 	default:
-		k.header("", len(cfg.Transports))
+		repro := reproTransport(&cfg)
+		total := len(cfg.Transports)
+		if cfg.Reproduce != "" {
+			total++
+		}
+		k.header("", total)
 		for i, tr := range cfg.Transports {
 			if why, ok := cfg.Unavailable[tr]; ok {
 				(&ktap{out: k.out, indent: k.indent, n: i, last: time.Now()}).result(true, tr, why)
@@ -126,12 +131,32 @@ func main() {
 			}
 			runTransport(k.sub(), i+1, tr, &cfg)
 		}
+		if cfg.Reproduce != "" {
+			// After every transport's tests and dmesg gate: what it
+			// makes the kernel report is its outcome only.
+			if repro == "" {
+				(&ktap{out: k.out, indent: k.indent, n: total - 1, last: time.Now()}).result(true, guestconf.ReproTest, "no transport available")
+			} else {
+				runRepro(k, total, repro, &cfg)
+			}
+		}
 	}
 	fmt.Fprintf(os.Stdout, "%s after %s\n", guestconf.DoneLine, time.Since(start).Round(time.Millisecond))
 	if cfg.Keep {
 		keep()
 	}
 	halt()
+}
+
+// reproTransport is the transport the reproducer runs over: the first
+// available one ("" none).
+func reproTransport(cfg *Config) string {
+	for _, tr := range cfg.Transports {
+		if _, ok := cfg.Unavailable[tr]; !ok {
+			return tr
+		}
+	}
+	return ""
 }
 
 // halt ends the VM: QEMU runs with -no-reboot, so a restart exits it.

@@ -31,6 +31,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/mailpatch"
 	"github.com/patchctl/patchctl/internal/series"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 //go:embed dma-faithful/*.patch incapsule-wrap/*.patch
@@ -172,4 +173,105 @@ func (v *Variant) applyWith(read func(string) ([]byte, error), fuzz bool) (map[s
 		return nil, errors.New(r.Disposition)
 	}
 	return res.Files, nil
+}
+
+// ForMode names the harnesses a build of the DMA mode (vocab.DMAFaithful,
+// vocab.DMAPlain) applies, in order. The in-capsule host switch is in
+// both: with its parameter off (the default) the host driver sends what
+// it sends without it.
+func ForMode(dma string) []string {
+	if dma == vocab.DMAPlain {
+		return []string{IncapsuleWrap}
+	}
+	return []string{DMAFaithful, IncapsuleWrap}
+}
+
+// Key is the content of every variant of the named harnesses, for build
+// and boot keys: a change to any harness patch is a new build.
+func Key(names []string) (string, error) {
+	h := sha256.New()
+	for _, n := range names {
+		vs, err := Variants(n)
+		if err != nil {
+			return "", err
+		}
+		for _, v := range vs {
+			fmt.Fprintf(h, "%s/%s %s\n", n, v.Name, v.SHA256())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Applied says which harness patch a build applied.
+type Applied struct {
+	Harness string   `json:"harness"`
+	Variant string   `json:"variant"`
+	SHA256  string   `json:"sha256"`
+	Files   []string `json:"files"`
+}
+
+// String is "harness/variant".
+func (a Applied) String() string { return a.Harness + "/" + a.Variant }
+
+// Plan is the harnesses applied on top of one state of a tree.
+type Plan struct {
+	// Files is the content of every file a harness changed, on top of
+	// the state read.
+	Files   map[string][]byte
+	Applied []Applied
+	// Off says, per harness not applied, why.
+	Off map[string]string
+}
+
+// Paths lists the files the plan changes, sorted.
+func (p *Plan) Paths() []string {
+	var out []string
+	for f := range p.Files {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrConflict says that the series under test changes lines a harness
+// patch changes or needs as context.
+var ErrConflict = errors.New("the series under test conflicts with a harness patch")
+
+// ForBuild applies the named harnesses, in order, on top of a state of
+// a tree: pristine reads the pristine tree, state the state the build
+// compiles (the pristine tree for a baseline; the series' files over it
+// for a patched build). Each harness's variant is the one Select picks
+// on the pristine tree, so baseline and patched builds carry the same
+// one; on the state it applies as a patch under test would (moved or
+// with fuzz, since the series may have changed its context). A harness
+// with no variant for the tree is left off with the reason (a local
+// tree of another shape); one whose variant does not apply over the
+// series is an error wrapping ErrConflict.
+func ForBuild(names []string, pristine, state func(rel string) ([]byte, error)) (*Plan, error) {
+	p := &Plan{Files: map[string][]byte{}, Off: map[string]string{}}
+	over := func(rel string) ([]byte, error) {
+		if b, ok := p.Files[rel]; ok {
+			return b, nil
+		}
+		return state(rel)
+	}
+	for _, n := range names {
+		r, err := Select(n, pristine)
+		if errors.Is(err, ErrNoVariant) {
+			p.Off[n] = err.Error()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		files, err := r.Variant.applyWith(over, true)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s (%s) does not apply over the series: %v; build with --dma %s to leave the DMA harness out, or rebase the series", ErrConflict, n, r.Variant.Name, err, vocab.DMAPlain)
+		}
+		for f, b := range files {
+			p.Files[f] = b
+		}
+		p.Applied = append(p.Applied, Applied{Harness: n, Variant: r.Variant.Name, SHA256: r.Variant.SHA256(), Files: r.Variant.Paths()})
+	}
+	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestVariantsParse: every embedded patch parses, changes only existing
@@ -162,5 +163,88 @@ func TestIncapsuleWrapOnPinnedKernels(t *testing.T) {
 				t.Error("the fixed target still adds off + len")
 			}
 		})
+	}
+}
+
+// TestForBuildOnPinnedKernels: on every pinned tree the faithful mode
+// applies both harnesses (the variant Select picks on the pristine tree)
+// and plain only the in-capsule switch; over a series that moved the
+// host driver's lines, the same variant still applies; one that changed
+// a line the harness needs is ErrConflict naming it.
+func TestForBuildOnPinnedKernels(t *testing.T) {
+	// 6.12 itself: each pin's harness
+	want := map[string]string{"5.10": "rxe-mem-map", "6.1": "rxe-mr-map", "6.12": "ib_virt_dma_to_ptr", "7.2": "ib_virt_dma_to_ptr", "7.3": "ib_virt_dma_to_ptr"}
+	for name, variant := range want {
+		t.Run(name, func(t *testing.T) {
+			_, dir := testenv.Kernel(t, name)
+			read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, rel)) }
+			p, err := ForBuild(ForMode(vocab.DMAFaithful), read, read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Applied) != 2 || p.Applied[0].String() != DMAFaithful+"/"+variant || p.Applied[1].String() != IncapsuleWrap+"/nvme-rdma-wrap-icdoff" || len(p.Off) != 0 {
+				t.Fatalf("faithful: applied %v, off %v", p.Applied, p.Off)
+			}
+			plain, err := ForBuild(ForMode(vocab.DMAPlain), read, read)
+			if err != nil || len(plain.Applied) != 1 || plain.Applied[0].Harness != IncapsuleWrap || plain.Files["include/rdma/ib_verbs.h"] != nil {
+				t.Fatalf("plain: %v %+v", err, plain)
+			}
+			// A series that adds lines at the top of the host driver.
+			host := "drivers/nvme/host/rdma.c"
+			orig, err := read(host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved := append([]byte("/* a series' new comment */\n/* and another */\n"), orig...)
+			state := func(rel string) ([]byte, error) {
+				if rel == host {
+					return moved, nil
+				}
+				return read(rel)
+			}
+			p, err = ForBuild(ForMode(vocab.DMAFaithful), read, state)
+			if err != nil {
+				t.Fatalf("over a series that moved the lines: %v", err)
+			}
+			if got := p.Files[host]; !bytes.HasPrefix(got, []byte("/* a series' new comment */")) || !bytes.Contains(got, []byte("patchctl_wrap_icdoff")) {
+				t.Error("the harness did not apply over the series' state")
+			}
+			// A series that rewrites the line the host switch follows.
+			changed := bytes.Replace(orig, []byte("sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;"), []byte("sg->type = NVME_SGL_FMT_OFFSET | (NVME_SGL_FMT_DATA_DESC << 4);\n\tsg->type |= 0;\n\tsg->type |= 0;"), 1)
+			if bytes.Equal(changed, orig) {
+				t.Fatal("the host driver no longer has the line this test changes")
+			}
+			_, err = ForBuild(ForMode(vocab.DMAFaithful), read, func(rel string) ([]byte, error) {
+				if rel == host {
+					return changed, nil
+				}
+				return read(rel)
+			})
+			if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), IncapsuleWrap) {
+				t.Errorf("err = %v, want ErrConflict naming %s", err, IncapsuleWrap)
+			}
+		})
+	}
+}
+
+// TestForBuildLeavesOffWhatDoesNotFit: a tree no variant fits gets no
+// harness and, per harness, the reason; the key covers every variant's
+// content and differs between the modes.
+func TestForBuildLeavesOffWhatDoesNotFit(t *testing.T) {
+	empty := func(string) ([]byte, error) { return nil, os.ErrNotExist }
+	p, err := ForBuild(ForMode(vocab.DMAFaithful), empty, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Applied) != 0 || len(p.Files) != 0 || !strings.Contains(p.Off[DMAFaithful], "ib_virt_dma_to_ptr") || p.Off[IncapsuleWrap] == "" {
+		t.Errorf("plan %+v", p)
+	}
+	kf, err := Key(ForMode(vocab.DMAFaithful))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := Key(ForMode(vocab.DMAPlain))
+	if kf == kp || len(kf) != 64 {
+		t.Errorf("keys %q %q", kf, kp)
 	}
 }
