@@ -500,7 +500,7 @@ func (o *Options) normalize() error {
 // Key names everything a build's output depends on: the sources (the
 // pristine tree and the variant's state of the touched files), the
 // harness patches of the DMA mode (State), the fragments' content, the
-// compiler, and patchctl's own code.
+// compiler, make's variables (makeFlags), and patchctl's own code.
 func Key(o Options) (string, error) {
 	if err := o.normalize(); err != nil {
 		return "", err
@@ -514,7 +514,8 @@ func Key(o Options) (string, error) {
 		return "", err
 	}
 	return stage.NewKey("build").Code().Add("kernel", o.Kernel.Key()).Add("variant", o.Variant).
-		Add("state", state).Add("config", hash).Add("compiler", compilerVersion()).Sum()
+		Add("state", state).Add("config", hash).Add("compiler", compilerVersion()).
+		Add("make", strings.Join(makeFlags, " ")).Sum()
 }
 
 // Build configures (when the configuration changed) and builds. The
@@ -1116,6 +1117,18 @@ func ccacheEnv(cacheDir string) []string {
 	return env
 }
 
+// makeFlags are the variables every make of a kernel build gets, part of
+// the build key. CFLAGS_MODULE (kbuild's "additional options for
+// modules", in the top Makefile and scripts/Makefile.lib of 5.10 through
+// 7.3) gives module objects, and only them, DWARF: the configuration has
+// no CONFIG_DEBUG_INFO (DWARF for all of vmlinux: 115 MB on 6.12), while
+// what reads DWARF reads module objects (the boot's
+// ib_send_wr layout from rxe_verbs.o, siw_verbs.o or nvme/host/rdma.o;
+// sizeof(struct nvme_command) for the checks). A change of these
+// variables changes every module object's kbuild command, so kbuild
+// recompiles them (their .cmd records the command line).
+var makeFlags = []string{"CFLAGS_MODULE=-g"}
+
 // maker runs make in the source tree with O=dir.
 type maker struct {
 	src, dir string
@@ -1208,6 +1221,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	args := []string{"-C", m.src, "O=" + m.dir, fmt.Sprintf("-j%d", m.jobs),
 		"KBUILD_BUILD_USER=patchctl", "KBUILD_BUILD_HOST=patchctl", "KBUILD_BUILD_VERSION=1",
 		"KBUILD_BUILD_TIMESTAMP=" + sourceTimestamp(m.src)}
+	args = append(args, makeFlags...)
 	if m.ccache {
 		args = append(args, "CC=ccache gcc", "HOSTCC=ccache gcc")
 	}

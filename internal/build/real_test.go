@@ -2,6 +2,7 @@ package build_test
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/layout"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 	"github.com/patchctl/patchctl/internal/testenv/testkernel"
@@ -52,6 +54,35 @@ func TestRealBuild(t *testing.T) {
 	}
 	if len(md.Applied) != 1 || !strings.Contains(md.Applied[0], "nvme-rdma-inline-capsule") {
 		t.Errorf("patched build applied %v", md.Applied)
+	}
+	// DWARF in module objects only: the boot reads ib_send_wr from
+	// rxe_verbs.o and sizeof(struct nvme_command) from nvme/host/rdma.o;
+	// built-in objects and vmlinux carry none (no CONFIG_DEBUG_INFO).
+	for _, m := range []*build.Metadata{base, md} {
+		r, err := layout.Open(filepath.Join(m.BuildDir, "drivers/infiniband/sw/rxe/rxe_verbs.o"))
+		if err != nil {
+			t.Fatalf("%s: %v", m.Variant, err)
+		}
+		if wr, err := r.Struct("ib_send_wr"); err != nil || wr.Members["send_flags"] == 0 {
+			t.Errorf("%s: ib_send_wr from rxe_verbs.o: %+v, %v", m.Variant, wr, err)
+		}
+		h, err := layout.Open(filepath.Join(m.BuildDir, "drivers/nvme/host/rdma.o"))
+		if err != nil {
+			t.Fatalf("%s: %v", m.Variant, err)
+		}
+		if c, err := h.Struct("nvme_command"); err != nil || c.Size != 64 {
+			t.Errorf("%s: nvme_command from nvme/host/rdma.o: %+v, %v", m.Variant, c, err)
+		}
+		for _, obj := range []string{"kernel/fork.o", "vmlinux"} {
+			f, err := elf.Open(filepath.Join(m.BuildDir, obj))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Section(".debug_info") != nil {
+				t.Errorf("%s: %s has DWARF: CONFIG_DEBUG_INFO is on", m.Variant, obj)
+			}
+			f.Close()
+		}
 	}
 	again := kbuild.Build(t, testkernel.Default, vocab.Patched)
 	if !again.UpToDate {

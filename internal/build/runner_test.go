@@ -22,3 +22,26 @@ func TestMakeRunsThroughTheRunner(t *testing.T) {
 		t.Errorf("result %+v, error %v", res, err)
 	}
 }
+
+// TestMakeGivesModulesDWARF: every make of a build passes
+// CFLAGS_MODULE=-g (module objects carry DWARF; the configuration has no
+// CONFIG_DEBUG_INFO), and the build key covers it.
+func TestMakeGivesModulesDWARF(t *testing.T) {
+	stub := runtest.Stub(t)
+	stub.Register(`^make -C .* 'CFLAGS_MODULE=-g' modules$`, 0, "")
+	m := &maker{src: t.TempDir(), dir: t.TempDir(), jobs: 1, runner: stub}
+	if _, err := m.make(context.Background(), "modules"); err != nil {
+		t.Fatalf("make without CFLAGS_MODULE=-g: %v", err)
+	}
+	o, _ := fakeKernel(t)
+	k1, err := Key(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := makeFlags
+	t.Cleanup(func() { makeFlags = saved })
+	makeFlags = nil
+	if k2, _ := Key(o); k2 == k1 {
+		t.Error("the build key does not cover make's variables")
+	}
+}

@@ -196,7 +196,7 @@ func SplatIn(line string) string {
 // without, for the given transports.
 func RequiredConfig(transports []string) []string {
 	req := []string{"BLK_DEV_INITRD", "DEVTMPFS", "SERIAL_8250_CONSOLE", "CONFIGFS_FS", "VIRTIO_NET", "INFINIBAND",
-		"INFINIBAND_ADDR_TRANS", "NVME_RDMA", "NVME_TARGET_RDMA", "BLK_DEV_NULL_BLK", "KPROBE_EVENTS", "DEBUG_INFO"}
+		"INFINIBAND_ADDR_TRANS", "NVME_RDMA", "NVME_TARGET_RDMA", "BLK_DEV_NULL_BLK", "KPROBE_EVENTS"}
 	for _, t := range transports {
 		switch t {
 		case vocab.RXE:

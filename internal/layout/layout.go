@@ -37,7 +37,7 @@ func Open(path string) (*Reader, error) {
 	defer f.Close()
 	d, err := f.DWARF()
 	if err != nil {
-		return nil, fmt.Errorf("%s has no usable DWARF (build with CONFIG_DEBUG_INFO): %w", path, err)
+		return nil, fmt.Errorf("%s has no usable DWARF (compile it with -g: patchctl builds modules with CFLAGS_MODULE=-g, CONFIG_DEBUG_INFO gives all objects DWARF): %w", path, err)
 	}
 	return &Reader{path: path, d: d}, nil
 }
