@@ -113,7 +113,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			if dir, err = t.Cache.Prepare(ctx, t.Kernel); err != nil {
 				return err
 			}
-			if cpTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
+			if cpTree, err = pipeline.CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel, patches...); err != nil {
 				return err
 			}
 			so.Repo, so.Kernel = t.Root, t.Kernel.Name
