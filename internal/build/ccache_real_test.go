@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/tree"
@@ -86,9 +87,11 @@ func TestCcacheSameSourceAtAnotherPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		ccache("--zero-stats")
+		start := time.Now()
 		if _, err := m.make(ctx, "fs/ext4/"); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s: fs/ext4/ built in %s", name, time.Since(start).Round(100*time.Millisecond))
 		out := ccache("--print-stats")
 		for _, p := range []string{".config", "include/generated", "fs/ext4/super.o"} {
 			if _, err := os.Lstat(filepath.Join(src, p)); err == nil {

@@ -90,6 +90,11 @@ func (c *Cache) CheckpatchFiles(ctx context.Context, k *Kernel) (string, error) 
 	if kitReady(dir, marker, k) { // another process made it while we waited
 		return dir, nil
 	}
+	// What an interrupted extraction left: under the lock, nobody uses it.
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "."+k.Name+".tmp-*"))
+	for _, p := range stale {
+		os.RemoveAll(p)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("extracting %s's checkpatch files: %w", k.Name, err)
 	}
