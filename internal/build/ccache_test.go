@@ -8,12 +8,15 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/patchctl/patchctl/internal/tree"
 )
 
 // TestCcacheAcrossCaches: a compile as kbuild runs it (in the build
 // folder, the sources by absolute path, debug info on) hits the result of
 // the same compile in another patchctl cache at another path, with the
-// settings the build gives ccache; a tree of another name misses, and
+// settings the build gives ccache; in the former layout (work/K beside
+// build/K/H) a tree of another name misses, and
 // compiles that name the sources relative to a build folder inside the
 // tree (kbuild's srctree "..") hit whatever the tree's name.
 func TestCcacheAcrossCaches(t *testing.T) {
@@ -40,7 +43,8 @@ func TestCcacheAcrossCaches(t *testing.T) {
 	}
 	t.Setenv("CCACHE_DIR", ccdir)
 	t.Setenv("CCACHE_CONFIGPATH", filepath.Join(ccdir, "ccache.conf"))
-	// cache/work/K holds the sources, cache/build/K/H is where make runs.
+	// The former layout: cache/work/K holds the sources, cache/build/K/H
+	// is where make runs (TestCcacheWorkTreeLayout: today's).
 	tree := func(cache, k string) (src, obj string) {
 		src = filepath.Join(cache, "work", k)
 		obj = filepath.Join(cache, "build", k, "0123456789ab")
@@ -73,7 +77,7 @@ func TestCcacheAcrossCaches(t *testing.T) {
 	h1 := hits()
 	kbuild(b, "local-5025")
 	if hits() != h1 {
-		t.Error("a tree of another name hit: the test no longer shows the limit docs/build.md states")
+		t.Error("a tree of another name hit in the former layout (work/K): the test no longer shows why the work tree moved beside the build folders")
 	}
 	// The build folder a direct subdirectory of the tree: kbuild passes
 	// ../include and ../a.c, the same for any tree.
@@ -86,5 +90,48 @@ func TestCcacheAcrossCaches(t *testing.T) {
 	}
 	if hits() != h2+1 {
 		t.Error("compiles relative to a build folder inside the tree missed across tree names")
+	}
+}
+
+// TestCcacheWorkTreeLayout: with the cache's own layout (the work tree
+// WorkTreeDir, the build folder Dir), a compile as kbuild runs it hits
+// the result of the same source under another kernel name in another
+// cache: what lets a local tree (--tree) reuse a pinned kernel's objects.
+func TestCcacheWorkTreeLayout(t *testing.T) {
+	for _, tool := range []string{"ccache", "gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	ccdir := t.TempDir()
+	t.Setenv("CCACHE_DIR", ccdir)
+	t.Setenv("CCACHE_CONFIGPATH", filepath.Join(ccdir, "ccache.conf"))
+	hits := func() string {
+		out, err := exec.Command("ccache", "--print-stats").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return regexp.MustCompile(`(?m)^direct_cache_hit\t(\d+)$`).FindString(string(out))
+	}
+	build := func(cacheDir, name string) {
+		c := &tree.Cache{Dir: cacheDir}
+		k := &tree.Kernel{Name: name}
+		src, obj := c.WorkTreeDir(k), Dir(c, k, "0123456789abcdef")
+		os.MkdirAll(filepath.Join(src, "include"), 0o755)
+		os.MkdirAll(obj, 0o755)
+		os.WriteFile(filepath.Join(src, "include", "h.h"), []byte("#define V 7\n"), 0o644)
+		os.WriteFile(filepath.Join(src, "a.c"), []byte("#include <h.h>\nint a(void) { return V; }\n"), 0o644)
+		cmd := exec.Command("ccache", "gcc", "-g", "-c", "-o", "a.o", "-I"+filepath.Join(src, "include"), "-fmacro-prefix-map="+src+"/=", filepath.Join(src, "a.c"))
+		cmd.Dir = obj
+		cmd.Env = append(os.Environ(), ccacheEnv(cacheDir)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+		}
+	}
+	build(filepath.Join(t.TempDir(), "one"), testkernel.Default)
+	before := hits()
+	build(filepath.Join(t.TempDir(), "x", "two"), "local-0123abcd")
+	if after := hits(); after == before {
+		t.Errorf("the same source under another kernel name in another cache missed ccache (%s)", after)
 	}
 }

@@ -120,6 +120,9 @@ func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := tree.StubNamed(in.CheckpatchTree, in.Apply.Patches); err != nil {
+		return nil, err
+	}
 	rep, err := checks.Run(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree, Preprocessor: pp})
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
@@ -132,17 +135,23 @@ func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error)
 	return rep, nil
 }
 
-// CheckpatchTree is the pristine tree whose checkpatch.pl judges k's
-// patches when the lock names another kernel for it (prepared when
-// needed), or "" for k's own.
-func CheckpatchTree(ctx context.Context, c *tree.Cache, l *tree.Lock, k *tree.Kernel) (string, error) {
+// CheckpatchTree is the folder whose checkpatch.pl judges k's patches
+// when the lock names another kernel for it, or "" for k's own: that
+// kernel's pristine tree when prepared, else only the files checkpatch
+// reads, extracted from its package (tree.Cache.CheckpatchFiles). The
+// paths patches names are made to exist there as in the whole tree
+// (tree.StubNamed); RunCheckStage does it for the apply stage's patches.
+func CheckpatchTree(ctx context.Context, c *tree.Cache, l *tree.Lock, k *tree.Kernel, patches ...string) (string, error) {
 	ck, err := l.CheckpatchKernel(k)
 	if err != nil || ck == nil {
 		return "", err
 	}
-	dir, err := c.Prepare(ctx, ck)
+	dir, err := c.CheckpatchFiles(ctx, ck)
 	if err != nil {
 		return "", fmt.Errorf("preparing %s, whose checkpatch.pl judges the patches (checkpatch: in series/kernels.yaml): %w", ck.Name, err)
+	}
+	if err := tree.StubNamed(dir, patches); err != nil {
+		return "", err
 	}
 	return dir, nil
 }

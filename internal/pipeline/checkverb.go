@@ -69,7 +69,7 @@ func (w *Workspace) checkPatches(ctx context.Context, o CheckOptions, patches, p
 		if dir, err = t.Cache.Prepare(ctx, t.Kernel); err != nil {
 			return nil, err
 		}
-		if cpTree, err = CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel); err != nil {
+		if cpTree, err = CheckpatchTree(ctx, t.Cache, t.Lock, t.Kernel, patches...); err != nil {
 			return nil, err
 		}
 		so.Repo, so.Kernel = t.Root, t.Kernel.Name

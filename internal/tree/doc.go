@@ -13,6 +13,11 @@
 // tree: cheap to make and to reset. Files in it are only ever replaced by
 // rename, never written in place, so the pristine tree cannot change
 // through a link; changes are journaled so a failure or a kill mid-way is
-// rolled back to the state before. The cache's locks (Cache.Lock) are
-// internal/cachelock's.
+// rolled back to the state before. The work tree lives beside the
+// kernel's build folders (build/K/src), so compiles name the sources by
+// the same relative path for any kernel name and cache (ccache hits for a
+// copy of a tree). A checkpatch kit (CheckpatchFiles) is the few files of
+// a pinned tree that scripts/checkpatch.pl reads, for a kernel whose
+// checkpatch judges others' patches without its whole tree. The cache's
+// locks (Cache.Lock) are internal/cachelock's.
 package tree

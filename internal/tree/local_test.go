@@ -127,7 +127,7 @@ func TestLocalWorkTreeNeverWritesTheTree(t *testing.T) {
 	if string(got) != "patched\n" || string(orig) != "int x;\n" {
 		t.Errorf("work tree %q, local tree %q", got, orig)
 	}
-	if filepath.Dir(wt.Dir) != filepath.Join(c.Dir, "work") {
+	if wt.Dir != filepath.Join(c.Dir, "build", k.Name, "src") {
 		t.Errorf("work tree outside the cache: %s", wt.Dir)
 	}
 }

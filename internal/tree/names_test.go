@@ -84,9 +84,11 @@ func checkName(t *testing.T, cache *Cache, name string) {
 		return
 	}
 	k := &l.Kernels[0]
-	for _, path := range []string{cache.PristineDir(k), cache.WorkTreeDir(k), cache.markerPath(k), cache.LockPath("work-" + k.Name)} {
+	// Each path is the kernel's name under its folder of the cache (the
+	// work tree: build/<name>/src).
+	for path, depth := range map[string]int{cache.PristineDir(k): 1, cache.WorkTreeDir(k): 2, cache.markerPath(k): 1, cache.LockPath("work-" + k.Name): 1} {
 		rel, err := filepath.Rel(cache.Dir, path)
-		if err != nil || strings.HasPrefix(rel, "..") || strings.Count(rel, string(filepath.Separator)) != 1 {
+		if err != nil || strings.HasPrefix(rel, "..") || strings.Count(rel, string(filepath.Separator)) != depth {
 			t.Errorf("kernel name %q makes %s, outside its place in the cache", name, path)
 		}
 	}

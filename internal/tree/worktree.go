@@ -52,8 +52,17 @@ type Change struct {
 // patchctl never sets it).
 var TestHookBeforeRename func(i int, path string) error
 
-// WorkTreeDir is where k's work tree lives.
-func (c *Cache) WorkTreeDir(k *Kernel) string { return filepath.Join(c.Dir, "work", k.Name) }
+// WorkTreeDir is where k's work tree lives: src beside k's build folders
+// (build/K/src; internal/build's folders are build/K/<config hash>), so
+// every compile names the sources ../src/..., whatever the kernel's name
+// and wherever the cache is, and ccache (base_dir the cache) finds the
+// same source's objects from any copy of it: a local tree (--tree) of a
+// pinned kernel's source, another cache. The build folders are not
+// inside the work tree: resetting or remaking it never touches them.
+func (c *Cache) WorkTreeDir(k *Kernel) string { return filepath.Join(c.Dir, "build", k.Name, "src") }
+
+// formerWorkTreeDir is where work trees lived before (work/K).
+func (c *Cache) formerWorkTreeDir(k *Kernel) string { return filepath.Join(c.Dir, "work", k.Name) }
 
 // HoldWorkTree takes k's work lock and returns the work tree, making it
 // from the pristine tree when it does not exist and rolling back a change
@@ -86,6 +95,15 @@ func (c *Cache) HoldWorkTree(ctx context.Context, k *Kernel) (w *WorkTree, relea
 	c.Progress.Start("work tree " + k.Name)
 	if err := os.RemoveAll(w.Dir); err != nil {
 		return nil, nil, fmt.Errorf("removing old work tree: %w", err)
+	}
+	// A work tree of the former layout (work/K), under the same lock.
+	if old := c.formerWorkTreeDir(k); old != w.Dir {
+		if _, err := os.Stat(filepath.Join(old, metaDir)); err == nil {
+			os.RemoveAll(old)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("making work tree for %s: %w", k.Name, err)
 	}
 	tmp := w.Dir + ".tmp"
 	os.RemoveAll(tmp)
