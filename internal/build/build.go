@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -204,6 +205,11 @@ type Metadata struct {
 	// ModuleSHA256 is the hash of each module the image carries
 	// (source builds; the files are Modules, in the snapshot).
 	ModuleSHA256 map[string]string `json:"module_sha256,omitempty"`
+	// ModulesOnly says that a patched build ran `make modules` only:
+	// every file whose content changed since the folder's last build is
+	// a C or assembly file of a module (modulesOnly), so vmlinux and
+	// bzImage are the folder's as they were.
+	ModulesOnly bool `json:"modules_only,omitempty"`
 	// VmlinuxShared says whether a patched source build's bzImage is
 	// the baseline's, byte for byte (the series touched modules only).
 	VmlinuxShared *bool `json:"vmlinux_shared,omitempty"`
@@ -643,7 +649,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		// variants once shared).
 		synced = plan.Paths()
 	}
-	rec, err := syncSources(wt.Dir, obj, synced, plan.Paths())
+	rec, err := syncSources(wt.Dir, wt.Pristine, obj, synced, plan.Paths())
 	if err != nil {
 		return nil, err
 	}
@@ -675,8 +681,15 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return finish(md, start, fmt.Errorf("reading the build's configuration: %w", err))
 	}
 	kernelTargets := []string{"bzImage"}
+	var members map[string]bool
 	if kcfg.Value("MODULES") == "y" {
 		kernelTargets = append(kernelTargets, "modules")
+		if o.Variant == vocab.Patched {
+			if members = modulesOnly(obj, rec); members != nil {
+				kernelTargets = []string{"modules"}
+				md.ModulesOnly = true
+			}
+		}
 	}
 	res, err := m.make(ctx, kernelTargets...)
 	md.TargetDurations["kernel"] = time.Since(step).Seconds()
@@ -689,9 +702,11 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// or not the boot config needs it (the conditional fragments turn on
 	// what those objects need).
 	targets := compileTargets(wt.Dir, o.Apply.Result.Touched())
-	if len(targets) > 0 {
+	// Objects of modules were compiled by the modules-only make.
+	pending := slices.DeleteFunc(slices.Clone(targets), func(t string) bool { return members[t] })
+	if len(pending) > 0 {
 		step = time.Now()
-		res, err := m.make(ctx, targets...)
+		res, err := m.make(ctx, pending...)
 		md.TargetDurations["compile-test"] = time.Since(step).Seconds()
 		md.Warnings += res.warnings
 		md.Errors += res.errors
@@ -699,6 +714,8 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		if err != nil {
 			return finish(md, start, err)
 		}
+	}
+	if len(targets) > 0 {
 		md.CompileTested = targets
 	}
 	md.UpToDate = work == 0
@@ -843,6 +860,13 @@ type sources struct {
 	// known of what make left, and every recorded file is redone.
 	Complete bool              `json:"complete"`
 	Files    map[string]string `json:"files"` // path -> sha256 ("" absent)
+
+	// What syncSources found, not recorded: the paths whose content
+	// differs from what the folder's objects were compiled from, and
+	// whether that is unknown (a new folder, or a build that was
+	// interrupted: then anything may need compiling).
+	changed []string
+	unknown bool
 }
 
 func sourcesPath(dir string) string { return filepath.Join(dir, ".patchctl-sources.json") }
@@ -935,12 +959,14 @@ func relinkPristine(wt *tree.WorkTree, paths []string) error {
 // files older than the objects built from a series. Each recorded or
 // named file whose content differs from the record gets a new inode and
 // time, so make recompiles exactly those. The record, marked incomplete,
-// is written before make runs.
+// is written before make runs. The result names the paths whose content
+// differs from what the folder compiled (changed): recorded ones whose
+// content changed, and unrecorded ones that differ from pristine.
 //
 // strict are paths written with an old time (the harness's, see
 // checkoutHarness): for them only the record decides, and one the
 // record does not know is freshened when it differs from pristine.
-func syncSources(src, dir string, paths, strict []string) (*sources, error) {
+func syncSources(src, pristine, dir string, paths, strict []string) (*sources, error) {
 	var old sources
 	b, err := os.ReadFile(sourcesPath(dir))
 	fresh := errors.Is(err, fs.ErrNotExist)
@@ -961,7 +987,7 @@ func syncSources(src, dir string, paths, strict []string) (*sources, error) {
 	for p := range old.Files {
 		all[p] = true
 	}
-	cur := &sources{Files: map[string]string{}}
+	cur := &sources{Files: map[string]string{}, unknown: fresh || !old.Complete}
 	for p := range all {
 		b, err := os.ReadFile(filepath.Join(src, p))
 		switch {
@@ -976,6 +1002,12 @@ func syncSources(src, dir string, paths, strict []string) (*sources, error) {
 		// anything but its pristine content here: when it differs now,
 		// it was written after those objects, and make sees it.
 		was, known := old.Files[p]
+		if known && was != cur.Files[p] || !known && !samePristine(pristine, p, cur.Files[p]) {
+			// An unknown path was compiled here from its pristine
+			// content (a series names it; a patch that does not apply
+			// leaves it as it was).
+			cur.changed = append(cur.changed, p)
+		}
 		if fresh || cur.Files[p] == "" || old.Complete && (!known && !isStrict[p] || known && was == cur.Files[p]) {
 			continue
 		}
@@ -983,6 +1015,7 @@ func syncSources(src, dir string, paths, strict []string) (*sources, error) {
 			return nil, err
 		}
 	}
+	sort.Strings(cur.changed)
 	if old.Complete && sameFiles(old.Files, cur.Files) {
 		// Nothing compiled here changes content: make's own times say
 		// what to redo even if it is killed, and the record stands as
@@ -1001,6 +1034,19 @@ func syncSources(src, dir string, paths, strict []string) (*sources, error) {
 		return nil, err
 	}
 	return cur, nil
+}
+
+// samePristine says whether the pristine tree's p has the content hash h
+// ("" absent); false when there is no pristine tree to ask.
+func samePristine(pristine, p, h string) bool {
+	if pristine == "" {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(pristine, p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return h == ""
+	}
+	return err == nil && fsutil.Hash(b) == h
 }
 
 // freshen replaces a file by a copy of itself: a new inode (never a link

@@ -165,7 +165,7 @@ func TestSyncSourcesSeesOtherSeries(t *testing.T) {
 	}
 	write("a.c", "patched a\n")
 	write("b.c", "pristine b\n")
-	rec, err := syncSources(src, dir, []string{"a.c"}, nil)
+	rec, err := syncSources(src, "", dir, []string{"a.c"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestSyncSourcesSeesOtherSeries(t *testing.T) {
 	write("b.c", "patched b\n")
 	stA, _ := os.Stat(filepath.Join(src, "a.c"))
 	stB, _ := os.Stat(filepath.Join(src, "b.c"))
-	if _, err := syncSources(src, dir, []string{"b.c"}, nil); err != nil {
+	if _, err := syncSources(src, "", dir, []string{"b.c"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	a2, _ := os.Stat(filepath.Join(src, "a.c"))

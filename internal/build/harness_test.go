@@ -255,7 +255,7 @@ func TestStrictSourcesFreshened(t *testing.T) {
 	if err := writeRecord(dir, &sources{Complete: true, Files: map[string]string{}}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := syncSources(src, dir, nil, []string{"h.h"})
+	rec, err := syncSources(src, "", dir, nil, []string{"h.h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestStrictSourcesFreshened(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chtimes(p, old, old)
-	if _, err := syncSources(src, dir, nil, []string{"h.h"}); err != nil {
+	if _, err := syncSources(src, "", dir, nil, []string{"h.h"}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(p); !st.ModTime().Equal(old) {

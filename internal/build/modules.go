@@ -210,3 +210,70 @@ func strippedHash(ctx context.Context, ko, tmpDir string) (string, error) {
 	}
 	return fsutil.HashFile(f.Name())
 }
+
+// modulesOnly returns the objects of the modules built in the folder dir
+// when a patched build there may run `make modules` alone, nil when it
+// must build bzImage too: the folder's source record knows what it
+// compiled (rec.unknown false), each path whose content changed since is
+// a C or assembly file whose object is part of a module (the modules'
+// .mod files, as modules.order lists them), and the folder holds a
+// complete image of its last build with the configuration it has now
+// (bzImage newer than .config and include/config/auto.conf; vmlinux.o,
+// which modpost reads). Built-in code then did not change: vmlinux and
+// bzImage are up to date, and make's walk of every built-in object (most
+// of a no-op build) is skipped. Without CONFIG_MODVERSIONS or
+// DEBUG_INFO_BTF_MODULES (which make kbuild build vmlinux for modules
+// anyway), `make modules` compiles module objects only, on every pinned
+// kernel (KBUILD_BUILTIN is empty for that goal alone).
+func modulesOnly(dir string, rec *sources) map[string]bool {
+	if rec == nil || rec.unknown {
+		return nil
+	}
+	img, err := os.Stat(filepath.Join(dir, "arch/x86/boot/bzImage"))
+	if err != nil {
+		return nil
+	}
+	for _, f := range []string{".config", "include/config/auto.conf", "vmlinux.o"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || f != "vmlinux.o" && st.ModTime().After(img.ModTime()) {
+			return nil
+		}
+	}
+	members, err := moduleMembers(dir)
+	if err != nil {
+		return nil
+	}
+	for _, p := range rec.changed {
+		ext := filepath.Ext(p)
+		if ext != ".c" && ext != ".S" || !members[strings.TrimSuffix(p, ext)+".o"] {
+			return nil
+		}
+	}
+	return members
+}
+
+// moduleMembers are the objects (paths relative to the build folder) of
+// every module modules.order lists in dir, read from each module's .mod
+// file: one object a line from 5.13 on, the objects on the first line
+// and the undefined symbols on the second before (no symbol ends in .o).
+func moduleMembers(dir string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "modules.order"))
+	if err != nil {
+		return nil, fmt.Errorf("the build's module list: %w", err)
+	}
+	members := map[string]bool{}
+	for _, line := range strings.Fields(string(b)) {
+		m := strings.TrimPrefix(line, "kernel/")
+		m = strings.TrimSuffix(strings.TrimSuffix(m, ".ko"), ".o")
+		mod, err := os.ReadFile(filepath.Join(dir, m+".mod"))
+		if err != nil {
+			return nil, fmt.Errorf("the objects of module %s: %w", m, err)
+		}
+		for _, o := range strings.Fields(string(mod)) {
+			if strings.HasSuffix(o, ".o") {
+				members[o] = true
+			}
+		}
+	}
+	return members, nil
+}

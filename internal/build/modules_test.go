@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/kconfig"
 )
@@ -75,5 +76,103 @@ func TestTestModulesFollowConfig(t *testing.T) {
 		if strings.Contains(got+" ", not) {
 			t.Errorf("test modules %q hold built-in %s", got, not)
 		}
+	}
+}
+
+// fakeModulesFolder is a build folder after a complete build: two
+// modules (one with 6.2's .mod, one with 5.10's: objects on the first
+// line, undefined symbols on the second), an image newer than its
+// configuration.
+func fakeModulesFolder(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	w := func(p, s string, age time.Duration) {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(s), 0o644)
+		at := time.Now().Add(-age)
+		os.Chtimes(full, at, at)
+	}
+	w(".config", "CONFIG_MODULES=y\n", time.Hour)
+	w("include/config/auto.conf", "CONFIG_MODULES=y\n", time.Hour)
+	w("vmlinux.o", "", time.Minute)
+	w("arch/x86/boot/bzImage", "", time.Minute)
+	w("modules.order", "drivers/nvme/host/nvme-rdma.o\nkernel/drivers/infiniband/sw/rxe/rdma_rxe.ko\n", time.Minute)
+	w("drivers/nvme/host/nvme-rdma.mod", "drivers/nvme/host/rdma.o\n", time.Minute)
+	w("drivers/infiniband/sw/rxe/rdma_rxe.mod", "drivers/infiniband/sw/rxe/rxe.o drivers/infiniband/sw/rxe/rxe_verbs.o\nib_register_device ib_dealloc_device\n", time.Minute)
+	return dir
+}
+
+// TestModulesOnly: a patched build runs `make modules` alone exactly
+// when every changed file is a module's C or assembly source and the
+// folder's image is current; anything else (a header, built-in code, an
+// unknown past, a newer configuration, no image) builds bzImage too.
+func TestModulesOnly(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		changed []string
+		unknown bool
+		edit    func(dir string)
+		want    bool
+	}{
+		{name: "nvme-rdma source", changed: []string{"drivers/nvme/host/rdma.c"}, want: true},
+		{name: "two modules (5.10's .mod)", changed: []string{"drivers/nvme/host/rdma.c", "drivers/infiniband/sw/rxe/rxe_verbs.c"}, want: true},
+		{name: "nothing changed", want: true},
+		{name: "a header", changed: []string{"drivers/nvme/host/rdma.c", "drivers/nvme/host/nvme.h"}},
+		{name: "built-in code", changed: []string{"drivers/infiniband/core/verbs.c"}},
+		{name: "a module's symbol name is no object", changed: []string{"ib_register_device"}},
+		{name: "interrupted or new folder", changed: []string{"drivers/nvme/host/rdma.c"}, unknown: true},
+		{name: "configuration newer than the image", changed: []string{"drivers/nvme/host/rdma.c"},
+			edit: func(dir string) { os.Chtimes(filepath.Join(dir, ".config"), time.Now(), time.Now()) }},
+		{name: "no image", changed: []string{"drivers/nvme/host/rdma.c"},
+			edit: func(dir string) { os.Remove(filepath.Join(dir, "arch/x86/boot/bzImage")) }},
+		{name: "no vmlinux.o for modpost", changed: []string{"drivers/nvme/host/rdma.c"},
+			edit: func(dir string) { os.Remove(filepath.Join(dir, "vmlinux.o")) }},
+		{name: "a listed module without its .mod", changed: []string{"drivers/nvme/host/rdma.c"},
+			edit: func(dir string) { os.Remove(filepath.Join(dir, "drivers/infiniband/sw/rxe/rdma_rxe.mod")) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := fakeModulesFolder(t)
+			if c.edit != nil {
+				c.edit(dir)
+			}
+			got := modulesOnly(dir, &sources{Complete: true, changed: c.changed, unknown: c.unknown})
+			if (got != nil) != c.want {
+				t.Errorf("modules only: %v, want %v", got != nil, c.want)
+			}
+			if got != nil && (!got["drivers/nvme/host/rdma.o"] || !got["drivers/infiniband/sw/rxe/rxe_verbs.o"] || got["ib_register_device"]) {
+				t.Errorf("module objects %v", got)
+			}
+		})
+	}
+}
+
+// TestSyncSourcesNamesChanges: what the folder compiled is known from its
+// record; the changed paths are those whose content differs from it,
+// and unrecorded paths a series names whose content is not pristine (a
+// patch that does not apply leaves its file pristine: not a change).
+func TestSyncSourcesNamesChanges(t *testing.T) {
+	src, pristine, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	w := func(root, p, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(s), 0o644)
+	}
+	for _, root := range []string{src, pristine} {
+		w(root, "a.c", "int a;\n")
+		w(root, "b.h", "int b;\n")
+		w(root, "c.c", "int c;\n")
+		w(root, "d.c", "int d;\n")
+	}
+	rec, err := syncSources(src, pristine, dir, []string{"a.c", "b.h"}, nil)
+	if err != nil || !rec.unknown {
+		t.Fatalf("a new folder: %+v, %v", rec, err)
+	}
+	rec.Complete = true
+	writeRecord(dir, rec)
+	w(src, "a.c", "int a = 1;\n")
+	w(src, "d.c", "int d = 1;\n")
+	rec, err = syncSources(src, pristine, dir, []string{"a.c", "b.h", "c.c", "d.c", "e.c"}, nil)
+	if got := strings.Join(rec.changed, " "); err != nil || rec.unknown || got != "a.c d.c" {
+		t.Errorf("changed %q (unknown %v), want a.c and d.c: %v", got, rec.unknown, err)
 	}
 }
