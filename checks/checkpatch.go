@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/command"
 )
 
 // Rule checkpatch: the tree's own scripts/checkpatch.pl on each generated
@@ -29,10 +29,10 @@ func checkpatch(tree string, patches []string) ([]Finding, error) {
 	var out []Finding
 	for _, p := range patches {
 		abs, _ := filepath.Abs(p)
-		cmd := &run.Cmd{Name: "perl", Args: []string{script, "--terse", "--show-types", "--no-summary", "--color=never", abs}, Dir: tree}
+		cmd := &command.Cmd{Name: "perl", Args: []string{script, "--terse", "--show-types", "--no-summary", "--color=never", abs}, Dir: tree}
 		b, err := cmd.Output(context.Background())
 		// checkpatch exits 1 when it found something.
-		var re *run.Error
+		var re *command.Error
 		if err != nil && !(errors.As(err, &re) && re.ExitCode == 1) {
 			return nil, fmt.Errorf("checkpatch.pl on %s: %w", p, err)
 		}

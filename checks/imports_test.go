@@ -20,7 +20,7 @@ func TestImportsNoStageGlue(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps ./checks/...: %v\n%s", err, out)
 	}
-	forbidden := []string{"internal/apply", "internal/stage", "internal/tree", "internal/pipeline"}
+	forbidden := []string{"internal/apply", "internal/stagecache", "internal/tree", "internal/pipeline"}
 	for _, p := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
 			if p == "github.com/patchctl/patchctl/"+f {

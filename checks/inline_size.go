@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/checks/engine"
-	"github.com/patchctl/patchctl/internal/layout"
+	"github.com/patchctl/patchctl/internal/dwarflayout"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
@@ -808,7 +808,7 @@ func (c *sizeCheck) sizeofType(f *engine.File, at *sitter.Node, typ string) (int
 	c.layouts[typ] = row
 	if c.opts.BuildDir != "" {
 		obj := filepath.Join(c.opts.BuildDir, strings.TrimSuffix(f.Rel, ".c")+".o")
-		if r, err := layout.Open(obj); err == nil {
+		if r, err := dwarflayout.Open(obj); err == nil {
 			if st, err := r.Struct(name); err == nil {
 				row.DWARF, row.Object = st.Size, obj
 				if st.Size != size {

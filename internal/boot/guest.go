@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/dwarflayout"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/kconfig"
-	"github.com/patchctl/patchctl/internal/layout"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -83,10 +83,10 @@ func moduleName(path string) string {
 // wrLayout reads ib_send_wr's offsets and the verbs enum values from the
 // build's objects (DWARF), and sizeof(struct nvme_command).
 func wrLayout(buildDir string, g *GuestConfig) error {
-	var r *layout.Reader
+	var r *dwarflayout.Reader
 	var err error
 	for _, obj := range []string{"drivers/infiniband/sw/rxe/rxe_verbs.o", "drivers/infiniband/sw/siw/siw_verbs.o", "drivers/nvme/host/rdma.o"} {
-		if r, err = layout.Open(filepath.Join(buildDir, obj)); err == nil {
+		if r, err = dwarflayout.Open(filepath.Join(buildDir, obj)); err == nil {
 			break
 		}
 	}
@@ -132,7 +132,7 @@ func wrLayout(buildDir string, g *GuestConfig) error {
 	}
 	g.Flags["INLINE"], g.Flags["SIGNALED"] = int(fl["IB_SEND_INLINE"]), int(fl["IB_SEND_SIGNALED"])
 	g.CapsuleSize = 64
-	if hr, err := layout.Open(filepath.Join(buildDir, "drivers/nvme/host/rdma.o")); err == nil {
+	if hr, err := dwarflayout.Open(filepath.Join(buildDir, "drivers/nvme/host/rdma.o")); err == nil {
 		if s, err := hr.Struct("nvme_command"); err == nil && s.Size > 0 {
 			g.CapsuleSize = int(s.Size)
 		}
@@ -143,7 +143,7 @@ func wrLayout(buildDir string, g *GuestConfig) error {
 
 // enumNames reads the enumerators named prefix*, without the prefix and
 // without the reserved ones.
-func enumNames(r *layout.Reader, prefix string) (map[string]int, error) {
+func enumNames(r *dwarflayout.Reader, prefix string) (map[string]int, error) {
 	all, err := r.EnumeratorsWithPrefix(prefix)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s* from the build's DWARF: %w", prefix, err)

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
-	"github.com/patchctl/patchctl/internal/run"
 
 	"github.com/u-root/u-root/pkg/cpio"
 )
@@ -27,7 +27,7 @@ func BuildAgent(ctx context.Context, root string) ([]byte, error) {
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "agent")
-	cmd := &run.Cmd{Name: "go", Args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out, "./qemu/agent"},
+	cmd := &command.Cmd{Name: "go", Args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out, "./qemu/agent"},
 		Dir: root, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"}}
 	if err := cmd.Run(ctx); err != nil {
 		return nil, fmt.Errorf("building the guest agent: %w", err)
@@ -72,7 +72,7 @@ func LoadBusybox(ctx context.Context, path string) (*Busybox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the guest shell needs a static busybox at %s: install busybox-static (scripts/deps.sh): %w", path, errs.ErrEnv)
 	}
-	out, err := (&run.Cmd{Name: path, Args: []string{"--list-full"}}).Output(ctx)
+	out, err := (&command.Cmd{Name: path, Args: []string{"--list-full"}}).Output(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing busybox's applets: %w: %w", err, errs.ErrEnv)
 	}

@@ -15,13 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/run"
-	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/stagecache"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -216,13 +216,13 @@ func (p *Prepared) Key() string { return p.key }
 // mean the harness could not run.
 func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	o.defaults()
-	if _, err := run.LookPath(o.QEMU); err != nil {
+	if _, err := command.LookPath(o.QEMU); err != nil {
 		return nil, fmt.Errorf("%s not found: install qemu-system-x86 (or run make deps): %w", o.QEMU, errs.ErrEnv)
 	}
 	if !fileExists(o.BzImage) {
 		bc := o.BuildCommand
 		if bc == "" {
-			bc = run.Quote([]string{"patchctl", "build", "--kernel", o.Kernel, "--variant", o.Variant})
+			bc = command.Quote([]string{"patchctl", "build", "--kernel", o.Kernel, "--variant", o.Variant})
 		}
 		return nil, fmt.Errorf("no %s %s kernel built yet (no %s): run `%s` first: %w", o.Kernel, o.Variant, o.BzImage, bc, errs.ErrInput)
 	}
@@ -261,7 +261,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	if p.bb != nil {
 		shell = p.bb.Binary
 	}
-	p.key, err = stage.NewKey("boot").Code().Bytes("agent", agent).Bytes("busybox", shell).JSON("guest", g).File(o.BzImage).File(o.Modules...).
+	p.key, err = stagecache.NewKey("boot").Code().Bytes("agent", agent).Bytes("busybox", shell).JSON("guest", g).File(o.BzImage).File(o.Modules...).
 		Add("qemu", o.QEMU, o.Memory, strconv.Itoa(o.CPUs), o.Cmdline, p.accel).
 		Add("timeouts", o.BootTimeout.String(), o.TestTimeout.String(), o.TotalTimeout.String()).Sum()
 	if err != nil {
@@ -349,7 +349,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 		return err
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "# %s\n", run.Quote(res.Command))
+	fmt.Fprintf(logf, "# %s\n", command.Quote(res.Command))
 	interactive := o.Interactive()
 	cancel := func() {}
 	if !interactive { // a person at the console takes the time they need
@@ -361,7 +361,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 	if o.Console != nil {
 		stdout = io.MultiWriter(o.Console, pw)
 	}
-	cmd := &run.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdin: o.Stdin, Stdout: stdout, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second,
+	cmd := &command.Cmd{Name: res.Command[0], Args: res.Command[1:], Stdin: o.Stdin, Stdout: stdout, Signal: syscall.SIGKILL, WaitDelay: 5 * time.Second,
 		Foreground: interactive}
 	o.Progress.Start(fmt.Sprintf("boot %s %s (%s)", o.Kernel, o.Variant, res.Accel))
 	proc, err := cmd.Start(ctx)
@@ -418,7 +418,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 			}
 			res.KTAP = ktap.Parse(text)
 			res.Splats, res.KnownSplats = reproSplats(lines)
-			var re *run.Error
+			var re *command.Error
 			if err != nil && !errors.As(err, &re) && !res.TimedOut {
 				return fmt.Errorf("qemu: %w: %w", err, errs.ErrEnv)
 			}

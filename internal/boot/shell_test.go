@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -20,11 +20,11 @@ func TestCommandPastesIntoAShell(t *testing.T) {
 	o := &Options{QEMU: "qemu-system-x86_64", Memory: "1G", CPUs: 2, BzImage: "/tmp/a dir/bzImage",
 		Cmdline: `patchctl.stop=before-tests dyndbg="file rdma.c +p" it's`}
 	args := Command(o, "kvm", "/tmp/x/initramfs.cpio")
-	line := run.Quote(args)
+	line := command.Quote(args)
 	if !strings.Contains(line, "-append 'console=ttyS0 ") {
 		t.Errorf("-append not quoted: %s", line)
 	}
-	out, err := (&run.Cmd{Name: "sh", Args: []string{"-c", `for a in ` + line + `; do printf '%s\n' "$a"; done`}}).Output(context.Background())
+	out, err := (&command.Cmd{Name: "sh", Args: []string{"-c", `for a in ` + line + `; do printf '%s\n' "$a"; done`}}).Output(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

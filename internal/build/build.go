@@ -22,13 +22,13 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/series"
-	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/stagecache"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/patchctl/patchctl/qemu/harness"
@@ -151,7 +151,7 @@ type Options struct {
 	// variant's state, on the build's work tree only.
 	DMA      string
 	Progress *progress.Reporter
-	Runner   run.Runner // starts make, finds the host tools; nil: the real programs
+	Runner   command.Runner // starts make, finds the host tools; nil: the real programs
 
 	selection *Selection // normalize's choice of fragments
 }
@@ -333,7 +333,7 @@ func seedVariant(ctx context.Context, dir, obj, key string, p *progress.Reporter
 	}
 	args = append(args, tmp)
 	p.Start("seed " + filepath.Base(obj) + " from the baseline's objects")
-	if err := run.Command("cp", args...).Run(ctx); err != nil {
+	if err := command.Command("cp", args...).Run(ctx); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("copying the baseline's objects to %s (is the disk full?): %w", obj, err)
 	}
@@ -519,7 +519,7 @@ func Key(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return stage.NewKey("build").Code().Add("kernel", o.Kernel.Key()).Add("variant", o.Variant).
+	return stagecache.NewKey("build").Code().Add("kernel", o.Kernel.Key()).Add("variant", o.Variant).
 		Add("state", state).Add("config", hash).Add("compiler", compilerVersion()).
 		Add("make", strings.Join(makeFlags, " ")).Sum()
 }
@@ -655,7 +655,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	m := &maker{src: wt.Dir, dir: obj, jobs: o.Jobs, progress: o.Progress, runner: o.Runner}
 	m.ccache, m.cacheDir = !o.NoCcache, o.Cache.Dir
-	if _, err := run.Or(o.Runner).LookPath("ccache"); err != nil {
+	if _, err := command.Or(o.Runner).LookPath("ccache"); err != nil {
 		m.ccache = false
 	}
 	md.Ccache = m.ccache
@@ -1134,7 +1134,7 @@ func compileTargets(src string, touched []string) []string {
 
 // compilerVersion is gcc's first line of --version, once per process.
 var compilerVersion = sync.OnceValue(func() string {
-	out, err := run.Command("gcc", "--version").Output(context.Background())
+	out, err := command.Command("gcc", "--version").Output(context.Background())
 	if err != nil {
 		return ""
 	}
@@ -1183,7 +1183,7 @@ type maker struct {
 	cacheDir string // patchctl's cache: ccache's base_dir
 	log      io.Writer
 	progress *progress.Reporter
-	runner   run.Runner
+	runner   command.Runner
 }
 
 type makeResult struct {
@@ -1273,7 +1273,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	}
 	args = append(args, targets...)
 	pr, pw := io.Pipe()
-	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw, Runner: m.runner}
+	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Runner: m.runner}
 	if m.ccache {
 		cmd.Env = ccacheEnv(m.cacheDir)
 	}
@@ -1315,7 +1315,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("build interrupted; %s is kept and the next build goes on from it: %w: %w", m.dir, ctx.Err(), errs.ErrEnv)
 		}
-		var re *run.Error
+		var re *command.Error
 		if errors.As(err, &re) {
 			first := res.firstErrors
 			if len(first) == 0 {

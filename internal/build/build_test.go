@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/command/runtest"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/run/runtest"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )

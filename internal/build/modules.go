@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/kconfig"
-	"github.com/patchctl/patchctl/internal/run"
 )
 
 // The code under test is built as modules where the fragments say =m
@@ -171,7 +171,7 @@ func snapshotModules(ctx context.Context, obj, base string, cfg *kconfig.Config,
 	md.ModuleSHA256 = map[string]string{}
 	for _, ko := range order {
 		dst := filepath.Join(dir, filepath.Base(ko))
-		if err := run.Command("strip", "--strip-debug", "-o", dst, ko).Run(ctx); err != nil {
+		if err := command.Command("strip", "--strip-debug", "-o", dst, ko).Run(ctx); err != nil {
 			return fmt.Errorf("copying module %s into the image: %w", ko, err)
 		}
 		sum, err := fsutil.HashFile(dst)
@@ -205,7 +205,7 @@ func strippedHash(ctx context.Context, ko, tmpDir string) (string, error) {
 	}
 	f.Close()
 	defer os.Remove(f.Name())
-	if err := run.Command("strip", "--strip-debug", "-o", f.Name(), ko).Run(ctx); err != nil {
+	if err := command.Command("strip", "--strip-debug", "-o", f.Name(), ko).Run(ctx); err != nil {
 		return "", err
 	}
 	return fsutil.HashFile(f.Name())

@@ -12,8 +12,8 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/dwarflayout"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/layout"
 	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 	"github.com/patchctl/patchctl/internal/testenv/testkernel"
@@ -59,14 +59,14 @@ func TestRealBuild(t *testing.T) {
 	// rxe_verbs.o and sizeof(struct nvme_command) from nvme/host/rdma.o;
 	// built-in objects and vmlinux carry none (no CONFIG_DEBUG_INFO).
 	for _, m := range []*build.Metadata{base, md} {
-		r, err := layout.Open(filepath.Join(m.BuildDir, "drivers/infiniband/sw/rxe/rxe_verbs.o"))
+		r, err := dwarflayout.Open(filepath.Join(m.BuildDir, "drivers/infiniband/sw/rxe/rxe_verbs.o"))
 		if err != nil {
 			t.Fatalf("%s: %v", m.Variant, err)
 		}
 		if wr, err := r.Struct("ib_send_wr"); err != nil || wr.Members["send_flags"] == 0 {
 			t.Errorf("%s: ib_send_wr from rxe_verbs.o: %+v, %v", m.Variant, wr, err)
 		}
-		h, err := layout.Open(filepath.Join(m.BuildDir, "drivers/nvme/host/rdma.o"))
+		h, err := dwarflayout.Open(filepath.Join(m.BuildDir, "drivers/nvme/host/rdma.o"))
 		if err != nil {
 			t.Fatalf("%s: %v", m.Variant, err)
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/patchctl/patchctl/internal/run/runtest"
+	"github.com/patchctl/patchctl/internal/command/runtest"
 )
 
 // TestMakeRunsThroughTheRunner: the build's make is started by the

@@ -2,7 +2,7 @@ package build
 
 import (
 	"fmt"
-	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/command"
 	"os"
 	"strings"
 
@@ -13,15 +13,15 @@ import (
 // that brings it.
 type hostTool struct {
 	what, pkg string
-	ok        func(run.Runner) bool
+	ok        func(command.Runner) bool
 }
 
-func onPath(prog string) func(run.Runner) bool {
-	return func(r run.Runner) bool { _, err := r.LookPath(prog); return err == nil }
+func onPath(prog string) func(command.Runner) bool {
+	return func(r command.Runner) bool { _, err := r.LookPath(prog); return err == nil }
 }
 
-func fileExists(p string) func(run.Runner) bool {
-	return func(run.Runner) bool { _, err := os.Stat(p); return err == nil }
+func fileExists(p string) func(command.Runner) bool {
+	return func(command.Runner) bool { _, err := os.Stat(p); return err == nil }
 }
 
 var hostTools = []hostTool{
@@ -40,8 +40,8 @@ var hostTools = []hostTool{
 func CheckHostTools() error { return checkHostTools(nil) }
 
 // checkHostTools looks for the programs through r (nil: the real PATH).
-func checkHostTools(r run.Runner) error {
-	r = run.Or(r)
+func checkHostTools(r command.Runner) error {
+	r = command.Or(r)
 	var what, pkgs []string
 	seen := map[string]bool{}
 	for _, t := range hostTools {

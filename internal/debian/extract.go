@@ -14,8 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	runner "github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
-	runner "github.com/patchctl/patchctl/internal/run"
 )
 
 // ExtractSource fetches kernel's pinned source package d (see fetch) and

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	runner "github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
-	runner "github.com/patchctl/patchctl/internal/run"
 )
 
 // DebPath is where the pinned package is kept.

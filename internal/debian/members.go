@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	runner "github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
-	runner "github.com/patchctl/patchctl/internal/run"
 )
 
 // ExtractMembers fetches kernel's pinned source package d and writes into

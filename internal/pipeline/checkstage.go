@@ -9,7 +9,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/preproc"
-	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/stagecache"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -41,7 +41,7 @@ type CheckStageIn struct {
 // pristine tree's content, the build whose layouts it reads, the paths
 // and patchctl's own code.
 func CheckPristineKey(in CheckStageIn) (string, error) {
-	k := stage.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
+	k := stagecache.NewKey("check-pristine").Code().Add("state", in.Apply.State(vocab.Baseline)).
 		Add("build", in.BuildID).Add("paths", in.Paths...).Add("preprocess", fmt.Sprint(in.Preprocess))
 	if in.Preprocess && in.BuildDir != "" {
 		k = k.File(filepath.Join(in.BuildDir, ".config"))
@@ -58,7 +58,7 @@ func CheckStageKey(in CheckStageIn) (string, error) {
 	if in.Pristine != nil {
 		base = in.Pristine.FindingsHash()
 	}
-	k := stage.NewKey("check").Code().Add("state", in.Apply.State(vocab.Patched)).File(in.Apply.Patches...).
+	k := stagecache.NewKey("check").Code().Add("state", in.Apply.State(vocab.Patched)).File(in.Apply.Patches...).
 		Add("build", in.BuildID).Add("paths", in.Paths...).Add("baseline", base).Add("preprocess", fmt.Sprint(in.Preprocess))
 	if in.Preprocess && in.BuildDir != "" {
 		// The preprocessed units follow the build folder's configuration.

@@ -7,7 +7,7 @@ import (
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
-	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/stagecache"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -16,7 +16,7 @@ import (
 // apply stage (tests without a kernel build), on paths of the tree ("":
 // the default).
 func CheckStage(ctx context.Context, o Options, k *tree.Kernel, out *apply.Out, paths []string) *Kernel {
-	r := &kernelRun{o: o, k: k, jobs: 1, store: &stage.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
+	r := &kernelRun{o: o, k: k, jobs: 1, store: &stagecache.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
 		kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: vocab.Pass, KernelFrom: vocab.FromSource}}
 	r.paths = paths
 	r.check(ctx, out)

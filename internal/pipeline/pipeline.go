@@ -21,7 +21,7 @@ import (
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/stagecache"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -184,7 +184,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	for i, k := range ks {
-		r := &kernelRun{o: o, k: k, jobs: jobs, store: &stage.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
+		r := &kernelRun{o: o, k: k, jobs: jobs, store: &stagecache.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
 			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: vocab.Pass, KernelFrom: o.KernelFrom}}
 		res.Kernels[i] = r.kr
 		if parallel {
@@ -210,7 +210,7 @@ type kernelRun struct {
 	o     Options
 	k     *tree.Kernel
 	jobs  int
-	store *stage.Store
+	store *stagecache.Store
 	kr    *Kernel
 	paths []string // the check's paths ("": checks.DefaultPaths)
 }
@@ -305,7 +305,7 @@ func reuse[T any](r *kernelRun, s *Stage, key string, out *T) bool {
 
 // record saves a stage's output with its artifacts; forget drops it.
 func (r *kernelRun) record(s *Stage, out any, artifacts ...string) error {
-	arts, err := stage.Artifacts(artifacts...)
+	arts, err := stagecache.Artifacts(artifacts...)
 	if err != nil {
 		return err
 	}

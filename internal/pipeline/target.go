@@ -12,11 +12,11 @@ import (
 	"github.com/patchctl/patchctl/internal/bench"
 	"github.com/patchctl/patchctl/internal/boot"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/debian/distro"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/series"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
@@ -283,10 +283,10 @@ func Describe(w io.Writer, md *build.Metadata) { build.Describe(w, md) }
 // KillAll kills the process group of every program the stages started
 // that still runs (run.KillAll): the CLI defers it, so that no child
 // outlives patchctl.
-func KillAll() { run.KillAll() }
+func KillAll() { command.KillAll() }
 
 // Quote is a command line as a shell reads it back.
-func Quote(args []string) string { return run.Quote(args) }
+func Quote(args []string) string { return command.Quote(args) }
 
 // Manifest reads the target's manifest (series/<kernel>/manifest.yaml).
 func (t *Target) Manifest() (*series.Manifest, error) {

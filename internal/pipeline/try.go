@@ -15,8 +15,8 @@ import (
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/mailpatch"
+	"github.com/patchctl/patchctl/internal/patchsource"
 	"github.com/patchctl/patchctl/internal/series"
-	"github.com/patchctl/patchctl/internal/source"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -165,14 +165,14 @@ func tryGroups(ctx context.Context, o TryInputOptions, notes io.Writer) ([]tryGr
 		if len(args) > 0 {
 			rng, args = args[0], args[1:]
 		}
-		ins, err := source.Git(ctx, o.Git, rng)
+		ins, err := patchsource.Git(ctx, o.Git, rng)
 		if err != nil {
 			return nil, err
 		}
 		groups = append(groups, tryGroup{"git " + o.Git + " " + rng, ins})
 	}
 	for _, a := range args {
-		ins, ns, err := source.Files(a)
+		ins, ns, err := patchsource.Files(a)
 		for _, n := range ns {
 			fmt.Fprintf(notes, "note: %s\n", n)
 		}
@@ -188,13 +188,13 @@ func tryGroups(ctx context.Context, o TryInputOptions, notes io.Writer) ([]tryGr
 		case (o.Inbox == "") == (o.Lore == ""):
 			return nil, fmt.Errorf("--msgid needs exactly one of --inbox DIR and --lore URL: %w", errs.ErrUsage)
 		case o.Inbox != "":
-			ib := source.InboxOptions{Context: ctx}
+			ib := patchsource.InboxOptions{Context: ctx}
 			if o.Cache != nil { // no cache: the index is built in memory
 				ib.CacheDir, ib.Progress = o.Cache.Dir, o.Cache.Progress
 			}
-			in, err = source.InboxIndexed(o.Inbox, o.MsgID, ib)
+			in, err = patchsource.InboxIndexed(o.Inbox, o.MsgID, ib)
 		default:
-			in, err = source.Lore(ctx, o.HTTP, o.Lore, o.MsgID)
+			in, err = patchsource.Lore(ctx, o.HTTP, o.Lore, o.MsgID)
 		}
 		if err != nil {
 			return nil, err

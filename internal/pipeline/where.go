@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/patchctl/patchctl/internal/run"
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -140,14 +140,14 @@ func PlaceBase(ctx context.Context, base string, repos []string, pins []*tree.Ke
 	} else {
 		var notes []string
 		for _, r := range repos {
-			if _, err := run.Command("git", "-C", r, "cat-file", "-e", base+"^{commit}").Output(ctx); err != nil {
+			if _, err := command.Command("git", "-C", r, "cat-file", "-e", base+"^{commit}").Output(ctx); err != nil {
 				notes = append(notes, fmt.Sprintf("%s does not have it", r))
 				continue
 			}
-			out, err := run.Command("git", "-C", r, "describe", "--contains", "--match", "v[0-9]*", base).Output(ctx)
+			out, err := command.Command("git", "-C", r, "describe", "--contains", "--match", "v[0-9]*", base).Output(ctx)
 			if err != nil || strings.TrimSpace(string(out)) == "" {
 				after := ""
-				if o, err := run.Command("git", "-C", r, "describe", "--tags", "--abbrev=0", "--match", "v[0-9]*", base).Output(ctx); err == nil {
+				if o, err := command.Command("git", "-C", r, "describe", "--tags", "--abbrev=0", "--match", "v[0-9]*", base).Output(ctx); err == nil {
 					after = ", after " + strings.TrimSpace(string(o))
 				}
 				notes = append(notes, fmt.Sprintf("%s has it%s, but no tag contains it yet", r, after))

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
-	"github.com/patchctl/patchctl/internal/run"
 )
 
 // askKbuild finds flags for a file no .o.cmd describes: with Kbuild set
@@ -102,7 +102,7 @@ func (s *Session) fresh(obj, icmd, dir string) bool {
 }
 
 func (s *Session) make(ctx context.Context, obj, target string) error {
-	c := run.Command("make", "-s", "-C", s.opts.Tree, "O="+obj, target)
+	c := command.Command("make", "-s", "-C", s.opts.Tree, "O="+obj, target)
 	if err := c.Run(ctx); err != nil {
 		return fmt.Errorf("make O=%s %s: %w", obj, target, err)
 	}

@@ -24,9 +24,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
-	"github.com/patchctl/patchctl/internal/run"
 )
 
 // Options say where a tree's flags and outputs are.
@@ -233,11 +233,11 @@ func (s *Session) compilerID(ctx context.Context, compiler, dir string) (string,
 	if ok {
 		return id, nil
 	}
-	p, err := run.LookPath(compiler)
+	p, err := command.LookPath(compiler)
 	if err != nil {
 		return "", fmt.Errorf("the compiler of the kbuild command, %s, is not installed here: %w", compiler, err)
 	}
-	c := run.Command(p, "-dumpfullversion", "-dumpmachine")
+	c := command.Command(p, "-dumpfullversion", "-dumpmachine")
 	c.Dir = dir
 	out, err := c.Output(ctx)
 	if err != nil {
@@ -260,7 +260,7 @@ func (s *Session) runCPP(ctx context.Context, u *Unit) error {
 	defer os.RemoveAll(tmp)
 	out, deps := filepath.Join(tmp, "out.i"), filepath.Join(tmp, "deps")
 	args := append(append([]string{}, u.Flags...), "-E", "-dD", "-MD", "-MF", deps, "-o", out, u.srcPath)
-	c := run.Command(u.Compiler, args...)
+	c := command.Command(u.Compiler, args...)
 	c.Dir = u.dir
 	if err := c.Run(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/boot"
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/ktap"
-	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -16,7 +16,7 @@ import (
 // tests with their evidence, the kernel's splats, the console's tail on
 // a failure and the verdict (patchctl boot).
 func Boot(w io.Writer, r *boot.Result) {
-	fmt.Fprintf(w, "qemu (%s): %s\n", r.Accel, run.Quote(r.Command))
+	fmt.Fprintf(w, "qemu (%s): %s\n", r.Accel, command.Quote(r.Command))
 	if r.KTAP != nil {
 		for _, t := range r.KTAP.Subtests {
 			ktapText(w, t, "")

@@ -20,8 +20,8 @@ import (
 	"sync"
 	"syscall"
 
+	runner "github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
-	runner "github.com/patchctl/patchctl/internal/run"
 )
 
 // LocalSource is a kernel source tree on this machine (the user's own

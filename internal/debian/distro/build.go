@@ -16,13 +16,13 @@ import (
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/build"
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/run"
-	"github.com/patchctl/patchctl/internal/stage"
+	"github.com/patchctl/patchctl/internal/stagecache"
 	"github.com/patchctl/patchctl/internal/tree"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -72,7 +72,7 @@ func Key(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return stage.NewKey("distro-build").Code().Add("kernel", o.Kernel.Key()).Add("binary", b.Key()).
+	return stagecache.NewKey("distro-build").Code().Add("kernel", o.Kernel.Key()).Add("binary", b.Key()).
 		Add("variant", o.Variant).Add("state", o.Apply.State(o.Variant)).Add("compiler", compiler(context.Background())).Sum()
 }
 
@@ -80,7 +80,7 @@ func Key(o Options) (string, error) {
 const compilerName = "x86_64-linux-gnu-gcc-12"
 
 func compiler(ctx context.Context) string {
-	out, err := run.Command(compilerName, "--version").Output(ctx)
+	out, err := command.Command(compilerName, "--version").Output(ctx)
 	if err != nil {
 		return ""
 	}
@@ -108,7 +108,7 @@ func Build(ctx context.Context, o Options) (*build.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := run.LookPath(compilerName); err != nil {
+	if _, err := command.LookPath(compilerName); err != nil {
 		return nil, fmt.Errorf("%s not found: Debian's headers build with it (apt-get install gcc-12): %w", compilerName, errs.ErrEnv)
 	}
 	pristine, err := o.Cache.Prepare(ctx, o.Kernel)
@@ -447,12 +447,12 @@ func copySources(from, to string) error {
 // kmake runs make -C <headers> M=<dir> modules; it returns the warnings.
 func kmake(ctx context.Context, in *Install, dir string, jobs int, logf io.Writer) (int, error) {
 	args := []string{"-C", in.Headers(), "M=" + dir, fmt.Sprintf("-j%d", jobs), "KBUILD_BUILD_USER=patchctl", "KBUILD_BUILD_HOST=patchctl", "modules"}
-	if _, err := run.LookPath("pahole"); err != nil {
+	if _, err := command.LookPath("pahole"); err != nil {
 		// No BTF for the rebuilt modules: they load without it.
 		args = append(args, "CONFIG_DEBUG_INFO_BTF_MODULES=")
 	}
 	pr, pw := io.Pipe()
-	cmd := &run.Cmd{Name: "make", Args: args, Stdout: pw}
+	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return 0, err
@@ -483,7 +483,7 @@ func kmake(ctx context.Context, in *Install, dir string, jobs int, logf io.Write
 		if ctx.Err() != nil {
 			return warnings, fmt.Errorf("module build interrupted: %w: %w", ctx.Err(), errs.ErrEnv)
 		}
-		var re *run.Error
+		var re *command.Error
 		if errors.As(err, &re) {
 			if len(first) == 0 {
 				first = []string{"make: " + err.Error()}

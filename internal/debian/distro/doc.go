@@ -19,7 +19,7 @@
 // Boot needs the modules of the test (guestconf.ConfigModules) and their
 // dependency closure, read from each module's .modinfo depends= with
 // debug/elf (no kmod on the host or the guest); Debian's are .ko.xz and
-// are decompressed with the xz tool through internal/run.
+// are decompressed with the xz tool through internal/command.
 //
 // Layout of the kprobe evidence: Debian ships DWARF only in the -dbg
 // package (hundreds of MB); the nvme-rdma module built here with the

@@ -8,11 +8,11 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/kconfig"
-	"github.com/patchctl/patchctl/internal/run"
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
@@ -94,7 +94,7 @@ func Prepare(ctx context.Context, c *tree.Cache, k *tree.Kernel) (*Install, erro
 			return nil, fmt.Errorf("distro kernel %s: %w", k.Name, err)
 		}
 		c.Progress.Start("extract " + p.Package)
-		if err := (&run.Cmd{Name: "dpkg-deb", Args: []string{"-x", deb, tmp}}).Run(ctx); err != nil {
+		if err := (&command.Cmd{Name: "dpkg-deb", Args: []string{"-x", deb, tmp}}).Run(ctx); err != nil {
 			return nil, fmt.Errorf("extracting %s: %w: %w", filepath.Base(deb), err, errs.ErrEnv)
 		}
 		c.Progress.Done("%s", filepath.Base(deb))

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
-	"github.com/patchctl/patchctl/internal/run"
 )
 
 // Modinfo is a module's .modinfo section: key=value strings.
@@ -98,7 +98,7 @@ func Decompress(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("%s: a module is .ko or .ko.xz: %w", src, errs.ErrInput)
 	}
 	var out bytes.Buffer
-	if err := (&run.Cmd{Name: "xz", Args: []string{"-dc", src}, Stdout: &out}).Run(ctx); err != nil {
+	if err := (&command.Cmd{Name: "xz", Args: []string{"-dc", src}, Stdout: &out}).Run(ctx); err != nil {
 		return fmt.Errorf("decompressing %s: %w (install xz-utils)", src, err)
 	}
 	return fsutil.WriteFile(dst, out.Bytes(), 0o644)

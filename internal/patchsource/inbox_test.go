@@ -1,4 +1,4 @@
-package source_test
+package patchsource_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/errs"
+	"github.com/patchctl/patchctl/internal/patchsource"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/source"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
 )
 
@@ -29,9 +29,9 @@ func threadOf(msgs []genMsg, i int) []string {
 	return out
 }
 
-func lookup(t *testing.T, dir, id string, opts source.InboxOptions) ([]string, error) {
+func lookup(t *testing.T, dir, id string, opts patchsource.InboxOptions) ([]string, error) {
 	t.Helper()
-	in, err := source.InboxIndexed(dir, id, opts)
+	in, err := patchsource.InboxIndexed(dir, id, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func TestInboxIndexThreads(t *testing.T) {
 	dir := t.TempDir()
 	msgs := genInbox(t, dir, 400, 90, 200, 3)
 	cache := t.TempDir()
-	for pass, opts := range []source.InboxOptions{{CacheDir: cache}, {CacheDir: cache}, {}} {
+	for pass, opts := range []patchsource.InboxOptions{{CacheDir: cache}, {CacheDir: cache}, {}} {
 		step := 11
 		if opts.CacheDir == "" {
 			step = 97 // each lookup indexes every epoch
@@ -77,7 +77,7 @@ func TestInboxIndexThreads(t *testing.T) {
 	}
 	// one epoch alone, by its path
 	e1 := filepath.Join(dir, "git", "1.git")
-	got, err := lookup(t, e1, strings.Trim(msgs[100].id, "<>"), source.InboxOptions{CacheDir: cache})
+	got, err := lookup(t, e1, strings.Trim(msgs[100].id, "<>"), patchsource.InboxOptions{CacheDir: cache})
 	if err != nil || len(got) == 0 || !slices.Contains(got, msgs[100].id) {
 		t.Errorf("epoch 1 alone: %v %v", got, err)
 	}
@@ -116,7 +116,7 @@ func TestInboxIndexIncremental(t *testing.T) {
 	msgs := genInbox(t, dir, 120, 0, 100, 4)
 	cache := t.TempDir()
 	var log bytes.Buffer
-	opts := source.InboxOptions{CacheDir: cache, Progress: progress.New(&log)}
+	opts := patchsource.InboxOptions{CacheDir: cache, Progress: progress.New(&log)}
 	id5 := strings.Trim(msgs[5].id, "<>")
 	if _, err := lookup(t, dir, id5, opts); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestInboxIndexDamaged(t *testing.T) {
 	dir := t.TempDir()
 	msgs := genInbox(t, dir, 60, 0, 100, 5)
 	cache := t.TempDir()
-	opts := source.InboxOptions{CacheDir: cache}
+	opts := patchsource.InboxOptions{CacheDir: cache}
 	id := strings.Trim(msgs[30].id, "<>")
 	want := threadOf(msgs, 30)
 	if _, err := lookup(t, dir, id, opts); err != nil {
@@ -237,7 +237,7 @@ func TestInboxDamagedRepository(t *testing.T) {
 			}
 			repo := filepath.Join(dir, "git", "0.git")
 			c.damage(t, repo)
-			_, err := source.InboxIndexed(dir, mkthread.Cover, source.InboxOptions{CacheDir: t.TempDir()})
+			_, err := patchsource.InboxIndexed(dir, mkthread.Cover, patchsource.InboxOptions{CacheDir: t.TempDir()})
 			if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), repo) {
 				t.Errorf("%v: want an input error naming %s", err, repo)
 			}
@@ -272,7 +272,7 @@ func TestInboxV1AndDuplicates(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	for _, opts := range []source.InboxOptions{{CacheDir: t.TempDir()}, {}} {
+	for _, opts := range []patchsource.InboxOptions{{CacheDir: t.TempDir()}, {}} {
 		got, err := lookup(t, dir, "b@v1", opts)
 		if want := []string{"<a@v1>", "<b@v1>", "<b@v1>"}; err != nil || !slices.Equal(got, want) {
 			t.Errorf("v1: %v %v, want %v", got, err, want)
@@ -292,7 +292,7 @@ func TestInboxMissingMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := filepath.Join(dir, "git", "0.git")
-	whole, err := lookup(t, dir, mkthread.Cover, source.InboxOptions{})
+	whole, err := lookup(t, dir, mkthread.Cover, patchsource.InboxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestInboxMissingMessage(t *testing.T) {
 	removeObject(t, repo, rungit(t, repo, "rev-parse", "master~1:m"))
 	cache := t.TempDir()
 	var log bytes.Buffer
-	opts := source.InboxOptions{CacheDir: cache, Progress: progress.New(&log)}
+	opts := patchsource.InboxOptions{CacheDir: cache, Progress: progress.New(&log)}
 	got, err := lookup(t, dir, mkthread.Cover, opts)
 	if want := slices.DeleteFunc(slices.Clone(whole), func(s string) bool { return s == lost }); err != nil || !slices.Equal(got, want) {
 		t.Errorf("thread of the cover: %v %v, want %v", got, err, want)
@@ -316,7 +316,7 @@ func TestInboxMissingMessage(t *testing.T) {
 	if l := log.String(); !strings.Contains(l, "1 messages could not be read") || !strings.Contains(l, "fsck") || !strings.Contains(l, repo) {
 		t.Errorf("the missing message is not reported: %q", l)
 	}
-	_, err = source.InboxIndexed(dir, strings.Trim(lost, "<>"), opts)
+	_, err = patchsource.InboxIndexed(dir, strings.Trim(lost, "<>"), opts)
 	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "could not be read") {
 		t.Errorf("lookup of the unreadable message: %v, want an input error saying messages could not be read", err)
 	}

@@ -1,4 +1,4 @@
-package source_test
+package patchsource_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/mailpatch"
-	"github.com/patchctl/patchctl/internal/source"
+	"github.com/patchctl/patchctl/internal/patchsource"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
 )
 
@@ -51,7 +51,7 @@ func TestInboxAndLore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{mkthread.Cover, "<v2-ack@example.org>", "v1-2@example.org"} {
-		in, err := source.Inbox(dir, id)
+		in, err := patchsource.Inbox(dir, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,13 +65,13 @@ func TestInboxAndLore(t *testing.T) {
 		}
 	}
 	// the epoch itself, too
-	if _, err := source.Inbox(filepath.Join(dir, "git", "0.git"), mkthread.Cover); err != nil {
+	if _, err := patchsource.Inbox(filepath.Join(dir, "git", "0.git"), mkthread.Cover); err != nil {
 		t.Error(err)
 	}
-	if _, err := source.Inbox(dir, "nobody@example.org"); !errors.Is(err, errs.ErrInput) {
+	if _, err := patchsource.Inbox(dir, "nobody@example.org"); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("unknown id: %v", err)
 	}
-	if _, err := source.Inbox(t.TempDir(), mkthread.Cover); !errors.Is(err, errs.ErrInput) {
+	if _, err := patchsource.Inbox(t.TempDir(), mkthread.Cover); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("not an inbox: %v", err)
 	}
 
@@ -84,25 +84,25 @@ func TestInboxAndLore(t *testing.T) {
 		w.Write(mkthread.Gzip(mbox))
 	}))
 	defer srv.Close()
-	in, err := source.Lore(context.Background(), srv.Client(), srv.URL+"/linux-rdma/", "<"+mkthread.Cover+">")
+	in, err := patchsource.Lore(context.Background(), srv.Client(), srv.URL+"/linux-rdma/", "<"+mkthread.Cover+">")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(in.Data, mbox) {
 		t.Errorf("lore: got %d bytes, want the served %d", len(in.Data), len(mbox))
 	}
-	if _, err := source.Lore(context.Background(), srv.Client(), srv.URL+"/linux-rdma", "v1-1@example.org"); !errors.Is(err, errs.ErrInput) {
+	if _, err := patchsource.Lore(context.Background(), srv.Client(), srv.URL+"/linux-rdma", "v1-1@example.org"); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("404: %v", err)
 	}
-	if _, err := source.Lore(context.Background(), srv.Client(), "ftp://x", mkthread.Cover); !errors.Is(err, errs.ErrUsage) {
+	if _, err := patchsource.Lore(context.Background(), srv.Client(), "ftp://x", mkthread.Cover); !errors.Is(err, errs.ErrUsage) {
 		t.Errorf("bad URL: %v", err)
 	}
 	for _, bad := range []string{"", "no-at-sign", "a@b/../c"} {
-		if _, err := source.CleanMsgID(bad); !errors.Is(err, errs.ErrUsage) {
+		if _, err := patchsource.CleanMsgID(bad); !errors.Is(err, errs.ErrUsage) {
 			t.Errorf("msgid %q: %v", bad, err)
 		}
 	}
-	if id, err := source.CleanMsgID("https://lore.kernel.org/all/" + mkthread.Cover + "/"); err != nil || id != mkthread.Cover {
+	if id, err := patchsource.CleanMsgID("https://lore.kernel.org/all/" + mkthread.Cover + "/"); err != nil || id != mkthread.Cover {
 		t.Errorf("lore URL as msgid: %q %v", id, err)
 	}
 }
@@ -140,7 +140,7 @@ func TestGitRangeDifferential(t *testing.T) {
 	commit("a: change b\n\nBecause.\n\nSigned-off-by: Zoë Developer <zoe@example.org>\n", map[string]string{"drivers/a.c": "int a;\nint bb;\nint c;\n"})
 	commit("add new file\n\nSigned-off-by: Zoë Developer <zoe@example.org>\n", map[string]string{"new/n.c": "new\n", "b.h": "x\ny\n"})
 	for _, rng := range []string{"HEAD~2..HEAD", "HEAD~2", "-2", "HEAD~2.."} {
-		ins, err := source.Git(context.Background(), dir, rng)
+		ins, err := patchsource.Git(context.Background(), dir, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,13 +181,13 @@ func TestGitRangeDifferential(t *testing.T) {
 			}
 		}
 	}
-	if _, err := source.Git(context.Background(), dir, "HEAD..HEAD"); !errors.Is(err, errs.ErrInput) {
+	if _, err := patchsource.Git(context.Background(), dir, "HEAD..HEAD"); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("empty range: %v", err)
 	}
-	if _, err := source.Git(context.Background(), dir, "nosuchrev..HEAD"); !errors.Is(err, errs.ErrInput) {
+	if _, err := patchsource.Git(context.Background(), dir, "nosuchrev..HEAD"); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("bad revision: %v", err)
 	}
-	if _, err := source.Git(context.Background(), t.TempDir(), "-1"); !errors.Is(err, errs.ErrInput) {
+	if _, err := patchsource.Git(context.Background(), t.TempDir(), "-1"); !errors.Is(err, errs.ErrInput) {
 		t.Errorf("not a repository: %v", err)
 	}
 }
@@ -245,7 +245,7 @@ func TestGitBinaryAndBare(t *testing.T) {
 	for i := len(steps); i >= 1; i-- {
 		commit := run(dir, "rev-parse", fmt.Sprintf("HEAD~%d", i-1))
 		for _, repo := range []string{dir, bare} {
-			ins, err := source.Git(context.Background(), repo, commit+"~1.."+commit)
+			ins, err := patchsource.Git(context.Background(), repo, commit+"~1.."+commit)
 			if err != nil {
 				t.Fatalf("step %d from %s: %v", len(steps)-i+1, repo, err)
 			}
@@ -266,7 +266,7 @@ func TestGitBinaryAndBare(t *testing.T) {
 			}
 		}
 	}
-	if _, err := source.Git(context.Background(), bare, "-2"); err != nil {
+	if _, err := patchsource.Git(context.Background(), bare, "-2"); err != nil {
 		t.Errorf("bare -2: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package source_test
+package patchsource_test
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/patchsource"
 	"github.com/patchctl/patchctl/internal/progress"
-	"github.com/patchctl/patchctl/internal/source"
 )
 
 // publicInbox makes a public-inbox v2 install at dir/ibx of the generated
@@ -61,11 +61,11 @@ func TestInboxOverSQLite(t *testing.T) {
 	checked := 0
 	for i := 0; i < len(msgs); i += 9 {
 		id := strings.Trim(msgs[i].id, "<>")
-		over, err := source.InboxIndexed(ibx, id, source.InboxOptions{CacheDir: cache})
+		over, err := patchsource.InboxIndexed(ibx, id, patchsource.InboxOptions{CacheDir: cache})
 		if err != nil {
 			t.Fatal(err)
 		}
-		own, err := source.InboxIndexed(ibx, id, source.InboxOptions{CacheDir: cache, IgnoreOver: true})
+		own, err := patchsource.InboxIndexed(ibx, id, patchsource.InboxOptions{CacheDir: cache, IgnoreOver: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestInboxOverSQLite(t *testing.T) {
 		}
 		checked++
 	}
-	if _, err := source.InboxIndexed(ibx, "nobody@fixture.invalid", source.InboxOptions{}); err == nil || !strings.Contains(err.Error(), "over.sqlite3") {
+	if _, err := patchsource.InboxIndexed(ibx, "nobody@fixture.invalid", patchsource.InboxOptions{}); err == nil || !strings.Contains(err.Error(), "over.sqlite3") {
 		t.Errorf("a miss in over.sqlite3: %v", err)
 	}
 	// a damaged over.sqlite3 is not used
@@ -93,7 +93,7 @@ func TestInboxOverSQLite(t *testing.T) {
 		}
 		var log bytes.Buffer
 		id := strings.Trim(msgs[3].id, "<>")
-		in, err := source.InboxIndexed(ibx, id, source.InboxOptions{CacheDir: cache, Progress: progress.New(&log)})
+		in, err := patchsource.InboxIndexed(ibx, id, patchsource.InboxOptions{CacheDir: cache, Progress: progress.New(&log)})
 		if err != nil || strings.Contains(in.Name, "over.sqlite3") || !strings.Contains(log.String(), "not using") || !slices.Equal(ids(t, in), threadOf(msgs, 3)) {
 			t.Errorf("damaged over.sqlite3 (%d bytes): %q %v %v\n%s", len(bad), in.Name, ids(t, in), err, log.String())
 		}
@@ -104,7 +104,7 @@ func TestInboxOverSQLite(t *testing.T) {
 	// git/1.git gets a message public-inbox has not indexed
 	appendMessages(t, filepath.Join(ibx, "git", "1.git"), map[string]string{"<late@fixture.invalid>": "In-Reply-To: " + msgs[0].id})
 	var log bytes.Buffer
-	in, err := source.InboxIndexed(ibx, "late@fixture.invalid", source.InboxOptions{CacheDir: cache, Progress: progress.New(&log)})
+	in, err := patchsource.InboxIndexed(ibx, "late@fixture.invalid", patchsource.InboxOptions{CacheDir: cache, Progress: progress.New(&log)})
 	if err != nil || strings.Contains(in.Name, "over.sqlite3") || !strings.Contains(log.String(), "epoch 1 was not indexed up to its tip") {
 		t.Errorf("stale over.sqlite3: %q %v\n%s", in.Name, err, log.String())
 	}

@@ -1,4 +1,4 @@
-// Package source gets the patches patchctl try validates from where a
+// Package patchsource gets the patches patchctl try validates from where a
 // kernel developer has them: files and folders (every form import reads),
 // a commit range of a local git repository (as git format-patch writes it,
 // through go-git), a thread by Message-ID from a local public-inbox
@@ -7,7 +7,7 @@
 //
 // Each returns mailpatch.Inputs: the bytes as received, which
 // mailpatch.ReadThread reads and patchctl try --record keeps.
-package source
+package patchsource
 
 import (
 	"bytes"

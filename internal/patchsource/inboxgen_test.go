@@ -1,4 +1,4 @@
-package source_test
+package patchsource_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/source"
+	"github.com/patchctl/patchctl/internal/patchsource"
 )
 
 // genMsg is one message of a generated inbox.
@@ -122,12 +122,12 @@ func BenchmarkInbox60k(b *testing.B) {
 	hit := strings.Trim(msgs[500].id, "<>")
 	b.Run("first-index", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := source.InboxIndexed(dir, hit, source.InboxOptions{CacheDir: b.TempDir()}); err != nil {
+			if _, err := patchsource.InboxIndexed(dir, hit, patchsource.InboxOptions{CacheDir: b.TempDir()}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	if _, err := source.InboxIndexed(dir, hit, source.InboxOptions{CacheDir: cache}); err != nil {
+	if _, err := patchsource.InboxIndexed(dir, hit, patchsource.InboxOptions{CacheDir: cache}); err != nil {
 		b.Fatal(err)
 	}
 	// peak RSS of one lookup in a process of its own
@@ -154,7 +154,7 @@ func BenchmarkInbox60k(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				_, err := source.InboxIndexed(dir, c.id, source.InboxOptions{CacheDir: cache})
+				_, err := patchsource.InboxIndexed(dir, c.id, patchsource.InboxOptions{CacheDir: cache})
 				if (err != nil) != (c.id != hit) {
 					b.Fatal(err)
 				}
@@ -176,7 +176,7 @@ func TestInboxLookupProcess(t *testing.T) {
 		t.Skip("run by BenchmarkInbox60k")
 	}
 	f := strings.Split(arg, "\n")
-	_, err := source.InboxIndexed(f[0], f[2], source.InboxOptions{CacheDir: f[1]})
+	_, err := patchsource.InboxIndexed(f[0], f[2], patchsource.InboxOptions{CacheDir: f[1]})
 	if err != nil && !errors.Is(err, errs.ErrInput) {
 		t.Fatal(err)
 	}

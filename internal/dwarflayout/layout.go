@@ -1,8 +1,8 @@
-// Package layout reads C struct layouts and enum values from the DWARF of
+// Package dwarflayout reads C struct layouts and enum values from the DWARF of
 // built objects (stdlib debug/elf and debug/dwarf; relocations of .o files
 // are applied by debug/elf). The boot test takes ib_send_wr's member
 // offsets from here, and the checks take sizeof(struct nvme_command).
-package layout
+package dwarflayout
 
 import (
 	"debug/dwarf"

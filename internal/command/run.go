@@ -1,4 +1,4 @@
-// Package run is the one place patchctl starts other programs. Every
+// Package command is the one place patchctl starts other programs. Every
 // child runs in its own process group, dies with patchctl where Linux
 // allows (Pdeathsig), and is killed as a group when its context ends, so
 // an interrupted patchctl leaves no compiler or VM behind. Errors carry
@@ -10,7 +10,7 @@
 // commands that fails on a command nobody expected and on an expectation
 // never met, after cli/cli's internal/run). Nothing here is global
 // but the list of running children KillAll ends.
-package run
+package command
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ type Cmd struct {
 
 // Runner starts programs and finds them on PATH. Code that runs
 // programs takes one in its Options (nil meaning Exec); tests pass their
-// own (internal/run/runtest).
+// own (internal/command/runtest).
 type Runner interface {
 	Start(ctx context.Context, c *Cmd) (*Process, error)
 	LookPath(name string) (string, error)

@@ -1,4 +1,4 @@
-package source_test
+package patchsource_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/source"
+	"github.com/patchctl/patchctl/internal/patchsource"
 	"github.com/patchctl/patchctl/internal/testenv/mkthread"
 )
 
@@ -66,7 +66,7 @@ func silentServer(t *testing.T, stall func(c net.Conn)) string {
 // (issue 31, finding 9: it hung until a signal). The timeouts are short
 // here; the test does not time anything, the timeouts end it.
 func TestLoreTimeouts(t *testing.T) {
-	quick := source.NewHTTPClient(source.Timeouts{Connect: time.Second, Read: 100 * time.Millisecond, Overall: 5 * time.Second})
+	quick := patchsource.NewHTTPClient(patchsource.Timeouts{Connect: time.Second, Read: 100 * time.Millisecond, Overall: 5 * time.Second})
 	gz := mkthread.Gzip(mkthread.Mbox(series()))
 	for name, stall := range map[string]func(net.Conn){
 		"no answer":          func(net.Conn) {},
@@ -77,7 +77,7 @@ func TestLoreTimeouts(t *testing.T) {
 		},
 	} {
 		url := silentServer(t, stall)
-		_, err := source.Lore(context.Background(), quick, url, mkthread.Cover)
+		_, err := patchsource.Lore(context.Background(), quick, url, mkthread.Cover)
 		if !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), "did not answer in time") {
 			t.Errorf("%s: %v, want an environment error saying the server did not answer in time", name, err)
 		}
@@ -86,20 +86,20 @@ func TestLoreTimeouts(t *testing.T) {
 	url := silentServer(t, func(net.Conn) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	slow := source.NewHTTPClient(source.DefaultTimeouts)
-	if _, err := source.Lore(ctx, slow, url, mkthread.Cover); !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), "interrupted") {
+	slow := patchsource.NewHTTPClient(patchsource.DefaultTimeouts)
+	if _, err := patchsource.Lore(ctx, slow, url, mkthread.Cover); !errors.Is(err, errs.ErrEnv) || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("interrupted: %v", err)
 	}
 }
 
 // The client --lore uses by default has every timeout set.
 func TestDefaultHTTPClientBounded(t *testing.T) {
-	c := source.NewHTTPClient(source.DefaultTimeouts)
+	c := patchsource.NewHTTPClient(patchsource.DefaultTimeouts)
 	tr, ok := c.Transport.(*http.Transport)
 	if c.Timeout <= 0 || !ok || tr.ResponseHeaderTimeout <= 0 || tr.TLSHandshakeTimeout <= 0 || tr.DialContext == nil {
 		t.Errorf("default client %+v, transport %+v: a timeout is missing", c, tr)
 	}
-	d := source.DefaultTimeouts
+	d := patchsource.DefaultTimeouts
 	if d.Connect <= 0 || d.Read <= 0 || d.Overall <= 0 {
 		t.Errorf("default timeouts %+v", d)
 	}
@@ -141,7 +141,7 @@ func TestFilesNonRegular(t *testing.T) {
 		}
 	}
 	unblock(func() {
-		ins, notes, err := source.Files(dir)
+		ins, notes, err := patchsource.Files(dir)
 		if err != nil || len(ins) != 1 || len(notes) != 3 {
 			t.Errorf("folder: %d inputs, notes %q, %v; want the patch and three notes", len(ins), notes, err)
 		}
@@ -149,12 +149,12 @@ func TestFilesNonRegular(t *testing.T) {
 	// Given by name: a FIFO without a writer is empty (not waited for in
 	// open), /dev/zero meets the size cap, a socket is refused.
 	unblock(func() {
-		if ins, _, err := source.Files(fifo); err != nil || len(ins) != 1 || len(ins[0].Data) != 0 {
+		if ins, _, err := patchsource.Files(fifo); err != nil || len(ins) != 1 || len(ins[0].Data) != 0 {
 			t.Errorf("FIFO without a writer: %v", err)
 		}
 	})
 	for f, want := range map[string]string{filepath.Join(dir, "0004-zero.patch"): "cap", filepath.Join(dir, "0003-socket.patch"): "a socket, not a file"} {
-		if _, _, err := source.Files(f); !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), want) {
+		if _, _, err := patchsource.Files(f); !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an input error saying %q", filepath.Base(f), err, want)
 		}
 	}

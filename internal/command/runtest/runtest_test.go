@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/run"
 )
 
 func TestStubIsStrict(t *testing.T) {
@@ -20,17 +20,17 @@ func TestStubIsStrict(t *testing.T) {
 	s.Register(`^gcc --version$`, 0, "gcc 12\n")
 	s.Register(`^make -C`, 2, "make: *** [x] Error 1\n")
 	s.Register(`^never`, 0, "")
-	out, err := (&run.Cmd{Name: "gcc", Args: []string{"--version"}, Runner: s}).Output(context.Background())
+	out, err := (&command.Cmd{Name: "gcc", Args: []string{"--version"}, Runner: s}).Output(context.Background())
 	if err != nil || string(out) != "gcc 12\n" {
 		t.Errorf("stubbed output %q %v", out, err)
 	}
 	var buf bytes.Buffer
-	c := &run.Cmd{Name: "make", Args: []string{"-C", "x"}, Stdout: &buf, Runner: s}
-	var re *run.Error
+	c := &command.Cmd{Name: "make", Args: []string{"-C", "x"}, Stdout: &buf, Runner: s}
+	var re *command.Error
 	if err := c.Run(context.Background()); !errors.As(err, &re) || re.ExitCode != 2 || buf.String() == "" || !strings.Contains(re.Tail, "Error 1") {
 		t.Errorf("stubbed failure %v %q", err, buf.String())
 	}
-	if err := (&run.Cmd{Name: "rm", Args: []string{"-rf", "/"}, Runner: s}).Run(context.Background()); err == nil {
+	if err := (&command.Cmd{Name: "rm", Args: []string{"-rf", "/"}, Runner: s}).Run(context.Background()); err == nil {
 		t.Error("an unexpected command ran")
 	}
 	for _, f := range ft.cleanup {
@@ -46,18 +46,18 @@ func TestStubIsStrict(t *testing.T) {
 // stub's LookPath only.
 func TestFuncPassthroughMissing(t *testing.T) {
 	s := Stub(t)
-	s.RegisterFunc(`^git version$`, func(c *run.Cmd) error {
+	s.RegisterFunc(`^git version$`, func(c *command.Cmd) error {
 		fmt.Fprintln(c.Stdout, "git version 2.0")
 		return errors.New("exit status 3")
 	})
 	s.Passthrough(`^echo real$`)
 	s.Missing("ccache")
-	out, err := (&run.Cmd{Name: "git", Args: []string{"version"}, Runner: s}).Output(context.Background())
-	var re *run.Error
+	out, err := (&command.Cmd{Name: "git", Args: []string{"version"}, Runner: s}).Output(context.Background())
+	var re *command.Error
 	if string(out) != "git version 2.0\n" || !errors.As(err, &re) || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("func stub: %q %v", out, err)
 	}
-	if out, err := (&run.Cmd{Name: "echo", Args: []string{"real"}, Runner: s}).Output(context.Background()); err != nil || string(out) != "real\n" {
+	if out, err := (&command.Cmd{Name: "echo", Args: []string{"real"}, Runner: s}).Output(context.Background()); err != nil || string(out) != "real\n" {
 		t.Errorf("passthrough: %q %v", out, err)
 	}
 	if _, err := s.LookPath("ccache"); !errors.Is(err, errs.ErrEnv) {
@@ -66,7 +66,7 @@ func TestFuncPassthroughMissing(t *testing.T) {
 	if p, err := s.LookPath("gcc"); err != nil || p != "gcc" {
 		t.Errorf("gcc under the stub: %q %v", p, err)
 	}
-	if _, err := (run.Exec{}).LookPath("sh"); err != nil {
+	if _, err := (command.Exec{}).LookPath("sh"); err != nil {
 		t.Errorf("the real runner does not find sh: %v", err)
 	}
 }
@@ -81,11 +81,11 @@ func TestStubsAreIndependent(t *testing.T) {
 	b.Missing("tool")
 	var wg sync.WaitGroup
 	got := make([]string, 2)
-	for i, r := range []run.Runner{a, b} {
+	for i, r := range []command.Runner{a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := (&run.Cmd{Name: "tool", Runner: r}).Output(context.Background())
+			out, err := (&command.Cmd{Name: "tool", Runner: r}).Output(context.Background())
 			if err != nil {
 				t.Error(err)
 			}
@@ -99,7 +99,7 @@ func TestStubsAreIndependent(t *testing.T) {
 	if _, err := a.LookPath("tool"); err != nil {
 		t.Errorf("b's Missing leaked into a: %v", err)
 	}
-	if out, err := run.Command("echo", "real").Output(context.Background()); err != nil || string(out) != "real\n" {
+	if out, err := command.Command("echo", "real").Output(context.Background()); err != nil || string(out) != "real\n" {
 		t.Errorf("a command without a Runner is stubbed: %q %v", out, err)
 	}
 }
@@ -111,7 +111,7 @@ func TestOutputToAPipe(t *testing.T) {
 	s := Stub(t)
 	s.Register(`^make x$`, 2, "a.c:1:1: error: boom\n")
 	pr, pw := io.Pipe()
-	p, err := (&run.Cmd{Name: "make", Args: []string{"x"}, Stdout: pw, Runner: s}).Start(context.Background())
+	p, err := (&command.Cmd{Name: "make", Args: []string{"x"}, Stdout: pw, Runner: s}).Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestOutputToAPipe(t *testing.T) {
 	if out := <-got; out != "a.c:1:1: error: boom\n" {
 		t.Errorf("read from the pipe: %q", out)
 	}
-	var re *run.Error
+	var re *command.Error
 	if !errors.As(err, &re) || re.ExitCode != 2 || !strings.Contains(re.Tail, "boom") {
 		t.Errorf("failure %#v", err)
 	}

@@ -1,4 +1,4 @@
-// Package runtest is the test Runner of internal/run: a strict table of
+// Package runtest is the test Runner of internal/command: a strict table of
 // expected commands that fails the test on a command nobody expected and
 // on an expectation never met (the model is cli/cli's internal/run). A
 // test gives it to the code under test through that code's Options, so
@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/errs"
-	"github.com/patchctl/patchctl/internal/run"
 )
 
 // T is the part of testing.TB the stub needs.
@@ -36,12 +36,12 @@ type stub struct {
 	pattern *regexp.Regexp
 	exit    int
 	output  string
-	fn      func(*run.Cmd) error
+	fn      func(*command.Cmd) error
 	real    bool // run the real program
 	used    int
 }
 
-var _ run.Runner = (*Stubber)(nil)
+var _ command.Runner = (*Stubber)(nil)
 
 // Stub makes a Runner that answers every command from the table. At the
 // end of the test, an expectation that no command met is an error.
@@ -69,7 +69,7 @@ func (s *Stubber) Register(pattern string, exit int, output string) {
 // RegisterFunc answers a command line matching pattern by calling fn
 // (when the command is waited for), which may write to the command's
 // Stdout and returns its outcome (a failure: exit status 1).
-func (s *Stubber) RegisterFunc(pattern string, fn func(*run.Cmd) error) {
+func (s *Stubber) RegisterFunc(pattern string, fn func(*command.Cmd) error) {
 	s.add(&stub{pattern: regexp.MustCompile(pattern), fn: fn})
 }
 
@@ -110,7 +110,7 @@ func (s *Stubber) LookPath(name string) (string, error) {
 
 // Start answers the command from the first entry of the table its line
 // matches; a command no entry matches fails, and fails the test.
-func (s *Stubber) Start(ctx context.Context, c *run.Cmd) (*run.Process, error) {
+func (s *Stubber) Start(ctx context.Context, c *command.Cmd) (*command.Process, error) {
 	line := c.String()
 	s.mu.Lock()
 	var match *stub
@@ -129,12 +129,12 @@ func (s *Stubber) Start(ctx context.Context, c *run.Cmd) (*run.Process, error) {
 		return nil, fmt.Errorf("unexpected command %s", line)
 	}
 	if match.real {
-		return run.Exec{}.Start(ctx, c)
+		return command.Exec{}.Start(ctx, c)
 	}
 	if match.fn != nil {
-		return run.Stubbed(c, 1, func(io.Writer) error { return match.fn(c) }), nil
+		return command.Stubbed(c, 1, func(io.Writer) error { return match.fn(c) }), nil
 	}
-	return run.Stubbed(c, match.exit, func(tail io.Writer) error {
+	return command.Stubbed(c, match.exit, func(tail io.Writer) error {
 		w := tail
 		if c.Stdout != nil {
 			w = io.MultiWriter(c.Stdout, tail)

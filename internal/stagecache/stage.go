@@ -1,4 +1,4 @@
-// Package stage holds what every stage of the pipeline shares: the key
+// Package stagecache holds what every stage of the pipeline shares: the key
 // that names a stage's inputs (their content, the code that runs the
 // stage, its options), the artifacts a stage's output points at (recorded
 // with their hashes when made, checked before any reuse), and the store
@@ -6,7 +6,7 @@
 //
 // A stage package (apply, checks, build, boot) exports Run and Key; the
 // pipeline only records, reuses and reports.
-package stage
+package stagecache
 
 import (
 	"crypto/sha256"
