@@ -61,8 +61,8 @@ func TestCcacheSameSourceAtAnotherPath(t *testing.T) {
 		}
 		// A hardlink copy, as patchctl's work trees are: kbuild with O=
 		// writes nothing into the source.
-		if out, err := exec.Command("cp", "-al", pristine, src).CombinedOutput(); err != nil {
-			if out, err = exec.Command("cp", "-a", pristine, src).CombinedOutput(); err != nil {
+		if _, err := exec.Command("cp", "-al", pristine, src).CombinedOutput(); err != nil {
+			if out, err := exec.Command("cp", "-a", pristine, src).CombinedOutput(); err != nil {
 				t.Fatalf("copying the tree: %v\n%s", err, out)
 			}
 		}

@@ -80,7 +80,7 @@ func (c *Cache) extractMembers(ctx context.Context, kernel string, d *Source, r 
 func writeMembers(tr *tar.Reader, dir string, want func(string) bool) (all []string, kept int, _ error) {
 	for {
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return all, kept, nil
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package tree_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,7 +108,8 @@ func checkpatch(t *testing.T, dir, patch string) string {
 	cmd := exec.Command("perl", filepath.Join(dir, "scripts", "checkpatch.pl"), "--terse", "--show-types", "--no-summary", "--color=never", patch)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
 		t.Fatalf("checkpatch.pl in %s on %s: %v\n%s", dir, patch, err, out)
 	}
 	return string(out)
