@@ -13,7 +13,7 @@ int rds_ib_setup_qp(struct rds_connection *conn)
 {
 	struct rds_ib_connection *ic = conn->c_transport_data;
 	struct ib_qp_init_attr attr;
-	int ret;
+	int ret, i;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.event_handler = rds_ib_qp_event_handler;
@@ -34,6 +34,16 @@ int rds_ib_setup_qp(struct rds_connection *conn)
 		return ret;
 	}
 	ic->i_max_inline = attr.cap.max_inline_data;
+
+	for (i = 0; i < ic->i_send_ring.w_nr; i++) {
+		ic->i_send_hdrs_dma[i] = ib_dma_map_single(ic->i_cm_id->device,
+							   ic->i_send_hdrs[i],
+							   sizeof(struct rds_header),
+							   DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ic->i_cm_id->device,
+					 ic->i_send_hdrs_dma[i]))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
