@@ -448,7 +448,12 @@ func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *Val {
 func (s *scope) castValue(n *sitter.Node, why string, line int) *Val {
 	v := n.ChildByFieldName("value")
 	inner := s.valueOf(v)
-	ptr := s.isPointer(v)
+	// A cast to uintptr_t (or intptr_t) is the kernel's way of making a
+	// pointer an integer ((u64)(uintptr_t)iu->buf): of a value the
+	// analysis cannot place, it says the value is a pointer. A known
+	// DMA or physical address keeps its kind below.
+	t := strings.Join(strings.Fields(s.f.Text(n.ChildByFieldName("type"))), " ")
+	ptr := t == "uintptr_t" || t == "intptr_t" || s.isPointer(v)
 	return mapLeaves(inner, func(l *Val) *Val {
 		if l.kind == Unknown && ptr {
 			// A pointer converted to an integer.
@@ -606,6 +611,13 @@ var intTypes = map[string]bool{"u64": true, "u32": true, "__u64": true, "uintptr
 // left of (u64)&x, which the parser, not knowing u64 is a type, reads as
 // a bitwise and).
 func isTypeName(f *File, n *sitter.Node) bool {
+	if n != nil && n.Kind() == "call_expression" {
+		// (u64)(uintptr_t)&x: the parser reads the two casts as a
+		// call of (u64) with the argument uintptr_t.
+		args := Named(n.ChildByFieldName("arguments"))
+		return isTypeName(f, n.ChildByFieldName("function")) && len(args) == 1 &&
+			args[0].Kind() == "identifier" && intTypes[f.Text(args[0])]
+	}
 	if n == nil || n.Kind() != "parenthesized_expression" {
 		return false
 	}

@@ -35,7 +35,8 @@ err_destroy_cq:
 static void nvmet_rdma_prep_rsp(struct nvmet_rdma_queue *queue,
 				struct nvmet_rdma_rsp *rsp, bool inline_ok)
 {
-	rsp->send_sge.addr = (u64)(uintptr_t)rsp->req.cqe;
+	rsp->send_sge.addr = inline_ok ? (u64)(uintptr_t)rsp->req.cqe :
+					 rsp->send_sge_dma;
 	rsp->send_sge.lkey = queue->dev->pd->local_dma_lkey;
 
 	rsp->send_wr.next = NULL;

@@ -64,7 +64,7 @@ static int ipoib_cm_post_send(struct net_device *dev, struct sk_buff *skb,
 	priv->tx_wr.wr.wr_id = wr_id | IPOIB_OP_CM;
 	priv->tx_wr.wr.opcode = IB_WR_SEND;
 
-	rc = ib_post_send(tx->qp, &priv->tx_wr.wr, NULL); /* want: inline-sge-addr */
+	rc = ib_post_send(tx->qp, &priv->tx_wr.wr, NULL); /* want: inline-sge-addr */ /* want: noninline-sge-virt */
 	if (unlikely(rc))
 		ipoib_warn(priv, "post send failed, error %d\n", rc);
 	return rc;

@@ -47,7 +47,6 @@ static int send_io_resp_imm(struct rtrs_srv_con *con, struct rtrs_srv_op *id,
 	struct ib_sge sge;
 	u32 len = id->rd_msg_len;
 
-	sge.addr = (u64)(uintptr_t)id->rd_msg;
 	sge.length = len;
 	sge.lkey = srv_path->s.dev->ib_pd->local_dma_lkey;
 
@@ -57,8 +56,12 @@ static int send_io_resp_imm(struct rtrs_srv_con *con, struct rtrs_srv_op *id,
 	wr.opcode = IB_WR_SEND_WITH_IMM;
 	wr.ex.imm_data = cpu_to_be32(rtrs_to_io_rsp_imm(id->msg_id, errno, false));
 	wr.send_flags = IB_SEND_SIGNALED;
-	if (len <= con->max_inline)
+	if (len <= con->max_inline) {
 		wr.send_flags |= IB_SEND_INLINE;
+		sge.addr = (u64)(uintptr_t)id->rd_msg;
+	} else {
+		sge.addr = id->rd_msg_dma;
+	}
 
 	return ib_post_send(con->c.qp, &wr, NULL);
 }

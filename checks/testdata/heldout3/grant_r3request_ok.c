@@ -33,7 +33,6 @@ static int ulp_send_msg(struct ulp_conn *conn, struct ulp_msg *msg, u32 len)
 	struct ib_send_wr wr = {};
 	struct ib_sge sge;
 
-	sge.addr = (u64)(uintptr_t)msg->buf;
 	sge.length = len;
 	sge.lkey = conn->pd->local_dma_lkey;
 
@@ -42,8 +41,12 @@ static int ulp_send_msg(struct ulp_conn *conn, struct ulp_msg *msg, u32 len)
 	wr.num_sge = 1;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
-	if (len <= MLX_ULP_INLINE)
+	if (len <= MLX_ULP_INLINE) {
 		wr.send_flags |= IB_SEND_INLINE;
+		sge.addr = (u64)(uintptr_t)msg->buf;
+	} else {
+		sge.addr = msg->dma;
+	}
 
 	return ib_post_send(conn->qp, &wr, NULL);
 }

@@ -49,6 +49,8 @@ static blk_status_t nvme_rdma_queue_cmd(struct nvme_rdma_queue *queue,
 	wr.send_flags = IB_SEND_SIGNALED;
 	if (sge->length <= queue->max_inline)
 		wr.send_flags |= IB_SEND_INLINE;
+	else
+		sge->addr = sqe->dma;
 
 	ret = ib_post_send(queue->qp, &wr, NULL);
 	if (unlikely(ret)) {

@@ -45,7 +45,8 @@ int rds_ib_xmit_hdr_only(struct rds_ib_connection *ic,
 {
 	int ret;
 
-	send->s_sge[0].addr = (u64)(uintptr_t)ic->i_send_hdrs[pos];
+	send->s_sge[0].addr = sizeof(struct rds_header) <= ic->i_max_inline ?
+		(u64)(uintptr_t)ic->i_send_hdrs[pos] : ic->i_send_hdrs_dma[pos];
 	send->s_sge[0].length = sizeof(struct rds_header);
 	send->s_sge[0].lkey = ic->i_pd->local_dma_lkey;
 	send->s_wr.sg_list = send->s_sge;

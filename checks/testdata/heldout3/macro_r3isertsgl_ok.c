@@ -42,11 +42,14 @@ static int isert_login_post_send(struct isert_conn *isert_conn,
 	tx_desc->tx_cqe.done = isert_login_send_done;
 	send_wr.next = NULL;
 	send_wr.wr_cqe = &tx_desc->tx_cqe;
-	ISERT_SET_SGL(&send_wr, &hdr_sge, 1);
 	send_wr.opcode = IB_WR_SEND;
 	send_wr.send_flags = IB_SEND_SIGNALED;
-	if (ISER_HEADERS_LEN <= isert_conn->max_inline)
+	if (ISER_HEADERS_LEN <= isert_conn->max_inline) {
+		ISERT_SET_SGL(&send_wr, &hdr_sge, 1);
 		send_wr.send_flags |= IB_SEND_INLINE;
+	} else {
+		ISERT_SET_SGL(&send_wr, tx_desc->tx_sg, 1);
+	}
 
 	ret = ib_post_send(isert_conn->qp, &send_wr, NULL);
 	if (ret)

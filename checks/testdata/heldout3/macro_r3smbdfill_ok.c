@@ -27,8 +27,19 @@ static int smbd_post_send_negotiate_req(struct smbd_connection *info)
 
 	/* inline: the CPU copies the packet, no mapping needed */
 	request->num_sge = 1;
-	SMBD_FILL_SGE(&request->sge[0], (u64)(uintptr_t)packet, sizeof(*packet),
-		      info->pd->local_dma_lkey);
+	if (sizeof(*packet) <= info->max_inline_send) {
+		SMBD_FILL_SGE(&request->sge[0], (u64)(uintptr_t)packet,
+			      sizeof(*packet), info->pd->local_dma_lkey);
+	} else {
+		request->sge[0].addr = ib_dma_map_single(info->id->device,
+							 (void *)packet,
+							 sizeof(*packet),
+							 DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(info->id->device, request->sge[0].addr))
+			goto dma_mapping_failed;
+		SMBD_FILL_SGE(&request->sge[0], request->sge[0].addr,
+			      sizeof(*packet), info->pd->local_dma_lkey);
+	}
 
 	request->cqe.done = send_done;
 	send_wr.next = NULL;
@@ -46,6 +57,7 @@ static int smbd_post_send_negotiate_req(struct smbd_connection *info)
 		return 0;
 
 	atomic_dec(&info->send_pending);
+dma_mapping_failed:
 	mempool_free(request, info->request_mempool);
 	return rc;
 }

@@ -60,7 +60,8 @@ static int rpcrdma_post_header(struct rpcrdma_xprt *r_xprt,
 		return -EIO;
 
 	if (hdrlen) {
-		sc->sc_sges[0].addr = (u64)(uintptr_t)rdmab_data(rb);
+		sc->sc_sges[0].addr = hdrlen <= ep->re_max_inline_send ?
+			(u64)(uintptr_t)rdmab_data(rb) : rdmab_addr(rb);
 		sc->sc_sges[0].length = hdrlen;
 		sc->sc_sges[0].lkey = rb->rg_iov.lkey;
 	}

@@ -57,7 +57,8 @@ static int rds_ib_xmit_header(struct rds_ib_connection *ic,
 
 	rds_ib_xmit_send_flags(ic, sizeof(struct rds_header), &send_flags);
 
-	sge->addr = (u64)(uintptr_t)ic->i_send_hdrs[pos];
+	sge->addr = (send_flags & IB_SEND_INLINE) ?
+		(u64)(uintptr_t)ic->i_send_hdrs[pos] : ic->i_send_hdrs_dma[pos];
 	sge->length = sizeof(struct rds_header);
 	sge->lkey = ic->i_pd->local_dma_lkey;
 
