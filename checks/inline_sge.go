@@ -77,7 +77,7 @@ func (r *inlineSGE) check(cp engine.Checkpoint) {
 	where := "posted here"
 	if cp.Exit {
 		line = r.exitLine(cp)
-		where = "leaves the function here (stored in an object that outlives it)"
+		where = exitWhere + " (stored in an object that outlives it)"
 	}
 	for _, w := range wrs {
 		// Flags chosen by a condition the path leaves open (inl ?
@@ -526,6 +526,30 @@ func (r *inlineSGE) paramBound(e string) (int, bool) {
 		ok bool
 	}{hi, ok}
 	return hi, ok
+}
+
+// exitWhere begins the evidence of a finding made at a function's exit.
+const exitWhere = "leaves the function here"
+
+// postedFirst drops a finding made where a request leaves the function
+// when the function posts that request with the same defect: the post
+// is where it is reported (rds's xmit reports its header at
+// ib_post_send, not again at each return after it).
+func (r *inlineSGE) postedFirst() []Finding {
+	atPost := map[string]bool{}
+	for _, f := range r.findings {
+		if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Message, exitWhere) {
+			atPost[f.Rule+"\x00"+f.Message] = true
+		}
+	}
+	var out []Finding
+	for _, f := range r.findings {
+		if len(f.Evidence) > 0 && strings.Contains(f.Evidence[0].Message, exitWhere) && atPost[f.Rule+"\x00"+f.Message] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {
