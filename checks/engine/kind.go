@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"sort"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -304,9 +305,54 @@ type scope struct {
 	in       *Interp
 }
 
+// CondKey is an expression's text as a key: without white space, and
+// without the parentheses a macro puts around its arguments where they
+// change nothing ((len) <= (ic)->max is len <= ic->max), so that a test
+// spelled through a macro and the same test spelled out are one fact.
 func CondKey(f *File, n *sitter.Node) string {
-	return strings.Join(strings.Fields(f.Text(n)), "")
+	for n != nil && n.Kind() == "parenthesized_expression" {
+		k := Named(n)
+		if len(k) != 1 || !atomicKinds[k[0].Kind()] {
+			break
+		}
+		n = k[0]
+	}
+	if n == nil {
+		return ""
+	}
+	var skip []uint
+	Walk(n, func(c *sitter.Node) bool {
+		if c.Kind() == "parenthesized_expression" && !c.Equals(*n) {
+			if k := Named(c); len(k) == 1 && atomicKinds[k[0].Kind()] {
+				skip = append(skip, c.StartByte(), c.EndByte()-1)
+			}
+		}
+		return true
+	})
+	src := f.Src[n.StartByte():n.EndByte()]
+	if len(skip) == 0 {
+		return strings.Join(strings.Fields(string(src)), "")
+	}
+	var b strings.Builder
+	j := 0
+	sort.Slice(skip, func(a, b int) bool { return skip[a] < skip[b] })
+	for i := n.StartByte(); i < n.EndByte(); i++ {
+		if j < len(skip) && skip[j] == i {
+			j++
+			continue
+		}
+		c := f.Src[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
+
+// atomicKinds are the expressions a parenthesis around changes nothing.
+var atomicKinds = map[string]bool{"identifier": true, "field_expression": true, "call_expression": true,
+	"subscript_expression": true, "sizeof_expression": true, "number_literal": true, "parenthesized_expression": true}
 
 // isPointer reports whether an expression is known to be a pointer (so
 // casting it to an integer makes a kernel virtual address): a declared
