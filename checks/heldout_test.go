@@ -34,8 +34,6 @@ var heldOut3Open = map[string]string{
 	"bounds_r3ovfignored_bug": "measured before any fix",
 	"grant_r3exact_bug":       "measured before any fix",
 	"macro_r3isertsgl_bug":    "measured before any fix",
-	"memory_r3litternary_bug": "measured before any fix",
-	"memory_r3litternary_ok":  "measured before any fix",
 	"memory_r3outflags_ok":    "measured before any fix",
 	"memory_r3queueflag_bug":  "measured before any fix",
 	"memory_r3wrarray_bug":    "measured before any fix",

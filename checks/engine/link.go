@@ -106,6 +106,21 @@ func (fs *Facts) Linked(name string) *Facts {
 // connection a core module creates and its user reads), with the
 // module they were learned in.
 func (fs *Facts) GrantedAt(key string) ([]Assign, *Facts) {
+	if as, o := fs.grantedAt(key); len(as) > 0 {
+		return as, o
+	}
+	// One object reached through two spellings: ep->re_max_inline_send
+	// where ep = r_xprt->rx_ep (key rx_ep.re_max_inline_send) is the
+	// member the create function records through its own ep (key
+	// re_max_inline_send). The member alone, when one assignment set
+	// names it.
+	if i := strings.IndexByte(key, '.'); i >= 0 {
+		return fs.grantedAt(key[i+1:])
+	}
+	return nil, fs
+}
+
+func (fs *Facts) grantedAt(key string) ([]Assign, *Facts) {
 	if as := fs.granted[key]; len(as) > 0 || fs.link == nil {
 		return as, fs
 	}
