@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"slices"
 	"sort"
 	"strings"
@@ -320,6 +321,10 @@ func CondKey(f *File, n *sitter.Node) string {
 	if n == nil {
 		return ""
 	}
+	src := f.Src[n.StartByte():n.EndByte()]
+	if !bytes.Contains(src, []byte("(")) {
+		return strings.Join(strings.Fields(string(src)), "")
+	}
 	var skip []uint
 	Walk(n, func(c *sitter.Node) bool {
 		if c.Kind() == "parenthesized_expression" && !c.Equals(*n) {
@@ -329,7 +334,6 @@ func CondKey(f *File, n *sitter.Node) string {
 		}
 		return true
 	})
-	src := f.Src[n.StartByte():n.EndByte()]
 	if len(skip) == 0 {
 		return strings.Join(strings.Fields(string(src)), "")
 	}
