@@ -460,7 +460,7 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 		in.OnPost = nil
 	}
 	in.Run()
-	out = append(out, rule.findings...)
+	out = append(out, rule.postedFirst()...)
 	for _, k := range sortedGrantKeys(grants) {
 		if g := grants[k]; g.Msg != "" {
 			out = append(out, Finding{Rule: RuleInlineSize, Severity: SevError, File: f.Rel, Line: f.Line(g.Node), Function: name, Message: g.Msg})

@@ -130,8 +130,29 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 			types[p.Name] += "*"
 		}
 	}
+	// dropped are the sums check_add_overflow() stored while its result
+	// was thrown away (check_add_overflow(off, len, &end); as a
+	// statement): end may have wrapped, and nothing tested it.
+	type droppedVal struct {
+		v    string
+		line int
+	}
+	dropped := map[string]droppedVal{}
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
+		case "call_expression":
+			if ovfDropped(f, n) {
+				args := engine.Named(n.ChildByFieldName("arguments"))
+				if len(args) == 3 {
+					if d := engine.StripParens(args[2]); d != nil && d.Kind() == "pointer_expression" {
+						for _, a := range args[:2] {
+							if isWire(a) {
+								dropped[f.Text(d.ChildByFieldName("argument"))] = droppedVal{engine.CondKey(f, stripCasts(a)), f.Line(n)}
+							}
+						}
+					}
+				}
+			}
 		case "declaration":
 			typ := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("type"))), " ")
 			for _, d := range engine.Named(n) {
@@ -183,6 +204,15 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 							strings.Join(strings.Fields(f.Text(cmp)), " "), w, wv.sum, wv.line, wv.v, wl.origin, wv.v),
 						Evidence: []Evidence{{File: f.Rel, Line: wl.line, Message: wv.v + " read from the wire: " + wl.origin},
 							{File: f.Rel, Line: wv.line, Message: "the sum stored into " + w + ": " + wv.sum}}})
+					continue
+				}
+				if d, end, ok := droppedSide(f, cmp, func(n string) (string, int, bool) { x, ok := dropped[n]; return x.v, x.line, ok }); ok {
+					w := wire[d]
+					out = append(out, Finding{Rule: RuleIncapsule, Severity: SevError, File: f.Rel, Line: f.Line(cmp), Function: name,
+						Message: fmt.Sprintf("the bound check %s compares %s, which check_add_overflow() filled at line %d while its result was dropped: %s is a 64-bit value from the wire (%s), so the sum may have wrapped and a huge one passes; test check_add_overflow()'s result (if (check_add_overflow(...) || %s))",
+							strings.Join(strings.Fields(f.Text(cmp)), " "), end, dropped[end].line, d, w.origin, strings.Join(strings.Fields(f.Text(cmp)), " ")),
+						Evidence: []Evidence{{File: f.Rel, Line: w.line, Message: d + " read from the wire: " + w.origin},
+							{File: f.Rel, Line: dropped[end].line, Message: "check_add_overflow()'s result dropped"}}})
 					continue
 				}
 				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
@@ -335,7 +365,7 @@ func guarded(f *engine.File, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 		}
 		switch n.Kind() {
 		case "call_expression":
-			if name := f.Text(n.ChildByFieldName("function")); name == "check_add_overflow" || name == "check_sub_overflow" {
+			if name := f.Text(n.ChildByFieldName("function")); (name == "check_add_overflow" || name == "check_sub_overflow") && !ovfDropped(f, n) {
 				ok = mentionsText(f, n.ChildByFieldName("arguments"), v)
 			}
 		case "if_statement":
@@ -408,4 +438,34 @@ func stripCasts(n *sitter.Node) *sitter.Node {
 		}
 		n = n.ChildByFieldName("value")
 	}
+}
+
+// ovfDropped reports whether n is a check_add_overflow() or
+// check_sub_overflow() call whose result nothing reads (the call is a
+// statement of its own, or cast to void).
+func ovfDropped(f *engine.File, n *sitter.Node) bool {
+	if n.Kind() != "call_expression" {
+		return false
+	}
+	if name := f.Text(n.ChildByFieldName("function")); name != "check_add_overflow" && name != "check_sub_overflow" {
+		return false
+	}
+	p := n.Parent()
+	for p != nil && (p.Kind() == "parenthesized_expression" || p.Kind() == "cast_expression") {
+		p = p.Parent()
+	}
+	return p != nil && p.Kind() == "expression_statement"
+}
+
+// droppedSide finds, on a side of cmp, a local that a dropped
+// check_add_overflow() filled; it returns the wire value and the local.
+func droppedSide(f *engine.File, cmp *sitter.Node, dropped func(string) (string, int, bool)) (string, string, bool) {
+	for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
+		if s := engine.StripParens(side); s != nil && s.Kind() == "identifier" {
+			if v, _, ok := dropped(f.Text(s)); ok {
+				return v, f.Text(s), true
+			}
+		}
+	}
+	return "", "", false
 }

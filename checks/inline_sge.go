@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -76,7 +77,7 @@ func (r *inlineSGE) check(cp engine.Checkpoint) {
 	where := "posted here"
 	if cp.Exit {
 		line = r.exitLine(cp)
-		where = "leaves the function here (stored in an object that outlives it)"
+		where = exitWhere + " (stored in an object that outlives it)"
 	}
 	for _, w := range wrs {
 		// Flags chosen by a condition the path leaves open (inl ?
@@ -408,7 +409,62 @@ func (r *inlineSGE) numSGE(w string, st *engine.State) (int, bool) {
 	if n, ok := r.in.Facts.Constants[e]; ok {
 		return int(n), true
 	}
+	if n, ok := ternaryCount(e, st); ok {
+		return n, true
+	}
 	return r.paramBound(e)
+}
+
+// outerParens reports whether e is one parenthesized expression: its
+// first parenthesis closes at its end ((a)+(b) is not).
+func outerParens(e string) bool {
+	if len(e) < 2 || e[0] != '(' || e[len(e)-1] != ')' {
+		return false
+	}
+	depth := 0
+	for i := 0; i < len(e); i++ {
+		switch e[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i != len(e)-1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ternaryRe is a count chosen between two constants: c?1:0.
+var ternaryRe = regexp.MustCompile(`^(.+)\?(\d+):(\d+)$`)
+
+// ternaryCount bounds num_sge = c ? A : B (hdrlen ? 1 : 0): the arm the
+// path's facts (or a constant condition) decide, else the larger.
+func ternaryCount(e string, st *engine.State) (int, bool) {
+	for outerParens(e) {
+		e = e[1 : len(e)-1]
+	}
+	m := ternaryRe.FindStringSubmatch(e)
+	if m == nil {
+		return 0, false
+	}
+	a, _ := strconv.Atoi(m[2])
+	b, _ := strconv.Atoi(m[3])
+	c := strings.Trim(m[1], "()")
+	if v, err := strconv.ParseInt(c, 0, 64); err == nil {
+		if v != 0 {
+			return a, true
+		}
+		return b, true
+	}
+	if truth, ok := st.Facts[c]; ok {
+		if truth {
+			return a, true
+		}
+		return b, true
+	}
+	return max(a, b), true
 }
 
 // paramBound bounds a count that is a parameter of a static function by
@@ -470,6 +526,30 @@ func (r *inlineSGE) paramBound(e string) (int, bool) {
 		ok bool
 	}{hi, ok}
 	return hi, ok
+}
+
+// exitWhere begins the evidence of a finding made at a function's exit.
+const exitWhere = "leaves the function here"
+
+// postedFirst drops a finding made where a request leaves the function
+// when the function posts that request with the same defect: the post
+// is where it is reported (rds's xmit reports its header at
+// ib_post_send, not again at each return after it).
+func (r *inlineSGE) postedFirst() []Finding {
+	atPost := map[string]bool{}
+	for _, f := range r.findings {
+		if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Message, exitWhere) {
+			atPost[f.Rule+"\x00"+f.Message] = true
+		}
+	}
+	var out []Finding
+	for _, f := range r.findings {
+		if len(f.Evidence) > 0 && strings.Contains(f.Evidence[0].Message, exitWhere) && atPost[f.Rule+"\x00"+f.Message] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {

@@ -730,6 +730,7 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 				}
 			}
 			in.kill(name, st)
+			in.storeNum(CondKey(f, lhs), op, rhs, st)
 			if pt := pointee(f, rhs, st.alias); pt != "" && in.Ptrs[name] {
 				st.alias[name] = pt
 			} else if pt != "" && (rhs.Kind() == "pointer_expression" || st.alias[f.Text(rhs)] != "") {
@@ -757,6 +758,7 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 		}
 		if p != "" {
 			in.kill(strings.Join(strings.Fields(f.Text(lhs)), ""), st)
+			in.storeNum(CondKey(f, lhs), op, rhs, st)
 			if t := in.template(rhs); t != nil {
 				in.initList(p, t, st)
 				return
@@ -1277,7 +1279,7 @@ func (in *Interp) store(p, op string, rhs, at *sitter.Node, st *State) {
 	case "sg_list":
 		st.Sgl[p0(wr)] = sgeList(pointee(f, rhs, st.alias))
 	case "num_sge":
-		st.Nsge[p0(wr)] = CondKey(f, rhs)
+		st.Nsge[p0(wr)] = in.nsgeExpr(rhs, st)
 	case "opcode":
 		st.Opc[p0(wr)] = f.Text(rhs)
 	case "next":
@@ -1460,6 +1462,46 @@ func (in *Interp) number(n *sitter.Node) (int64, bool) {
 		return v, ok
 	}
 	return 0, false
+}
+
+// storeNum records the constant a num_sge source is assigned
+// (req->num_sge = 1; ... wr.num_sge = req->num_sge): the path knows its
+// value until it is assigned again.
+func (in *Interp) storeNum(key, op string, rhs *sitter.Node, st *State) {
+	if op != "=" || !in.nsgeExprs[key] {
+		return
+	}
+	if v, ok := in.countBound(rhs, st); ok {
+		st.Nums[key] = v
+	}
+}
+
+// countBound is the value of an SGE count expression on the path: a
+// constant (also in parentheses, as a macro's argument is) or a value
+// the path assigned or tested. A ternary stays an expression (a
+// summary substitutes the caller's arguments into it); the rule bounds
+// it at the post.
+func (in *Interp) countBound(n *sitter.Node, st *State) (int64, bool) {
+	n = StripParens(n)
+	if n == nil {
+		return 0, false
+	}
+	if v, ok := in.number(n); ok {
+		return v, true
+	}
+	if v, ok := st.Nums[CondKey(in.F, n)]; ok {
+		return v, true
+	}
+	return 0, false
+}
+
+// nsgeExpr is what the path stores into num_sge: its bound when the path
+// knows one, else the expression (bounded later by the path's tests).
+func (in *Interp) nsgeExpr(rhs *sitter.Node, st *State) string {
+	if v, ok := in.countBound(rhs, st); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	return CondKey(in.F, rhs)
 }
 
 // stripCond removes parentheses, likely()/unlikely() and !! from a

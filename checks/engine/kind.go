@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"slices"
+	"sort"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -304,9 +306,57 @@ type scope struct {
 	in       *Interp
 }
 
+// CondKey is an expression's text as a key: without white space, and
+// without the parentheses a macro puts around its arguments where they
+// change nothing ((len) <= (ic)->max is len <= ic->max), so that a test
+// spelled through a macro and the same test spelled out are one fact.
 func CondKey(f *File, n *sitter.Node) string {
-	return strings.Join(strings.Fields(f.Text(n)), "")
+	for n != nil && n.Kind() == "parenthesized_expression" {
+		k := Named(n)
+		if len(k) != 1 || !atomicKinds[k[0].Kind()] {
+			break
+		}
+		n = k[0]
+	}
+	if n == nil {
+		return ""
+	}
+	src := f.Src[n.StartByte():n.EndByte()]
+	if !bytes.Contains(src, []byte("(")) {
+		return strings.Join(strings.Fields(string(src)), "")
+	}
+	var skip []uint
+	Walk(n, func(c *sitter.Node) bool {
+		if c.Kind() == "parenthesized_expression" && !c.Equals(*n) {
+			if k := Named(c); len(k) == 1 && atomicKinds[k[0].Kind()] {
+				skip = append(skip, c.StartByte(), c.EndByte()-1)
+			}
+		}
+		return true
+	})
+	if len(skip) == 0 {
+		return strings.Join(strings.Fields(string(src)), "")
+	}
+	var b strings.Builder
+	j := 0
+	sort.Slice(skip, func(a, b int) bool { return skip[a] < skip[b] })
+	for i := n.StartByte(); i < n.EndByte(); i++ {
+		if j < len(skip) && skip[j] == i {
+			j++
+			continue
+		}
+		c := f.Src[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
+
+// atomicKinds are the expressions a parenthesis around changes nothing.
+var atomicKinds = map[string]bool{"identifier": true, "field_expression": true, "call_expression": true,
+	"subscript_expression": true, "sizeof_expression": true, "number_literal": true, "parenthesized_expression": true}
 
 // isPointer reports whether an expression is known to be a pointer (so
 // casting it to an integer makes a kernel virtual address): a declared
@@ -448,7 +498,12 @@ func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *Val {
 func (s *scope) castValue(n *sitter.Node, why string, line int) *Val {
 	v := n.ChildByFieldName("value")
 	inner := s.valueOf(v)
-	ptr := s.isPointer(v)
+	// A cast to uintptr_t (or intptr_t) is the kernel's way of making a
+	// pointer an integer ((u64)(uintptr_t)iu->buf): of a value the
+	// analysis cannot place, it says the value is a pointer. A known
+	// DMA or physical address keeps its kind below.
+	t := strings.Join(strings.Fields(s.f.Text(n.ChildByFieldName("type"))), " ")
+	ptr := t == "uintptr_t" || t == "intptr_t" || s.isPointer(v)
 	return mapLeaves(inner, func(l *Val) *Val {
 		if l.kind == Unknown && ptr {
 			// A pointer converted to an integer.
@@ -606,6 +661,13 @@ var intTypes = map[string]bool{"u64": true, "u32": true, "__u64": true, "uintptr
 // left of (u64)&x, which the parser, not knowing u64 is a type, reads as
 // a bitwise and).
 func isTypeName(f *File, n *sitter.Node) bool {
+	if n != nil && n.Kind() == "call_expression" {
+		// (u64)(uintptr_t)&x: the parser reads the two casts as a
+		// call of (u64) with the argument uintptr_t.
+		args := Named(n.ChildByFieldName("arguments"))
+		return isTypeName(f, n.ChildByFieldName("function")) && len(args) == 1 &&
+			args[0].Kind() == "identifier" && intTypes[f.Text(args[0])]
+	}
 	if n == nil || n.Kind() != "parenthesized_expression" {
 		return false
 	}

@@ -106,6 +106,21 @@ func (fs *Facts) Linked(name string) *Facts {
 // connection a core module creates and its user reads), with the
 // module they were learned in.
 func (fs *Facts) GrantedAt(key string) ([]Assign, *Facts) {
+	if as, o := fs.grantedAt(key); len(as) > 0 {
+		return as, o
+	}
+	// One object reached through two spellings: ep->re_max_inline_send
+	// where ep = r_xprt->rx_ep (key rx_ep.re_max_inline_send) is the
+	// member the create function records through its own ep (key
+	// re_max_inline_send). The member alone, when one assignment set
+	// names it.
+	if i := strings.IndexByte(key, '.'); i >= 0 {
+		return fs.grantedAt(key[i+1:])
+	}
+	return nil, fs
+}
+
+func (fs *Facts) grantedAt(key string) ([]Assign, *Facts) {
 	if as := fs.granted[key]; len(as) > 0 || fs.link == nil {
 		return as, fs
 	}
@@ -139,12 +154,21 @@ func (fs *Facts) PosterOf(name string) (poster, bool) {
 func WorthLinked(f *File, fn *sitter.Node, facts *Facts) bool {
 	keys := strings.Contains(f.Text(fn), "local_dma_lkey")
 	posts, link := false, false
+	var keyers map[string]bool
 	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		if n.Kind() != "call_expression" {
 			return true
 		}
 		c := n.ChildByFieldName("function")
 		name := f.Text(c)
+		if !keys {
+			// The key given by a helper of the file that fills the
+			// SGE (p9_rdma_fill_sge(rdma, &sge, buf, len)).
+			if keyers == nil {
+				keyers = lkeyFuncs(f)
+			}
+			keys = keyers[name]
+		}
 		if _, p := facts.PosterOf(name); p || name == "ib_post_send" || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
 			posts = true
 		}
@@ -155,6 +179,20 @@ func WorthLinked(f *File, fn *sitter.Node, facts *Facts) bool {
 		return !(link || keys && posts)
 	})
 	return link || keys && posts
+}
+
+// lkeyFuncs are the functions of f that mention the PD's DMA key.
+func lkeyFuncs(f *File) map[string]bool {
+	out := map[string]bool{}
+	if !bytes.Contains(f.Src, []byte("local_dma_lkey")) {
+		return out
+	}
+	for _, fn := range Functions(f) {
+		if strings.Contains(f.Text(fn), "local_dma_lkey") {
+			out[FunctionName(f, fn)] = true
+		}
+	}
+	return out
 }
 
 // IsStatic reports whether a function definition is static (file
