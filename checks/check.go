@@ -421,6 +421,10 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 	}()
 	rule := &inlineSGE{fnName: name}
 	grants := map[siteKey]engine.GrantRecord{}
+	// The calls on a post's line, once per line: OnPost hears of every
+	// path, and a walk of the body per path made a function's cost its
+	// paths times its size.
+	calls := map[int][]*sitter.Node{}
 	in := &engine.Interp{F: f, Fn: fn, Facts: facts, OnCheck: rule.check,
 		OnSite: func(v engine.SiteVisit) {
 			k := siteKey{f.Rel, v.Node.StartByte()}
@@ -434,7 +438,12 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 			visits[k] = append(visits[k], v)
 			// The flag set by a call of the module's helper (or
 			// builder): the post is one of the helper's sites' too.
-			for _, c := range callsAt(f, fn, line) {
+			cs, ok := calls[line]
+			if !ok {
+				cs = callsAt(f, fn, line)
+				calls[line] = cs
+			}
+			for _, c := range cs {
 				if hf, hfn, ok := facts.Func(f.Text(c.ChildByFieldName("function"))); ok {
 					for _, s := range engine.FindInlineSitesFacts(hf, hfn, facts) {
 						hk := siteKey{hf.Rel + postSuffix, uint(hf.Line(s.Node))}

@@ -209,23 +209,42 @@ func ListC(root string, dirs []string) ([]string, error) {
 }
 
 // Walk calls fn on n and its descendants, in order; fn returns false to
-// skip a node's children.
+// skip a node's children. It moves a tree cursor (each move O(1)):
+// Node.Child(i) walks the siblings before i, so a loop over Child would
+// make a block of n statements cost n² and a 10k-line function minutes.
 func Walk(n *sitter.Node, fn func(*sitter.Node) bool) {
-	if n == nil || !fn(n) {
+	if n == nil {
 		return
 	}
-	for i := uint(0); i < n.ChildCount(); i++ {
-		Walk(n.Child(i), fn)
+	c := n.Walk()
+	defer c.Close()
+	depth := 0
+	for {
+		if fn(c.Node()) && c.GotoFirstChild() {
+			depth++
+			continue
+		}
+		for depth == 0 || !c.GotoNextSibling() {
+			if depth == 0 || !c.GotoParent() {
+				return
+			}
+			depth--
+		}
 	}
 }
 
+// Named is n's named children, in order (by a cursor, as Walk).
 func Named(n *sitter.Node) []*sitter.Node {
 	if n == nil {
 		return nil
 	}
 	var out []*sitter.Node
-	for i := uint(0); i < n.NamedChildCount(); i++ {
-		out = append(out, n.NamedChild(i))
+	c := n.Walk()
+	defer c.Close()
+	for ok := c.GotoFirstChild(); ok; ok = c.GotoNextSibling() {
+		if k := c.Node(); k.IsNamed() {
+			out = append(out, k)
+		}
 	}
 	return out
 }
