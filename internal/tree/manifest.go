@@ -254,8 +254,21 @@ func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
 // scopes (every file when none), files missing, resized or added; of the
 // files in hash, those whose content changed.
 func (m *manifest) damage(dir string, scopes, hash []string) []string {
-	bad, seen := m.sizes(dir, scopes)
-	bad = append(bad, added(dir, scopes, seen)...)
+	seen := map[string]bool{}
+	var paths []string
+	for p := range m.Files {
+		if inScopes(p, scopes) {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	// Both are a system call per file (86k in a whole tree): the walk for
+	// added files runs beside the size checks, which run in a few
+	// goroutines.
+	addedCh := make(chan []string, 1)
+	go func() { addedCh <- added(dir, scopes, seen) }()
+	bad := m.sizes(dir, paths)
+	bad = append(bad, <-addedCh...)
 	return append(bad, m.changed(dir, hash)...)
 }
 
@@ -274,24 +287,39 @@ func inScopes(p string, scopes []string) bool {
 	return false
 }
 
-// sizes lists the manifest's files under scopes that are missing from dir
-// or have another size (links: present), and the files it looked at.
-func (m *manifest) sizes(dir string, scopes []string) (bad []string, seen map[string]bool) {
-	seen = map[string]bool{}
-	for p, e := range m.Files {
-		if !inScopes(p, scopes) {
-			continue
-		}
-		seen[p] = true
-		st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
-		switch {
-		case err != nil:
-			bad = append(bad, p+" missing")
-		case e.Link == "" && st.Size() != e.Size:
-			bad = append(bad, fmt.Sprintf("%s has %d bytes, not %d", p, st.Size(), e.Size))
-		}
+// sizes lists the files of paths (the manifest's, in scope) that are
+// missing from dir or have another size (links: present), sorted.
+func (m *manifest) sizes(dir string, paths []string) []string {
+	const workers = 4
+	var (
+		mu  sync.Mutex
+		bad []string
+		wg  sync.WaitGroup
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var mine []string
+			for i := w; i < len(paths); i += workers {
+				p := paths[i]
+				e := m.Files[p]
+				st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
+				switch {
+				case err != nil:
+					mine = append(mine, p+" missing")
+				case e.Link == "" && st.Size() != e.Size:
+					mine = append(mine, fmt.Sprintf("%s has %d bytes, not %d", p, st.Size(), e.Size))
+				}
+			}
+			mu.Lock()
+			bad = append(bad, mine...)
+			mu.Unlock()
+		}(w)
 	}
-	return bad, seen
+	wg.Wait()
+	sort.Strings(bad)
+	return bad
 }
 
 // added lists the files under scopes in dir that the manifest does not
