@@ -73,14 +73,14 @@ func Parse(rel string, src []byte) *File {
 var parsed sync.Map
 
 func parseCached(rel string, src []byte, uses map[int]macroUse) *File {
-	if len(uses) > 0 {
-		// Where the macros are defined is not in src: parse anew.
-		f := Parse(rel, src)
-		f.Macros = uses
-		return f
-	}
 	h := sha256.Sum256(src)
 	key := rel + "\x00" + string(h[:])
+	if len(uses) > 0 {
+		// Where the macros are defined is not in src: the key names
+		// every use too (offset, macro, where defined), so a file whose
+		// expansion came from other definitions is parsed anew.
+		key += "\x00" + usesKey(uses)
+	}
 	if f, ok := parsed.Load(key); ok {
 		return f.(*File)
 	}
@@ -88,6 +88,21 @@ func parseCached(rel string, src []byte, uses map[int]macroUse) *File {
 	f.Macros = uses
 	parsed.Store(key, f)
 	return f
+}
+
+// usesKey is a digest of a file's macro uses, in offset order.
+func usesKey(uses map[int]macroUse) string {
+	offs := make([]int, 0, len(uses))
+	for o := range uses {
+		offs = append(offs, o)
+	}
+	sort.Ints(offs)
+	h := sha256.New()
+	for _, o := range offs {
+		u := uses[o]
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%d\n", o, u.Name, u.File, u.Line)
+	}
+	return string(h.Sum(nil))
 }
 
 // LoadFiles reads and parses, in parallel, the files under root (relative
