@@ -80,8 +80,9 @@ func TestRunKernels(t *testing.T) {
 	}
 	// Every report, read by the tool of its own ecosystem (SARIF
 	// Multitool and schema, xmllint and junitparser, kcidb's schema,
-	// kunit_parser on each console).
-	_, tree := testenv.Kernel(t, names[0])
+	// kunit_parser on each console: the newest kernel's of those run, as
+	// 5.10's kunit_parser predates the API the check reads).
+	_, tree := testenv.Kernel(t, names[len(names)-1])
 	if p := reportcheck.Folder(t, dir, tree); len(p) > 0 {
 		t.Errorf("reports rejected by their consumers:\n%s", strings.Join(p, "\n"))
 	}
