@@ -186,11 +186,17 @@ func (s *Session) Preprocess(ctx context.Context, rel string) (*Unit, error) {
 		}
 		bd = cfg.BuildDir
 	}
+	// Kbuild names the source relative to the build folder when srctree
+	// is relative (patchctl's work tree beside its build folders:
+	// ../src/...): made absolute here, so that the tree the command was
+	// recorded for is known and replaced by the tree checked — else cpp
+	// would read the build's own work tree, whatever state it is in.
+	argv, source := absPaths(cf.argv, cf.source, bd)
 	recorded := ""
-	if filepath.IsAbs(cf.source) && strings.HasSuffix(cf.source, "/"+rel) {
-		recorded = strings.TrimSuffix(cf.source, "/"+rel)
+	if filepath.IsAbs(source) && strings.HasSuffix(source, "/"+rel) {
+		recorded = strings.TrimSuffix(source, "/"+rel)
 	}
-	compiler, flags, srcPath, err := cppArgv(cf.argv, cf.source, recorded, tree)
+	compiler, flags, srcPath, err := cppArgv(argv, source, recorded, tree)
 	if err != nil {
 		return nil, &FallbackError{rel, fmt.Sprintf("%s: %v", cf.path, err)}
 	}
@@ -327,4 +333,34 @@ func (s *Session) hash(p string) (string, error) {
 	s.hashes[p] = h
 	s.mu.Unlock()
 	return h, nil
+}
+
+// absPaths makes the source and the relative paths that reach out of the
+// build folder ("../...": bare arguments and -I, -isystem, -iquote,
+// -include values) absolute, against dir, the folder kbuild compiled in.
+// Paths inside the build folder (./include, generated headers) stay as
+// they are: cpp runs there.
+func absPaths(argv []string, source, dir string) ([]string, string) {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || !strings.HasPrefix(filepath.Clean(p), "..") {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		switch {
+		case a == source:
+			out[i] = abs(a)
+		case strings.HasPrefix(a, "-I"):
+			out[i] = "-I" + abs(strings.TrimPrefix(a, "-I"))
+		case !strings.HasPrefix(a, "-") && i > 0 && (argv[i-1] == "-include" || argv[i-1] == "-isystem" || argv[i-1] == "-iquote" || argv[i-1] == "-I"):
+			out[i] = abs(a)
+		case !strings.HasPrefix(a, "-") && i > 0 && (strings.HasSuffix(a, ".c") || strings.HasSuffix(a, ".S")):
+			out[i] = abs(a)
+		default:
+			out[i] = a
+		}
+	}
+	return out, abs(source)
 }

@@ -305,3 +305,36 @@ func FuzzProject(f *testing.F) {
 		_ = u.Lines()
 	})
 }
+
+// TestRelativeSourceRecorded: kbuild with a relative srctree (patchctl's
+// work tree beside its build folders) records the source as ../src/...;
+// the unit must still be the checked tree's file and headers, never the
+// build's own work tree (which another stage may hold in another state).
+func TestRelativeSourceRecorded(t *testing.T) {
+	needGCC(t)
+	tree, _ := fakeTree(t, "CONFIG_A=y\n")
+	top := t.TempDir()
+	build, work := filepath.Join(top, "0123456789ab"), filepath.Join(top, "src")
+	write(t, filepath.Join(build, ".config"), "CONFIG_A=y\n")
+	write(t, filepath.Join(build, "include/generated/autoconf.h"), "#define CONFIG_A 1\n")
+	// The build's work tree holds other content: a header and a source
+	// that must not be read.
+	write(t, filepath.Join(work, "include/linux/x.h"), "#define SET_IT(p, v) ((p)[5] = (v))\n#define le64_to_cpu(x) (x)\n")
+	write(t, filepath.Join(work, "drivers/x/m.c"), "int work_tree_only(void) { return 99; }\n")
+	write(t, filepath.Join(build, "drivers/x/.m.o.cmd"), "savedcmd_drivers/x/m.o := gcc -Wp,-MMD,drivers/x/.m.o.d -nostdinc -I"+work+"/include -I./include -include ./include/generated/autoconf.h -c -o drivers/x/m.o ../src/drivers/x/m.c\n\nsource_drivers/x/m.o := ../src/drivers/x/m.c\n\ndeps_drivers/x/m.o := \\\n")
+	s, err := New(Options{Tree: tree, BuildDir: build, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.Preprocess(context.Background(), "drivers/x/m.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(u.Output)
+	if strings.Contains(out, "work_tree_only") || strings.Contains(out, "[5]") || !strings.Contains(out, "[0]") {
+		t.Errorf("the unit read the build's work tree, not the checked tree %s:\n%s", tree, out)
+	}
+	if !slices.Contains(u.Flags, "-I"+tree+"/include") {
+		t.Errorf("flags %v: want the work tree's include folder replaced by %s/include", u.Flags, tree)
+	}
+}
