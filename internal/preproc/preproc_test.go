@@ -312,6 +312,14 @@ func FuzzProject(f *testing.F) {
 // build's own work tree (which another stage may hold in another state).
 func TestRelativeSourceRecorded(t *testing.T) {
 	needGCC(t)
+	// The include folder recorded absolute (6.12's kbuild) or relative
+	// to the build folder, as the source is.
+	for _, inc := range []string{"abs", "../src/include"} {
+		t.Run(inc, func(t *testing.T) { relativeSourceRecorded(t, inc) })
+	}
+}
+
+func relativeSourceRecorded(t *testing.T, inc string) {
 	tree, _ := fakeTree(t, "CONFIG_A=y\n")
 	top := t.TempDir()
 	build, work := filepath.Join(top, "0123456789ab"), filepath.Join(top, "src")
@@ -321,7 +329,10 @@ func TestRelativeSourceRecorded(t *testing.T) {
 	// that must not be read.
 	write(t, filepath.Join(work, "include/linux/x.h"), "#define SET_IT(p, v) ((p)[5] = (v))\n#define le64_to_cpu(x) (x)\n")
 	write(t, filepath.Join(work, "drivers/x/m.c"), "int work_tree_only(void) { return 99; }\n")
-	write(t, filepath.Join(build, "drivers/x/.m.o.cmd"), "savedcmd_drivers/x/m.o := gcc -Wp,-MMD,drivers/x/.m.o.d -nostdinc -I"+work+"/include -I./include -include ./include/generated/autoconf.h -c -o drivers/x/m.o ../src/drivers/x/m.c\n\nsource_drivers/x/m.o := ../src/drivers/x/m.c\n\ndeps_drivers/x/m.o := \\\n")
+	if inc == "abs" {
+		inc = work + "/include"
+	}
+	write(t, filepath.Join(build, "drivers/x/.m.o.cmd"), "savedcmd_drivers/x/m.o := gcc -Wp,-MMD,drivers/x/.m.o.d -nostdinc -I"+inc+" -I./include -include ./include/generated/autoconf.h -c -o drivers/x/m.o ../src/drivers/x/m.c\n\nsource_drivers/x/m.o := ../src/drivers/x/m.c\n\ndeps_drivers/x/m.o := \\\n")
 	s, err := New(Options{Tree: tree, BuildDir: build, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
