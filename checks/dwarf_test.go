@@ -17,7 +17,10 @@ import (
 func TestSizeofHeadersAgreeWithDWARF(t *testing.T) {
 	kbuild.Exclusive(t, testkernel.Default)
 	md := kbuild.Build(t, testkernel.Default, vocab.Patched)
-	rep, err := checks.Run(checks.Options{Tree: md.SourceDir, Paths: []string{"drivers/nvme/host"}, BuildDir: md.BuildDir})
+	// The work tree is read in its patched state, held: another test
+	// process's build may have left it (or be putting it) in another.
+	dir := kbuild.HoldPatched(t, testkernel.Default)
+	rep, err := checks.Run(checks.Options{Tree: dir, Paths: []string{"drivers/nvme/host"}, BuildDir: md.BuildDir})
 	if err != nil {
 		t.Fatal(err)
 	}

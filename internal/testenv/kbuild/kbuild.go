@@ -11,6 +11,7 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 var mu sync.Mutex
@@ -62,4 +63,30 @@ func Exclusive(t testing.TB, name string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(unlock)
+}
+
+// HoldPatched puts kernel name's work tree into its patched state and
+// holds it until the test ends, so no build or apply of another test
+// process changes the files the test reads; it returns the tree's folder.
+// (A build's SourceDir is that work tree, in whatever state the last
+// stage to hold it left.)
+func HoldPatched(t testing.TB, name string) string {
+	t.Helper()
+	k, pristine := testenv.Kernel(t, name)
+	if testing.Short() {
+		t.Skip("-short: no kernel trees")
+	}
+	out, err := apply.Run(context.Background(), apply.In{Root: testenv.RepoRoot(t), Kernel: k, Pristine: pristine})
+	if err != nil {
+		t.Fatalf("applying %s: %v", name, err)
+	}
+	wt, release, err := testenv.Cache().HoldWorkTree(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	if err := apply.Checkout(wt, out, vocab.Patched); err != nil {
+		t.Fatal(err)
+	}
+	return wt.Dir
 }
