@@ -35,10 +35,11 @@ func checkReproduce(o *Options) error {
 }
 
 // reproSplats splits the console's kernel reports into those that fail
-// the boot and those inside the reproducer's markers (its outcome). A
-// reproducer that never printed its end marker (the VM died in it) keeps
-// its window to the end of the log.
-func reproSplats(lines []string) (splats, known []Splat) {
+// the boot and the known ones: inside the reproducer's markers (its
+// outcome), or a known pre-existing report of this kernel. A reproducer
+// that never printed its end marker (the VM died in it) keeps its window
+// to the end of the log.
+func reproSplats(lines []string, kr []guestconf.KnownReport) (splats, known []Splat) {
 	begin, end := -1, len(lines)
 	for i, l := range lines {
 		if begin < 0 && strings.Contains(l, guestconf.ReproBeginLine) {
@@ -48,10 +49,14 @@ func reproSplats(lines []string) (splats, known []Splat) {
 			break
 		}
 	}
-	for _, s := range findSplats(lines) {
-		if i := s.Line - 2; begin >= 0 && i > begin && i < end {
+	for _, s := range findSplats(lines, kr) {
+		switch i := s.Line - 2; {
+		case begin >= 0 && i > begin && i < end:
+			s.Known = "reproducer: " + guestconf.ReproDefect
 			known = append(known, s)
-		} else {
+		case s.Known != "":
+			known = append(known, s)
+		default:
 			splats = append(splats, s)
 		}
 	}
@@ -93,5 +98,16 @@ func judgeRepro(res *Result) {
 		if res.Verdict == vocab.Pass {
 			res.Verdict = vocab.Fail
 		}
+	}
+}
+
+// noteKnown says in the reason which known pre-existing kernel reports
+// the boot met (they failed nothing).
+func noteKnown(res *Result) {
+	for _, s := range res.KnownSplats {
+		if strings.HasPrefix(s.Known, "reproducer: ") {
+			continue
+		}
+		res.Reason += fmt.Sprintf("; known pre-existing kernel report %s at console line %d, not the patch's: %q", s.Known, s.Line, s.words())
 	}
 }

@@ -80,3 +80,57 @@ func TestReproducerOutcomes(t *testing.T) {
 		t.Errorf("an unknown reproducer: %v", err)
 	}
 }
+
+// TestKnownKernelReport: a kernel report the known-reports table names
+// (both locks of a lockdep pair) is reported in the reason and the
+// result, and the boot passes; the same kind of report naming another
+// lock fails the boot; without the table it fails too; the table is part
+// of the boot's key (the guest is told).
+func TestKnownKernelReport(t *testing.T) {
+	ctx := context.Background()
+	lockdep := func(wanted string) string {
+		return strings.Join([]string{
+			"[   8.0] ======================================================",
+			"[   8.0] WARNING: possible circular locking dependency detected",
+			"[   8.0] agent/1 is trying to acquire lock:",
+			"[   8.0] ffff888000000000 (" + wanted + "){+.+.}-{4:4}, at: rdma_destroy_id+0x1/0x2",
+			"[   8.0] but task is already holding lock:",
+			"[   8.0] ffffffff80000000 (nvmet_config_sem){++++}-{4:4}, at: nvmet_port_subsys_drop_link+0x1/0x2",
+			"[   8.0] Call Trace:", "[   8.0]  <TASK>", "[   8.0]  </TASK>"}, "\n")
+	}
+	known := []guestconf.KnownReport{{ID: "cfg-sem-vs-handler-mutex", Match: []string{"possible circular locking dependency", "nvmet_config_sem", "id_priv->handler_mutex"}}}
+	run := func(wanted string, table []guestconf.KnownReport) *Result {
+		t.Helper()
+		x := opts(t, fakeQEMU(t, strings.Replace(passingRun, "patchctl-agent: done", lockdep(wanted)+"\npatchctl-agent: done", 1)))
+		x.Known = table
+		res, err := Run(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run("&id_priv->handler_mutex", known)
+	if res.Verdict != vocab.Pass || len(res.Splats) != 0 || len(res.KnownSplats) != 1 || res.KnownSplats[0].Known != "cfg-sem-vs-handler-mutex" ||
+		!strings.Contains(res.Reason, "known pre-existing kernel report cfg-sem-vs-handler-mutex") {
+		t.Errorf("known report: %s %q splats %v known %v", res.Verdict, res.Reason, res.Splats, res.KnownSplats)
+	}
+	if res := run("&queue->state_lock", known); res.Verdict != vocab.Fail || len(res.Splats) != 1 || len(res.KnownSplats) != 0 {
+		t.Errorf("another lock pair: %s %q", res.Verdict, res.Reason)
+	}
+	if res := run("&id_priv->handler_mutex", nil); res.Verdict != vocab.Fail {
+		t.Errorf("no table: %s %q", res.Verdict, res.Reason)
+	}
+	a, b := opts(t, fakeQEMU(t, passingRun)), opts(t, fakeQEMU(t, passingRun))
+	b.Known = known
+	pa, err := Prepare(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := Prepare(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa.Key() == pb.Key() {
+		t.Error("the known-reports table is not part of the boot's key")
+	}
+}

@@ -87,6 +87,10 @@ type Options struct {
 	// Reproduce names a reproducer the guest runs after the tests
 	// (vocab.ReproIncapsule, which needs the incapsule-wrap harness).
 	Reproduce string
+	// Known are the kernel reports known as pre-existing defects of
+	// this kernel (series/known-reports.yaml): reported, and failing
+	// neither the guest's dmesg gate nor the console's.
+	Known []guestconf.KnownReport
 }
 
 // Interactive is whether the run waits for a person (Shell or Keep).
@@ -103,6 +107,10 @@ type Splat struct {
 	// slab-use-after-free in nvmet_rdma_alloc_queue+0x...").
 	Text    string   `json:"text,omitempty"`
 	Excerpt []string `json:"excerpt"`
+	// Known names the known pre-existing kernel report it is
+	// (Options.Known), or, inside the reproducer's window, the
+	// reproducer's defect.
+	Known string `json:"known,omitempty"`
 }
 
 // words is the report in its own words: its first line, else its kind.
@@ -236,7 +244,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 	g := GuestConfig{Transports: o.Transports, Unavailable: unavailable, InlineDataSize: o.InlineDataSize, ExpectInline: o.ExpectInline,
 		Sizes: o.Sizes, Iterations: o.Iterations, Seed: 1, Address: "192.0.2.10/24",
 		NQN: "nqn.2026-11.dev.patchctl:loopback", Stop: o.Stop, Shell: o.Shell, Keep: o.Keep, Bench: o.Bench,
-		Harness: o.Harness, Reproduce: o.Reproduce}
+		Harness: o.Harness, Reproduce: o.Reproduce, Known: o.Known}
 	if err := wrLayout(o.BuildDir, &g); err != nil {
 		return nil, err
 	}
@@ -417,7 +425,7 @@ func runQEMU(ctx context.Context, o *Options, res *Result) error {
 				res.Reason = fmt.Sprintf("the whole run took longer than %s (in phase %s)", o.TotalTimeout, res.Phase)
 			}
 			res.KTAP = ktap.Parse(text)
-			res.Splats, res.KnownSplats = reproSplats(lines)
+			res.Splats, res.KnownSplats = reproSplats(lines, o.Known)
 			var re *command.Error
 			if err != nil && !errors.As(err, &re) && !res.TimedOut {
 				return fmt.Errorf("qemu: %w: %w", err, errs.ErrEnv)
@@ -492,14 +500,11 @@ func tail(lines []string, n int) []string {
 }
 
 // findSplats finds kernel error reports, with context.
-func findSplats(lines []string) []Splat {
+func findSplats(lines []string, known []guestconf.KnownReport) []Splat {
 	var out []Splat
-	for i := 0; i < len(lines); i++ {
-		if p := guestconf.SplatIn(lines[i]); p != "" {
-			from, to := max(i-3, 0), min(i+12, len(lines))
-			out = append(out, Splat{Kind: p, Line: i + 2, Text: strings.TrimSpace(lines[i]), Excerpt: append([]string(nil), lines[from:to]...)})
-			i = to - 1 // one report, one splat
-		}
+	for _, r := range guestconf.Reports(lines, known) {
+		from, to := max(r.Start-3, 0), min(r.Start+12, len(lines))
+		out = append(out, Splat{Kind: r.Kind, Line: r.Start + 2, Text: strings.TrimSpace(lines[r.Start]), Excerpt: append([]string(nil), lines[from:to]...), Known: r.Known})
 	}
 	return out
 }
@@ -511,6 +516,7 @@ func judge(res *Result, o *Options) {
 	res.Evidence = collectEvidence(res.KTAP)
 	res.Repro = collectRepro(res.KTAP)
 	defer judgeRepro(res)
+	defer noteKnown(res)
 	crashed := len(res.Splats) > 0 && (res.KTAP == nil || !res.KTAP.Complete() || res.TimedOut)
 	switch {
 	case crashed:

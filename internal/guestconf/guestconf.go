@@ -48,6 +48,9 @@ type Config struct {
 	// Reproduce names the reproducer the agent runs after the tests
 	// (vocab.ReproIncapsule; see Repro).
 	Reproduce string `json:"reproduce,omitempty"`
+	// Known are the kernel reports known as pre-existing defects of this
+	// kernel: the dmesg gate reports them and does not fail on them.
+	Known []KnownReport `json:"known,omitempty"`
 }
 
 // Module is a kernel module in the initramfs.

@@ -71,3 +71,28 @@ func TestKnownDefectNotBlamedOnPatch(t *testing.T) {
 		t.Errorf("an unexplained failure: %v, want findings", err)
 	}
 }
+
+// TestKnownReportsOfTheKernel: the known kernel reports of the kernel's
+// version (by its tree) reach the result and, as the gates need them,
+// the boot's options; a kernel outside the range has none.
+func TestKnownReportsOfTheKernel(t *testing.T) {
+	tb := &defects.Reports{Reports: []defects.Report{{ID: "pair", From: "9.0", Fixed: "9.2", Match: []string{"circular locking", "sem_a"}, Defect: "d", Upstream: "u"}}}
+	treeAt := func(v string) string {
+		d := t.TempDir()
+		p := strings.Split(v, ".")
+		os.WriteFile(filepath.Join(d, "Makefile"), []byte("VERSION = "+p[0]+"\nPATCHLEVEL = "+p[1]+"\nSUBLEVEL = "+p[2]+"\n"), 0o644)
+		return d
+	}
+	r := &kernelRun{o: Options{Reports: tb, Transports: []string{"rxe"}}, kr: &Kernel{Name: "9.1", Verdict: vocab.Pass}}
+	r.defects(treeAt("9.1.4"))
+	if len(r.kr.KnownReports) != 1 {
+		t.Fatalf("known reports of 9.1.4: %+v", r.kr.KnownReports)
+	}
+	if g := guestKnown(r.kr.KnownReports); len(g) != 1 || g[0].ID != "pair" || len(g[0].Match) != 2 {
+		t.Errorf("for the gates: %+v", g)
+	}
+	r = &kernelRun{o: Options{Reports: tb}, kr: &Kernel{Name: "9.2"}}
+	if r.defects(treeAt("9.2.0")); len(r.kr.KnownReports) != 0 {
+		t.Errorf("a fixed kernel: %+v", r.kr.KnownReports)
+	}
+}

@@ -68,6 +68,9 @@ type Options struct {
 	// Defects is the known provider defects table (nil: the repository's
 	// series/provider-defects.yaml).
 	Defects *defects.Table
+	// Reports is the known kernel reports table (nil: the repository's
+	// series/known-reports.yaml).
+	Reports *defects.Reports
 	// Fragments are the kconfig/ fragments the kernels are built with
 	// (none: build's defaults); they are part of the build's key, so a
 	// debug kernel is an image of its own.
@@ -115,6 +118,10 @@ type Kernel struct {
 	// KnownDefects are the provider defects of series/provider-defects.yaml
 	// that this kernel has, for the transports run.
 	KnownDefects []defects.Defect `json:"known_defects,omitempty"`
+	// KnownReports are the kernel reports of series/known-reports.yaml
+	// this kernel's version is known to have: a boot that meets one
+	// reports it and does not fail on it.
+	KnownReports []defects.Report `json:"known_reports,omitempty"`
 	Start        time.Time        `json:"start_time"`
 	Duration     float64          `json:"duration_s"`
 }
@@ -155,6 +162,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		o.Defects = t
+	}
+	if o.Reports == nil {
+		t, err := defects.LoadReports(defects.ReportsPath(o.Root))
+		if err != nil {
+			return nil, err
+		}
+		o.Reports = t
 	}
 	ks := o.Targets
 	if len(ks) == 0 {
@@ -584,7 +598,8 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 		m := out.Plan.Manifest
 		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
 			BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
-			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress, Harness: HarnessNames(md), Reproduce: r.o.Reproduce})
+			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress, Harness: HarnessNames(md), Reproduce: r.o.Reproduce,
+			Known: guestKnown(r.kr.KnownReports)})
 		if err != nil {
 			return err
 		}
@@ -614,6 +629,11 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 				s.Detail += " (known pre-existing defect: " + br.Repro.Splat + ")"
 			}
 		}
+		for _, k := range br.KnownSplats {
+			if !strings.HasPrefix(k.Known, "reproducer: ") {
+				s.Detail += "; known pre-existing kernel report " + k.Known + " (not the patch's): " + k.Text
+			}
+		}
 		switch br.Verdict {
 		case vocab.Fail:
 			if d := r.explains(&br, m.Boot.ExpectInline[variant]); len(d) > 0 {
@@ -628,19 +648,30 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 }
 
 // defects finds the known provider defects of this kernel (by its tree's
-// version) for the transports run.
+// version) for the transports run, and its known kernel reports.
 func (r *kernelRun) defects(pristine string) {
-	t := r.o.Defects
-	if t == nil {
-		return
-	}
 	v, err := defects.TreeVersion(pristine)
 	if err != nil {
 		return
 	}
-	for _, tr := range r.o.Transports {
-		r.kr.KnownDefects = append(r.kr.KnownDefects, t.Match(v, tr)...)
+	if t := r.o.Defects; t != nil {
+		for _, tr := range r.o.Transports {
+			r.kr.KnownDefects = append(r.kr.KnownDefects, t.Match(v, tr)...)
+		}
 	}
+	if t := r.o.Reports; t != nil {
+		r.kr.KnownReports = t.Match(v)
+	}
+}
+
+// guestKnown is what the guest's and the console's gates need of known
+// kernel reports.
+func guestKnown(rs []defects.Report) []guestconf.KnownReport {
+	var out []guestconf.KnownReport
+	for _, r := range rs {
+		out = append(out, guestconf.KnownReport{ID: r.ID, Match: r.Match})
+	}
+	return out
 }
 
 // explains lists the known defects that account for a failed boot: the

@@ -14,6 +14,7 @@ import (
 	"github.com/patchctl/patchctl/internal/build"
 	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/debian/distro"
+	"github.com/patchctl/patchctl/internal/defects"
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/guestconf"
 	"github.com/patchctl/patchctl/internal/progress"
@@ -324,6 +325,11 @@ func (t *Target) PrepareBoot(ctx context.Context, m *series.Manifest, img *Image
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: expect,
 		Cmdline: o.Cmdline, BootTimeout: o.BootTimeout, TestTimeout: o.TestTimeout, Accel: o.Accel, Progress: t.Cache.Progress,
 		Shell: o.Shell, Keep: o.Keep, BuildCommand: o.BuildCommand, Harness: HarnessNames(md), Reproduce: o.Reproduce}
+	known, err := t.KnownReports()
+	if err != nil {
+		return nil, err
+	}
+	bo.Known = guestKnown(known)
 	if bo.Interactive() {
 		bo.Stdin, bo.Console = o.Stdin, o.Console
 	}
@@ -374,4 +380,18 @@ func (t *Target) BenchBoots(ctx context.Context, o *bench.Options, b BenchBootOp
 // vmlinux for the DWARF layouts.
 func (t *Target) BuildFolder(out *apply.Out) (string, error) {
 	return build.Locate(t.Root, t.Cache, t.Kernel, out, nil)
+}
+
+// KnownReports are the known kernel reports (series/known-reports.yaml)
+// of the target kernel's version; none when its tree has no version yet.
+func (t *Target) KnownReports() ([]defects.Report, error) {
+	tb, err := defects.LoadReports(defects.ReportsPath(t.Root))
+	if err != nil {
+		return nil, err
+	}
+	v, err := defects.TreeVersion(t.Cache.PristineDir(t.Kernel))
+	if err != nil {
+		return nil, nil
+	}
+	return tb.Match(v), nil
 }

@@ -168,7 +168,7 @@ func benchRun(k *ktap, n int, transport string, cfg *Config) {
 	} else {
 		result(nil, "")
 	}
-	if bad := dmesgSplats(marker); len(bad) > 0 {
+	if bad := dmesgSplats(k, marker, cfg.Known); len(bad) > 0 {
 		result(fmt.Errorf("%s", strings.Join(bad, "\n")), "")
 	} else {
 		result(nil, "")

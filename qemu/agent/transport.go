@@ -128,7 +128,7 @@ func runTransport(k *ktap, n int, transport string, cfg *Config) {
 		k.result(true, "teardown", "")
 	}
 	// dmesg gate
-	if bad := dmesgSplats(marker); len(bad) > 0 {
+	if bad := dmesgSplats(k, marker, cfg.Known); len(bad) > 0 {
 		fail("dmesg", fmt.Errorf("%s", strings.Join(bad, "\n")))
 	} else {
 		k.result(true, "dmesg", "")
@@ -141,8 +141,10 @@ func finishParent(k *ktap, n int, transport string, ok bool, begin time.Time) {
 	parent.result(ok, transport, "")
 }
 
-// dmesgSplats returns the splat lines logged after marker.
-func dmesgSplats(marker string) []string {
+// dmesgSplats returns the lines that begin the kernel's reports logged
+// after marker, but for reports known as pre-existing defects of this
+// kernel (cfg.Known), which k states as diagnostics.
+func dmesgSplats(k *ktap, marker string, known []guestconf.KnownReport) []string {
 	buf := make([]byte, 1<<20)
 	n, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf)
 	if err != nil {
@@ -152,14 +154,26 @@ func dmesgSplats(marker string) []string {
 	if i := bytes.Index(log, []byte(marker)); i >= 0 {
 		log = log[i:]
 	}
-	var bad []string
-	for _, l := range strings.Split(string(log), "\n") {
-		if guestconf.SplatIn(l) != "" {
-			bad = append(bad, strings.TrimSpace(l))
+	bad, seen := gateReports(strings.Split(string(log), "\n"), known)
+	for _, s := range seen {
+		k.diag("known pre-existing kernel report (%s), not failed: %s", s[0], s[1])
+	}
+	return bad
+}
+
+// gateReports splits a log's reports into the lines that fail the gate
+// (at most 20) and the known ones ({id, first line}).
+func gateReports(lines []string, known []guestconf.KnownReport) (bad []string, seen [][2]string) {
+	for _, r := range guestconf.Reports(lines, known) {
+		first := strings.TrimSpace(lines[r.Start])
+		if r.Known != "" {
+			seen = append(seen, [2]string{r.Known, first})
+			continue
 		}
+		bad = append(bad, first)
 	}
 	if len(bad) > 20 {
 		bad = bad[:20]
 	}
-	return bad
+	return bad, seen
 }
