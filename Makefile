@@ -31,9 +31,11 @@ test: deps vet actionlint lint
 	PATCHCTL_TEST_KERNELS="$(TEST_KERNELS)" $(GO) test -count=1 -timeout 75m ./...
 
 # The end-to-end run on every pinned kernel (a fresh machine: five cold
-# builds, about 40 minutes on 2 cores).
+# builds, about 40 minutes on 2 cores), then the checks' engine over every
+# file of the default scope of every pinned kernel's tree (no crash).
 test-matrix: deps vet
 	PATCHCTL_TEST_KERNELS=all $(GO) test -count=1 -timeout 120m -run 'TestRunKernels' ./internal/pipeline
+	PATCHCTL_TEST_KERNELS=all $(GO) test -count=1 -timeout 60m -run 'TestEveryFileOfTheTree' ./checks
 
 # The workflow linted by actionlint (a Go tool, installed into the cache
 # the first time); any finding fails.

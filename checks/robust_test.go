@@ -11,7 +11,7 @@ import (
 
 	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/testenv"
-	"github.com/patchctl/patchctl/internal/testenv/testkernel"
+	"github.com/patchctl/patchctl/internal/tree"
 )
 
 // TestGNUConditional: a ?: b (no consequence) in an address, a flag, a
@@ -102,14 +102,26 @@ func analyseEverything(f *engine.File) (problems []string) {
 }
 
 // TestEveryFileOfTheTree: the engine, with the prefilter off, over every
-// .c file of the default scope of the prepared 6.12 tree: no panic, and
+// .c file of the default scope (drivers/infiniband, drivers/nvme, net,
+// fs) of each end-to-end kernel's pristine tree (the default kernel in
+// make test, every pinned kernel in make test-matrix): no panic, and
 // every function within its budget of states and steps (the budget is
 // what bounds the time, not a clock).
 func TestEveryFileOfTheTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every file of a kernel tree: not with -short")
 	}
-	_, dir := testenv.Kernel(t, testkernel.Default)
+	lock, err := tree.LoadLock(filepath.Join(testenv.RepoRoot(t), "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range testenv.EndToEndKernels(t, lock) {
+		t.Run(name, func(t *testing.T) { everyFileOf(t, name) })
+	}
+}
+
+func everyFileOf(t *testing.T, name string) {
+	_, dir := testenv.Kernel(t, name)
 	rels, err := engine.ListC(dir, DefaultPaths)
 	if err != nil {
 		t.Fatal(err)
