@@ -71,10 +71,10 @@ func dmaFragments() []string {
 	return nil
 }
 
-func tryOn(t *testing.T, root string, patch string, args ...string) (int, *tryResult, string) {
+func tryOn(t *testing.T, root, kernel, patch string, args ...string) (int, *tryResult, string) {
 	t.Helper()
 	out := t.TempDir()
-	a := append([]string{"--root", root, "--cache", testenv.Cache().Dir, "try", patch, "--kernel", testkernel.Default, "--out", out}, dmaFragments()...)
+	a := append([]string{"--root", root, "--cache", testenv.Cache().Dir, "try", patch, "--kernel", kernel, "--out", out}, dmaFragments()...)
 	code, stdout, stderr := child(t, append(a, args...)...)
 	t.Logf("try %s %s: exit %d\n%s\n%s", filepath.Base(patch), strings.Join(args, " "), code, stdout, stderr)
 	var r tryResult
@@ -88,38 +88,48 @@ func tryOn(t *testing.T, root string, patch string, args ...string) (int, *tryRe
 	return code, &r, stdout
 }
 
-// TestTryIncapsuleReproducer: on a KASAN 6.12 kernel the guest's
-// in-capsule reproducer shows the pre-existing nvmet-rdma defect on the
-// baseline (a known defect: the boot passes and says so) and, with the
-// local fix as the series under test, the target rejects the wrapping
-// offset and nothing is reported. Builds two KASAN kernels: only with
-// PATCHCTL_TEST_KASAN=1, never under -short.
+// TestTryIncapsuleReproducer: on a KASAN kernel the guest's in-capsule
+// reproducer shows the pre-existing nvmet-rdma defect on the baseline (a
+// known defect: the boot passes and says so) and, with the local fix as
+// the series under test, the target rejects the wrapping offset and
+// nothing is reported. Builds two KASAN kernels per kernel: only with
+// PATCHCTL_TEST_KASAN set, never under -short. PATCHCTL_TEST_KASAN=1 runs
+// the default kernel; a list of kernel names ("6.12 7.3") runs those.
 //
-//	PATCHCTL_TEST_KASAN=1 flock /tmp/patchctl-kbuild.lock \
+//	PATCHCTL_TEST_KASAN="6.12 7.3" flock /tmp/patchctl-kbuild.lock \
 //	  go test -timeout 3h -run TestTryIncapsuleReproducer -v ./cmd/patchctl/
 func TestTryIncapsuleReproducer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds and boots two KASAN kernels")
 	}
-	if os.Getenv("PATCHCTL_TEST_KASAN") == "" {
-		t.Skip("builds and boots two KASAN kernels: set PATCHCTL_TEST_KASAN=1 to run it")
+	v := strings.TrimSpace(os.Getenv("PATCHCTL_TEST_KASAN"))
+	if v == "" {
+		t.Skip("builds and boots two KASAN kernels: set PATCHCTL_TEST_KASAN=1 (or to kernel names) to run it")
+	}
+	kernels := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' })
+	if v == "1" {
+		kernels = []string{testkernel.Default}
 	}
 	root := testenv.RepoRoot(t)
-	testenv.Kernel(t, testkernel.Default)
-	kbuild.Exclusive(t, testkernel.Default)
-	fix := filepath.Join(root, "qemu", "harness", "testdata", "nvmet-rdma-incapsule-bounds-fix.patch")
-	t.Setenv("PATCHCTL_TEST_DMA_FRAGMENT", "base,rdma-loopback,debug")
-	code, r, stdout := tryOn(t, root, fix, "--transport", "rxe", "--reproduce", "incapsule")
-	k := r.Kernels[0]
-	b, p := k.Boots["baseline"], k.Boots["patched"]
-	if b.Verdict != "PASS" || b.Repro == nil || b.Repro.Outcome != "defect-shown" || !strings.Contains(b.Reason, "known pre-existing defect") {
-		t.Errorf("baseline: %s, reproducer %+v: %s", b.Verdict, b.Repro, b.Reason)
-	}
-	if p.Verdict != "PASS" || p.Repro == nil || p.Repro.Outcome != "rejected" || len(p.Splats) != 0 {
-		t.Errorf("patched (the fix): %s, reproducer %+v, splats %+v: %s", p.Verdict, p.Repro, p.Splats, p.Reason)
-	}
-	if code != 0 || !strings.Contains(stdout, "reproducer") {
-		t.Errorf("exit %d; the text should name the reproducer's outcome:\n%s", code, stdout)
+	for _, name := range kernels {
+		t.Run(name, func(t *testing.T) {
+			testenv.Kernel(t, name)
+			kbuild.Exclusive(t, name)
+			fix := filepath.Join(root, "qemu", "harness", "testdata", "nvmet-rdma-incapsule-bounds-fix.patch")
+			t.Setenv("PATCHCTL_TEST_DMA_FRAGMENT", "base,rdma-loopback,debug")
+			code, r, stdout := tryOn(t, root, name, fix, "--transport", "rxe", "--reproduce", "incapsule")
+			k := r.Kernels[0]
+			b, p := k.Boots["baseline"], k.Boots["patched"]
+			if b.Verdict != "PASS" || b.Repro == nil || b.Repro.Outcome != "defect-shown" || !strings.Contains(b.Reason, "known pre-existing defect") {
+				t.Errorf("baseline: %s, reproducer %+v: %s", b.Verdict, b.Repro, b.Reason)
+			}
+			if p.Verdict != "PASS" || p.Repro == nil || p.Repro.Outcome != "rejected" || len(p.Splats) != 0 {
+				t.Errorf("patched (the fix): %s, reproducer %+v, splats %+v: %s", p.Verdict, p.Repro, p.Splats, p.Reason)
+			}
+			if code != 0 || !strings.Contains(stdout, "reproducer") {
+				t.Errorf("exit %d; the text should name the reproducer's outcome:\n%s", code, stdout)
+			}
+		})
 	}
 }
 
@@ -148,7 +158,7 @@ func TestTryDMAFaithful(t *testing.T) {
 	// Per mode, the mutant then the seed: one switch of mode (which
 	// recompiles what includes the harness's files) in the whole test.
 	for _, mode := range []string{"faithful", "plain"} {
-		code, r, stdout := tryOn(t, root, mutant, "--dma", mode)
+		code, r, stdout := tryOn(t, root, testkernel.Default, mutant, "--dma", mode)
 		k := r.Kernels[0]
 		if b := k.Builds["patched"]; b.DMA != mode || mode == "faithful" && (len(b.Harness) != 2 || b.Harness[0].Harness != "dma-faithful") || mode == "plain" && len(b.Harness) != 1 {
 			t.Errorf("%s: the patched build's mode %q, harness %+v", mode, b.DMA, b.Harness)
@@ -182,7 +192,7 @@ func TestTryDMAFaithful(t *testing.T) {
 				t.Errorf("faithful: the report does not name the inline SGE: %s %+v", pb.Reason, pb.Splats)
 			}
 		}
-		code, r, _ = tryOn(t, root, seed, "--dma", mode)
+		code, r, _ = tryOn(t, root, testkernel.Default, seed, "--dma", mode)
 		k = r.Kernels[0]
 		if code != 0 || k.Boots["baseline"].Verdict != "PASS" || k.Boots["patched"].Verdict != "PASS" {
 			t.Errorf("%s: seed 000 as written: exit %d, baseline %s, patched %s (%s)", mode, code, k.Boots["baseline"].Verdict, k.Boots["patched"].Verdict, k.Boots["patched"].Reason)
