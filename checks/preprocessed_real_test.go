@@ -11,35 +11,45 @@ import (
 	"github.com/patchctl/patchctl/checks/engine"
 	"github.com/patchctl/patchctl/internal/preproc"
 	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/kbuild"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
+	"github.com/patchctl/patchctl/internal/vocab"
 )
 
 // TestPreprocessedReal runs the preprocessed path on the nvme-rdma host
 // and target of the pinned 6.12 and 7.3 with the flags of their build
 // folders: it draws the same findings as raw C (the known in-capsule
 // bound, at the same source line) and nothing else. It logs the times of
-// both paths and of parsing the whole translation unit. 6.12's build
-// folder is needed (in CI); a kernel without one is skipped.
+// both paths and of parsing the whole translation unit. The default
+// kernel's baseline is built when missing; 7.3 without a completed build
+// is skipped.
 func TestPreprocessedReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads build folders and runs gcc -E on two files per kernel")
 	}
-	// 6.12 itself: each kernel's own preprocessed facts
-	for _, k := range []string{"6.12", "7.3"} {
+	// Each kernel's own preprocessed facts: the default kernel, built
+	// when needed, and 7.3 when a build of it is there.
+	for _, k := range []string{testkernel.Default, "7.3"} {
 		t.Run(k, func(t *testing.T) { preprocessedReal(t, k) })
 	}
 }
 
 func preprocessedReal(t *testing.T, kernel string) {
-	builds, _ := filepath.Glob(filepath.Join(testenv.Cache().Dir, "build", kernel, "*", ".config"))
-	if len(builds) == 0 {
-		// 6.12 itself: a fact of that tree
-		if kernel == "6.12" {
-			testenv.Unavailable(t, "no 6.12 build folder (patchctl build --kernel 6.12)")
+	var build string
+	if kernel == testkernel.Default {
+		// The default kernel's baseline, built (or reused) and complete:
+		// a folder another test is still configuring has a .config and
+		// no command records yet.
+		build = kbuild.Build(t, kernel, vocab.Baseline).BuildDir
+	} else {
+		// Another kernel's folder only when a build of it completed.
+		done, _ := filepath.Glob(filepath.Join(testenv.Cache().Dir, "build", kernel, "*", "variants", vocab.Baseline, "metadata.json"))
+		if len(done) == 0 {
+			t.Skipf("no completed %s build folder", kernel)
 		}
-		t.Skipf("no %s build folder", kernel)
+		build = filepath.Dir(filepath.Dir(filepath.Dir(done[0])))
 	}
 	_, tree := testenv.Kernel(t, kernel)
-	build := filepath.Dir(builds[0])
 	files := []string{"drivers/nvme/host/rdma.c", "drivers/nvme/target/rdma.c"}
 	t0 := time.Now()
 	raw, err := Run(Options{Tree: tree, Paths: files})
