@@ -37,7 +37,11 @@ type sizeCheck struct {
 	files     []*engine.File
 	reqMin    map[string]int64 // module -> smallest constant request (-1: none or not all constant)
 	cmpCache  map[string][]engine.GuardRef
-	opts      Options
+	// srcCache memoizes localSources: (file, function, name) -> what is
+	// assigned to the name there. Every guard of every site asks it, and
+	// each answer walks the whole function.
+	srcCache map[string][]*sitter.Node
+	opts     Options
 	facts     map[string]*engine.Facts
 	layouts   map[string]*LayoutRow
 	findings  []Finding
@@ -297,7 +301,7 @@ func (c *sizeCheck) constBound(f *engine.File, fn, expr *sitter.Node) (int64, bo
 	if expr.Kind() != "identifier" {
 		return 0, false
 	}
-	srcs := localSources(f, fn, f.Text(expr))
+	srcs := c.localSources(f, fn, f.Text(expr))
 	if len(srcs) == 0 {
 		return 0, false
 	}
@@ -581,7 +585,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 	case "identifier":
 		// A local copy of the granted size (u32 max = READ_ONCE(...)):
 		// granted when everything assigned to it is.
-		srcs := localSources(f, fn, f.Text(expr))
+		srcs := c.localSources(f, fn, f.Text(expr))
 		if len(srcs) == 0 {
 			return false, ""
 		}
@@ -645,6 +649,21 @@ func createdBefore(f *engine.File, fn *sitter.Node, attr string, node *sitter.No
 }
 
 // localSources are the values assigned to a local variable of fn.
+func (c *sizeCheck) localSources(f *engine.File, fn *sitter.Node, name string) []*sitter.Node {
+	k := fmt.Sprintf("%s:%d:%s", f.Rel, fn.StartByte(), name)
+	if srcs, ok := c.srcCache[k]; ok {
+		return srcs
+	}
+	if c.srcCache == nil {
+		c.srcCache = map[string][]*sitter.Node{}
+	}
+	srcs := localSources(f, fn, name)
+	c.srcCache[k] = srcs
+	return srcs
+}
+
+// localSources lists what is assigned to name in function fn: the
+// initializers of its declarations and the right sides of assignments.
 func localSources(f *engine.File, fn *sitter.Node, name string) []*sitter.Node {
 	var out []*sitter.Node
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
