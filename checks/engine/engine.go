@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -451,8 +452,10 @@ func (in *Interp) prescan() {
 	inlineLocals := map[string]bool{}
 	bools := map[string]bool{}
 	for _, p := range Params(f, in.Fn) {
-		if strings.TrimSpace(p.Typ) == "bool" && !p.Pointer {
-			bools[p.Name] = true // a guard passed in
+		if !p.Pointer {
+			// A guard passed in: a bool, or an integer tested for
+			// its truth (if (direct)), which the key alone names.
+			bools[p.Name] = true
 		}
 	}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
@@ -1144,7 +1147,19 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 	for _, e := range v {
 		switch e.kind {
 		case 'c':
-			continue // an exit condition: variantFeasible reads it
+			// An exit condition on the parameters, in the caller's
+			// terms: the caller's later test of the same value
+			// (if (small) after build(..., small)) takes this exit's
+			// side.
+			if i := slices.Index(names, e.rel); i >= 0 && i < len(args) {
+				// The parameter itself: the argument's condition,
+				// in its canonical form (a > b is !(a <= b)).
+				k, neg := factKey(in.F, args[i])
+				in.learn(k, (e.s == "1") != neg, st)
+				continue
+			}
+			in.learn(substParams(e.rel, names, keysOf(in.F, args)), e.s == "1", st)
+			continue
 		case 'r':
 			// The exit path's constant return: what the call's
 			// value is on this path (if (helper(...)) decides).
@@ -1326,6 +1341,14 @@ func (in *Interp) assume(cond *sitter.Node, truth bool, st *State) *State {
 	if c == nil {
 		return st
 	}
+	// A test of the inline bit of flags whose value the path knows:
+	// the branch the bit rules out is not taken.
+	sc := in.scope(st)
+	if x, set, ok := sc.inlineBitTest(c); ok {
+		if !narrowFlag(sc.valueOf(x), set == truth, st.Facts) {
+			return nil
+		}
+	}
 	switch c.Kind() {
 	case "number_literal", "true", "false", "null":
 		v := f.Text(c)
@@ -1445,6 +1468,28 @@ func (in *Interp) record(c *sitter.Node, truth bool, st *State) *State {
 		}
 	}
 	return st
+}
+
+// learn keeps a condition key's truth, established by a callee's exit
+// path, as a fact of the caller's path when the caller tests it (a
+// bool local stands for the condition it was set from, as in record).
+func (in *Interp) learn(k string, truth bool, st *State) {
+	if k == "" || !in.relevant[k] {
+		return
+	}
+	if _, ok := st.Facts[k]; ok {
+		return
+	}
+	st.Facts[k] = truth
+	if e, ok := st.localExpr[k]; ok && e != "" {
+		t := truth
+		if strings.HasPrefix(e, "!") {
+			e, t = e[1:], !truth
+		}
+		if _, ok := st.Facts[e]; !ok {
+			st.Facts[e] = t
+		}
+	}
 }
 
 // number evaluates a constant: a literal or a #define of the module.
