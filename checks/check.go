@@ -127,6 +127,7 @@ func Run(opts Options) (*Report, error) {
 			sites = append(sites, fsites...)
 		}
 	}
+	rep.Findings = dropRestatements(rep.Findings)
 	prov := <-provCh
 	if prov.err != nil {
 		return nil, prov.err

@@ -1184,6 +1184,7 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 		p := bases[e.param] + e.rel
 		switch e.kind {
 		case 'f':
+			e.v = in.callerTerms(e.v, names, args, st)
 			st.Flags[p] = e.v
 			if maybeOn(e.v) {
 				st.FlagLine[p] = in.F.Line(call)
@@ -1211,7 +1212,7 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 				}
 				continue
 			}
-			st.Addr[p] = e.v
+			st.Addr[p] = in.callerTerms(e.v, names, args, st)
 		case 's':
 			var j int
 			_, _ = fmt.Sscanf(e.s, "%d", &j) // not a number: 0
@@ -1468,6 +1469,33 @@ func (in *Interp) record(c *sitter.Node, truth bool, st *State) *State {
 		}
 	}
 	return st
+}
+
+// callerTerms restates the choices of a callee's value (conditions on
+// its parameters) in the caller's terms, the arguments, and makes those
+// the caller's path decides.
+func (in *Interp) callerTerms(v *Val, names []string, args []*sitter.Node, st *State) *Val {
+	if v == nil || v.Cond == "" {
+		return v
+	}
+	t, f := in.callerTerms(v.t, names, args, st), in.callerTerms(v.f, names, args, st)
+	k := v.Cond
+	if i := slices.Index(names, k); i >= 0 && i < len(args) {
+		var neg bool
+		k, neg = factKey(in.F, args[i])
+		if neg {
+			t, f = f, t
+		}
+	} else {
+		k = substParams(k, names, keysOf(in.F, args))
+	}
+	if b, ok := st.Facts[k]; ok {
+		if b {
+			return t
+		}
+		return f
+	}
+	return &Val{Cond: k, t: t, f: f, Why: v.Why, Line: v.Line, File: v.File}
 }
 
 // learn keeps a condition key's truth, established by a callee's exit

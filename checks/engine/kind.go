@@ -566,6 +566,24 @@ func (s *scope) isInlineFlag(n *sitter.Node) bool {
 	return n != nil && n.Kind() == "identifier" && s.f.Text(n) == "IB_SEND_INLINE"
 }
 
+// restrict is v with the choices the facts decide made.
+func restrict(v *Val, facts map[string]bool) *Val {
+	if v == nil || v.Cond == "" {
+		return v
+	}
+	if b, ok := facts[v.Cond]; ok {
+		if b {
+			return restrict(v.t, facts)
+		}
+		return restrict(v.f, facts)
+	}
+	t, f := restrict(v.t, facts), restrict(v.f, facts)
+	if t == v.t && f == v.f {
+		return v
+	}
+	return &Val{Cond: v.Cond, t: t, f: f, Why: v.Why, Line: v.Line, File: v.File}
+}
+
 // narrowFlag keeps a path on which flags value v has the IB_SEND_INLINE
 // bit set (on) or clear: false when no choice of v the facts leave open
 // does; otherwise the conditions of v that only one side's choices
