@@ -29,7 +29,6 @@ var heldOut3Open = map[string]string{
 	"across_r3xfile_bug":     "rule elsewhere: reported where smc_wr.c stores the request (its exit), not at the post in smc_tx.c",
 	"grant_r3exact_bug":      "caught, plus the same defect stated at the request (requests 64, an 80-byte struct posted)",
 	"memory_r3queueflag_bug": "missed: IB_SEND_INLINE kept in queue->inline_flags (set in create_qp), or-ed in by the posting helper over the caller's SGE",
-	"memory_r3wrarray_bug":   "missed: the flag set through wrs[i] in a loop over an array of WR pointers whose first is the REG_MR",
 }
 
 type heldOutResult struct {

@@ -480,6 +480,7 @@ func (in *Interp) prescan() {
 		}
 		return true
 	})
+	in.elementPointers()
 	for k, c := range count {
 		lk := strings.ToLower(k)
 		keep := c >= 2 || strings.Contains(lk, "inline") || strings.Contains(lk, "sge") || bools[k] || in.nsgeExprs[k]
@@ -578,6 +579,90 @@ func (in *Interp) pointerArray(name string, list *sitter.Node) bool {
 	}
 	in.ptrArrays[name] = targets
 	return true
+}
+
+// elementPointers records a local array of pointers whose elements the
+// function assigns one by one with addresses (wrs[0] = &reg.wr; wrs[1] =
+// &send.wr;), as pointerArray does for an initializer: each element is
+// assigned once, at a constant index, and the indexes cover 0..n-1. Any
+// other store into the array (a computed index, another value) leaves it
+// unknown.
+func (in *Interp) elementPointers() {
+	f := in.F
+	arrays := map[string]bool{}
+	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "declaration" {
+			for _, d := range Named(n) {
+				if Same(d, n.ChildByFieldName("type")) || d.Kind() == "init_declarator" {
+					continue
+				}
+				if name, _ := DeclName(f, d); name != "" && strings.Contains(f.Text(d), "[") && DeclDepth(d) >= 2 {
+					arrays[name] = true
+				}
+			}
+		}
+		return true
+	})
+	if len(arrays) == 0 {
+		return
+	}
+	targets := map[string]map[int64]string{}
+	bad := map[string]bool{}
+	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() != "assignment_expression" {
+			return true
+		}
+		l := StripParens(n.ChildByFieldName("left"))
+		name, idx := "", int64(-1)
+		switch {
+		case l.Kind() == "identifier":
+			name = f.Text(l)
+		case l.Kind() == "subscript_expression":
+			if a := StripParens(l.ChildByFieldName("argument")); a != nil && a.Kind() == "identifier" {
+				name = f.Text(a)
+				if v, ok := in.number(l.ChildByFieldName("index")); ok {
+					idx = v
+				}
+			}
+		}
+		if !arrays[name] {
+			return true
+		}
+		r := StripParens(n.ChildByFieldName("right"))
+		t := ""
+		if idx >= 0 && f.Text(n.ChildByFieldName("operator")) == "=" && r != nil && r.Kind() == "pointer_expression" && f.Text(r.ChildByFieldName("operator")) == "&" {
+			t = objectPlace(f, r.ChildByFieldName("argument"), nil)
+		}
+		if t == "" || targets[name][idx] != "" {
+			bad[name] = true
+			return true
+		}
+		if targets[name] == nil {
+			targets[name] = map[int64]string{}
+		}
+		targets[name][idx] = t
+		return true
+	})
+	for name, m := range targets {
+		if bad[name] || in.ptrArrays[name] != nil {
+			continue
+		}
+		list := make([]string, len(m))
+		ok := true
+		for k, t := range m {
+			if k >= int64(len(m)) {
+				ok = false
+				break
+			}
+			list[k] = t
+		}
+		if ok {
+			if in.ptrArrays == nil {
+				in.ptrArrays = map[string][]string{}
+			}
+			in.ptrArrays[name] = list
+		}
+	}
 }
 
 // throughPtrArray names the places a place reached through an array of
@@ -1047,15 +1132,31 @@ func (in *Interp) postedWR(call *sitter.Node, st *State) string {
 	args := Named(call.ChildByFieldName("arguments"))
 	if name == "ib_post_send" || fnNode.Kind() == "field_expression" && f.Text(fnNode.ChildByFieldName("field")) == "post_send" {
 		if len(args) >= 2 {
-			return pointee(f, args[1], st.alias)
+			return in.postedPointee(args[1], st)
 		}
 	}
 	if p, ok := in.Facts.PosterOf(name); ok && p.Param < len(args) {
-		if base := pointee(f, args[p.Param], st.alias); base != "" {
+		if base := in.postedPointee(args[p.Param], st); base != "" {
 			return base + p.suffix
 		}
 	}
 	return ""
+}
+
+// postedPointee is what a pointer argument points at; an element of a
+// local array of pointers at a constant index, what that element was
+// given (ib_post_send(qp, wrs[0], NULL) posts the request at wrs[0]).
+func (in *Interp) postedPointee(n *sitter.Node, st *State) string {
+	if e := StripParens(n); e != nil && e.Kind() == "subscript_expression" && in.ptrArrays != nil {
+		if a := StripParens(e.ChildByFieldName("argument")); a != nil && a.Kind() == "identifier" {
+			if targets, ok := in.ptrArrays[in.F.Text(a)]; ok {
+				if k, ok := in.number(e.ChildByFieldName("index")); ok && k >= 0 && k < int64(len(targets)) {
+					return targets[k]
+				}
+			}
+		}
+	}
+	return pointee(in.F, n, st.alias)
 }
 
 // applySummary applies what a module function called here does to its
