@@ -28,6 +28,10 @@ import (
 const (
 	MaxStates = 64
 	MaxSteps  = 20000
+	// MaxWork bounds the expressions a function's analysis evaluates
+	// (scope.valueOf calls): a step's work, which MaxSteps does not
+	// bound (one statement of 2,000 or-ed ternaries).
+	MaxWork = 200000
 	// maxPending bounds the states waiting to be processed (memory).
 	maxPending = 2048
 )
@@ -176,6 +180,10 @@ type Interp struct {
 	OnPost func(flagLine int, v SiteVisit)
 	Capped bool
 	Steps  int
+	// Work counts the expressions evaluated; WorkCapped says the
+	// analysis stopped at MaxWork (Capped is then set too).
+	Work       int
+	WorkCapped bool
 	budget int // steps allowed, when below maxSteps
 	g      *cfg
 	// relevant are the conditions worth keeping as facts: tested more
@@ -239,7 +247,12 @@ func (in *Interp) Run() {
 			return
 		}
 		nd := g.nodes[it.id]
-		for _, o := range in.transfer(nd, it.st) {
+		outs := in.transfer(nd, it.st)
+		if in.Work > MaxWork {
+			in.Capped, in.WorkCapped = true, true
+			return
+		}
+		for _, o := range outs {
 			if o.st == nil {
 				continue
 			}

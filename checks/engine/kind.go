@@ -409,8 +409,23 @@ func (s *scope) valueOf(n *sitter.Node) *Val {
 	if n == nil {
 		return leaf(Unknown, "nothing", 0)
 	}
+	if s.in != nil {
+		s.in.Work++
+		if s.in.Work > MaxWork {
+			// Past the work budget: the run stops after this step
+			// and says so; until then nothing more is evaluated.
+			return leaf(Unknown, "the analysis's work budget was spent", 0)
+		}
+	}
 	f := s.f
-	why, line := strings.Join(strings.Fields(f.Text(n)), " "), f.Line(n)
+	// Only the first 120 characters are kept: the text is cut before it
+	// is split, so a long expression costs its prefix, not its length
+	// at every level of it.
+	src := f.Src[n.StartByte():n.EndByte()]
+	if len(src) > 480 {
+		src = src[:480]
+	}
+	why, line := strings.Join(strings.Fields(string(src)), " "), f.Line(n)
 	if len(why) > 120 {
 		why = why[:117] + "..."
 	}
