@@ -184,8 +184,8 @@ type Interp struct {
 	// analysis stopped at MaxWork (Capped is then set too).
 	Work       int
 	WorkCapped bool
-	budget int // steps allowed, when below maxSteps
-	g      *cfg
+	budget     int // steps allowed, when below maxSteps
+	g          *cfg
 	// relevant are the conditions worth keeping as facts: tested more
 	// than once, or about inline sends, SGEs or booleans.
 	relevant  map[string]bool

@@ -85,7 +85,6 @@ func walkDown[T any](n *sitter.Node, root T, fn func(n *sitter.Node, v T) (T, bo
 	}
 }
 
-
 // FindInlineSitesFacts are the sites of a function as the module's facts
 // show them: a store of IB_SEND_INLINE into a field kept for later
 // (FlagField: conn->inline_flag = IB_SEND_INLINE) is no site, the
