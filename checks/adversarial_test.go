@@ -52,8 +52,8 @@ func adversarialShapes(scale int) map[string]string {
 	m["macro"] = "#define SETF(w) MARK(w).send_flags |= IB_SEND_INLINE\n#define MARK(w) SETF(w)\n#define TWICE(w) (w.send_flags | w.send_flags | w.send_flags | w.send_flags)\n#define DEEP(w) TWICE(TWICE(TWICE(TWICE(w))))\n" + hdr + "\tSETF(wr);\n\twr.send_flags = DEEP(DEEP(wr));\n" + tail
 	// K&R
 	m["knr"] = "static int f(q, len)\n\tstruct q *q;\n\tu32 len;\n{\n\tstruct ib_send_wr wr;\n\twr.send_flags = IB_SEND_INLINE;\n\treturn ib_post_send(q->qp, &wr, NULL);\n}\n"
-	// long expression: x | (c ? F : 0) | ... (kept short: 2000 terms took
-	// minutes in one step, a class still open, see docs/checks.md)
+	// long expression: x | (c ? F : 0) | ... (2000 terms took minutes in
+	// one step; TestWorkBudget holds that case)
 	b.Reset()
 	b.WriteString(hdr + "\twr.send_flags = 0")
 	for i := 0; i < 10*scale; i++ {
@@ -114,8 +114,8 @@ func TestAdversarialShapes(t *testing.T) {
 	}
 	for name, src := range adversarialShapes(scale) {
 		t.Run(name, func(t *testing.T) {
-			traceFn = func(f *engine.File, fn string, _ time.Duration, steps int) {
-				if steps > engine.MaxSteps+1 {
+			traceFn = func(f *engine.File, fn string, _ time.Duration, in *engine.Interp) {
+				if steps := in.Steps; steps > engine.MaxSteps+1 {
 					t.Errorf("%s: %d steps, over the budget of %d", fn, steps, engine.MaxSteps)
 				}
 			}
@@ -127,5 +127,73 @@ func TestAdversarialShapes(t *testing.T) {
 				t.Fatalf("%v", p)
 			}
 		})
+	}
+}
+
+// longOr is a function whose one statement ors n ternaries into the
+// flags, repeated stmts times after six tests that split the paths.
+func longOr(n, stmts int) string {
+	var b strings.Builder
+	b.WriteString("static int f(struct q *q, u32 len)\n{\n\tstruct ib_send_wr wr = {};\n\tint ret = 0;\n")
+	for i := 0; i < 6 && stmts > 1; i++ {
+		fmt.Fprintf(&b, "\tif (q->inline_ok%d)\n\t\tret++;\n", i)
+	}
+	for s := 0; s < stmts; s++ {
+		b.WriteString("\twr.send_flags = 0")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, " | (len > %d ? IB_SEND_INLINE : 0)", i)
+		}
+		b.WriteString(";\n")
+	}
+	b.WriteString("\tret = ib_post_send(q->qp, &wr, NULL);\n\treturn ret;\n}\n")
+	return b.String()
+}
+
+// TestWorkBudget: the work of one step is bounded and counted, not
+// timed. A statement of 2,000 or-ed ternaries (which took minutes: each
+// use of the flag asked tree-sitter for its parents, found from the root
+// down, and each sub-expression's text was copied whole) now costs a few
+// evaluations per term and stays within the budget; a function that
+// evaluates more than engine.MaxWork expressions (long statements on 64
+// paths, under the step budget) is cut short and says so.
+func TestWorkBudget(t *testing.T) {
+	run := func(src string) (in *engine.Interp, notes []Finding) {
+		traceFn = func(_ *engine.File, _ string, _ time.Duration, x *engine.Interp) { in = x }
+		defer func() { traceFn = nil }()
+		file := engine.Parse(caseModule+"/x.c", []byte(src))
+		facts := engine.NewFacts()
+		facts.Learn(file)
+		for _, fn := range engine.Functions(file) {
+			out, _ := analyseFunction(file, fn, facts, map[siteKey][]engine.SiteVisit{}, false)
+			for _, f := range out {
+				if f.Rule == RuleIncomplete {
+					notes = append(notes, f)
+				}
+			}
+		}
+		if in == nil {
+			t.Fatal("the function was not analysed")
+		}
+		return in, notes
+	}
+	in, notes := run(longOr(2000, 1))
+	if in.WorkCapped || len(notes) > 0 {
+		t.Errorf("2,000 terms: cut short (%d expressions evaluated): %v", in.Work, notes)
+	}
+	if in.Work > 10*2000 {
+		t.Errorf("2,000 terms: %d expressions evaluated, want at most 10 a term", in.Work)
+	}
+	in, notes = run(longOr(100, 20))
+	if !in.WorkCapped || !in.Capped {
+		t.Fatalf("20 statements of 100 terms on 64 paths: not cut short (%d expressions, %d steps)", in.Work, in.Steps)
+	}
+	if in.Steps >= engine.MaxSteps {
+		t.Errorf("cut by the step budget (%d steps), not the work budget", in.Steps)
+	}
+	if in.Work > engine.MaxWork+10*100 {
+		t.Errorf("%d expressions evaluated, over the budget of %d by more than a statement", in.Work, engine.MaxWork)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0].Message, "cut short") {
+		t.Errorf("want one note that the analysis was cut short, got %v", notes)
 	}
 }

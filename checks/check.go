@@ -127,6 +127,7 @@ func Run(opts Options) (*Report, error) {
 			sites = append(sites, fsites...)
 		}
 	}
+	rep.Findings = dropRestatements(rep.Findings)
 	prov := <-provCh
 	if prov.err != nil {
 		return nil, prov.err
@@ -396,7 +397,7 @@ func definesFlag(f *engine.File) bool {
 }
 
 // traceFn, when set (by a test), hears of every function analysed.
-var traceFn func(f *engine.File, name string, d time.Duration, steps int)
+var traceFn func(f *engine.File, name string, d time.Duration, in *engine.Interp)
 
 // postSuffix marks the keys of visits that are posts, by the line that
 // set the flag.
@@ -461,7 +462,7 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 	rule.in = in
 	if traceFn != nil {
 		t0 := time.Now()
-		defer func() { traceFn(f, name, time.Since(t0), in.Steps) }()
+		defer func() { traceFn(f, name, time.Since(t0), in) }()
 	}
 	if grantsOnly {
 		in.OnCheck = func(engine.Checkpoint) {}
@@ -475,7 +476,11 @@ func analyseFunction(f *engine.File, fn *sitter.Node, facts *engine.Facts, visit
 			out = append(out, Finding{Rule: RuleInlineSize, Severity: SevError, File: f.Rel, Line: f.Line(g.Node), Function: name, Message: g.Msg})
 		}
 	}
-	if in.Capped {
+	switch {
+	case in.WorkCapped:
+		out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: name,
+			Message: fmt.Sprintf("more than %d expressions evaluated: the analysis of this function was cut short and is incomplete", engine.MaxWork)})
+	case in.Capped:
 		out = append(out, Finding{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: name,
 			Message: fmt.Sprintf("more than %d states at a statement or %d steps: the analysis of this function is incomplete", engine.MaxStates, engine.MaxSteps)})
 	}

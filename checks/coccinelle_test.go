@@ -70,6 +70,14 @@ var cocciExclusions = map[string]string{
 	"macro_rdsstmt_bug/inline_sge_addr":        "macros: a do-while statement macro of the module stores the DMA address and sets IB_SEND_INLINE; spatch matches its use as an opaque call",
 	"memory_isernested_bug/inline_sge_addr":    "values through memory across functions: the flag is the field ib_conn->inline_flag, given IB_SEND_INLINE at QP setup in another function; a script sees one function's paths",
 	"memory_xprtlit_ok/inline_sge_addr":        "correlated conditions: the SGE's address and the compound literal's send_flags are ternaries on the same bool; Coccinelle takes the flag's arm with the address's other arm",
+	// Held-out round 3's classes (cases of their own).
+	"across_boolternpair_bug/inline_sge_addr":       "across functions: the helper bt_prep() gives the SGE the mapping on the path where its bool sets IB_SEND_INLINE, and the caller posts; a script sees one function's paths",
+	"across_buildbool_bug/inline_sge_addr":          "across functions: the builder bb_build() is handed the negated bool and fills the mapped reply and trailer on the path where the caller sets IB_SEND_INLINE; a script sees one function's paths",
+	"across_buildcmp_bug/inline_sge_addr":           "across functions: the builder bc_fill() is handed the inverted comparison and gives the SGE the mapping on the path where the caller sets IB_SEND_INLINE; a script sees one function's paths",
+	"across_intguardlocal_bug/inline_sge_addr":      "across functions: the helper ig_xfer_prep() picks the mapping on the path where its int sets IB_SEND_INLINE, and the caller posts; a script sees one function's paths",
+	"memory_flagbitbranch_ok/inline_sge_addr":       "the address follows the flag's bit: if (wr->send_flags & IB_SEND_INLINE) picks the virtual address; Coccinelle does not evaluate the test and follows the path that posts the mapping inline",
+	"memory_flagbitorder_bug/inline_sge_addr":       "the flag's bit is read before it is set: flags & IB_SEND_INLINE ? VA : dma always picks the mapping, which then goes inline; Coccinelle treats the ternary's virtual arm as possible",
+	"memory_ptrelemsinv_bug/inline_on_registration": "values through memory: the LOCAL_INV is flagged inline through seq[i] in a loop over an array of request pointers filled one element at a time, and posted through seq[0]; the script does not follow the array's elements to the requests",
 	// The seed's mutants (TestCoccicheckNvmeHost), by mutant name.
 	"num_sge not bounded/inline_sge_addr": "num_sge bound, across functions: without num_sge == 1 the inline request also carries req->sge[1], whose DMA address nvme_rdma_map_sg_inline() set; Coccinelle cannot relate num_sge to an SGE index, and a script sees one function's paths",
 }

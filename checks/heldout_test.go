@@ -25,17 +25,9 @@ import (
 // reason (docs/checks.md "Held-out round 3").
 var heldOut3Open = map[string]string{
 	"across_r3alias_bug":     "missed: sg_list and the DMA address set through send_wr = &req->rl_wr in a bool helper, the flag and the post through req->rl_wr in the caller",
-	"across_r3boolguard_bug": "caught, plus a warning: the callee's inline_ok ? VA : dma and if (inline_ok) flag are not kept together when the caller passes a comparison",
-	"across_r3boolguard_ok":  "warned: as the bug (the bool parameter's two uses decorrelated through the summary)",
-	"across_r3builder_bug":   "caught, plus warnings for the builder's other exit variants",
-	"across_r3builder_ok":    "flagged: the builder's early exit when inline_hdr (VA, num_sge 1) is not matched with the caller's test of the same bool",
 	"across_r3callersge_bug": "rule elsewhere: a warning at the poster's ib_post_send (its SGE parameter unplaced), not an error at the caller that filled it with a DMA address",
 	"across_r3xfile_bug":     "rule elsewhere: reported where smc_wr.c stores the request (its exit), not at the post in smc_tx.c",
-	"grant_r3exact_bug":      "caught, plus the same defect stated at the request (requests 64, an 80-byte struct posted)",
-	"macro_r3isertsgl_bug":   "caught, plus a warning that restates the SGE as unplaced",
-	"memory_r3outflags_ok":   "flagged: the address chosen by (send_flags & IB_SEND_INLINE) ? VA : DMA is not tied to the flag's state",
 	"memory_r3queueflag_bug": "missed: IB_SEND_INLINE kept in queue->inline_flags (set in create_qp), or-ed in by the posting helper over the caller's SGE",
-	"memory_r3wrarray_bug":   "missed: the flag set through wrs[i] in a loop over an array of WR pointers whose first is the REG_MR",
 }
 
 type heldOutResult struct {

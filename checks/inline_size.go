@@ -704,6 +704,7 @@ func (c *sizeCheck) requests(f *engine.File) {
 		size int64
 		expr string
 		node *sitter.Node
+		fn   *sitter.Node
 	}
 	var payloads []payload
 	var reqs []engine.Assign
@@ -719,7 +720,7 @@ func (c *sizeCheck) requests(f *engine.File) {
 				reqs = append(reqs, engine.Assign{File: f, Fn: fn, Node: n, Lhs: lhs, Rhs: n.ChildByFieldName("right")})
 			case lhs.Kind() == "field_expression" && f.Text(lhs.ChildByFieldName("field")) == "length" && strings.Contains(strings.ToLower(f.Text(lhs.ChildByFieldName("argument"))), "sge"):
 				if sz, expr, ok := c.constSize(f, n.ChildByFieldName("right")); ok {
-					payloads = append(payloads, payload{sz, expr, n})
+					payloads = append(payloads, payload{sz, expr, n, fn})
 				}
 			}
 			return true
@@ -745,10 +746,31 @@ func (c *sizeCheck) requests(f *engine.File) {
 			continue // a fallback retrying without inline data after a failed creation
 		}
 		if sz < max.size {
-			c.add(f, r.Node, name, SevError, fmt.Sprintf("requests %s = %d bytes of inline data, but %s = %d bytes is posted inline (line %d)", expr, sz, max.expr, max.size, f.Line(max.node)),
+			msg := fmt.Sprintf("requests %s = %d bytes of inline data, but %s = %d bytes is posted inline (line %d)", expr, sz, max.expr, max.size, f.Line(max.node))
+			if i := c.unguardedSite(f, engine.FunctionName(f, max.fn)); i >= 0 {
+				// One defect, one report: the payload's unguarded
+				// inline post is already reported where the flag is
+				// set; the request that does not cover it is its
+				// evidence.
+				c.findings[i].Evidence = append(c.findings[i].Evidence, Evidence{File: f.Rel, Line: f.Line(r.Node), Message: msg})
+				continue
+			}
+			c.add(f, r.Node, name, SevError, msg,
 				Evidence{File: f.Rel, Line: f.Line(max.node), Message: "inline payload " + max.expr})
 		}
 	}
+}
+
+// unguardedSite is the index of an inline-size finding of function fn
+// (of file f) that sets IB_SEND_INLINE without comparing with the
+// granted size, or -1.
+func (c *sizeCheck) unguardedSite(f *engine.File, fn string) int {
+	for i, x := range c.findings {
+		if x.File == f.Rel && x.Function == fn && strings.HasPrefix(x.Message, "IB_SEND_INLINE is set without comparing the payload") {
+			return i
+		}
+	}
+	return -1
 }
 
 // anyCreateBefore reports whether a QP create call precedes node in fn.

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,10 @@ import (
 const (
 	MaxStates = 64
 	MaxSteps  = 20000
+	// MaxWork bounds the expressions a function's analysis evaluates
+	// (scope.valueOf calls): a step's work, which MaxSteps does not
+	// bound (one statement of 2,000 or-ed ternaries).
+	MaxWork = 200000
 	// maxPending bounds the states waiting to be processed (memory).
 	maxPending = 2048
 )
@@ -175,8 +180,12 @@ type Interp struct {
 	OnPost func(flagLine int, v SiteVisit)
 	Capped bool
 	Steps  int
-	budget int // steps allowed, when below maxSteps
-	g      *cfg
+	// Work counts the expressions evaluated; WorkCapped says the
+	// analysis stopped at MaxWork (Capped is then set too).
+	Work       int
+	WorkCapped bool
+	budget     int // steps allowed, when below maxSteps
+	g          *cfg
 	// relevant are the conditions worth keeping as facts: tested more
 	// than once, or about inline sends, SGEs or booleans.
 	relevant  map[string]bool
@@ -238,7 +247,12 @@ func (in *Interp) Run() {
 			return
 		}
 		nd := g.nodes[it.id]
-		for _, o := range in.transfer(nd, it.st) {
+		outs := in.transfer(nd, it.st)
+		if in.Work > MaxWork {
+			in.Capped, in.WorkCapped = true, true
+			return
+		}
+		for _, o := range outs {
 			if o.st == nil {
 				continue
 			}
@@ -451,8 +465,10 @@ func (in *Interp) prescan() {
 	inlineLocals := map[string]bool{}
 	bools := map[string]bool{}
 	for _, p := range Params(f, in.Fn) {
-		if strings.TrimSpace(p.Typ) == "bool" && !p.Pointer {
-			bools[p.Name] = true // a guard passed in
+		if !p.Pointer {
+			// A guard passed in: a bool, or an integer tested for
+			// its truth (if (direct)), which the key alone names.
+			bools[p.Name] = true
 		}
 	}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
@@ -477,6 +493,7 @@ func (in *Interp) prescan() {
 		}
 		return true
 	})
+	in.elementPointers()
 	for k, c := range count {
 		lk := strings.ToLower(k)
 		keep := c >= 2 || strings.Contains(lk, "inline") || strings.Contains(lk, "sge") || bools[k] || in.nsgeExprs[k]
@@ -575,6 +592,90 @@ func (in *Interp) pointerArray(name string, list *sitter.Node) bool {
 	}
 	in.ptrArrays[name] = targets
 	return true
+}
+
+// elementPointers records a local array of pointers whose elements the
+// function assigns one by one with addresses (wrs[0] = &reg.wr; wrs[1] =
+// &send.wr;), as pointerArray does for an initializer: each element is
+// assigned once, at a constant index, and the indexes cover 0..n-1. Any
+// other store into the array (a computed index, another value) leaves it
+// unknown.
+func (in *Interp) elementPointers() {
+	f := in.F
+	arrays := map[string]bool{}
+	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() == "declaration" {
+			for _, d := range Named(n) {
+				if Same(d, n.ChildByFieldName("type")) || d.Kind() == "init_declarator" {
+					continue
+				}
+				if name, _ := DeclName(f, d); name != "" && strings.Contains(f.Text(d), "[") && DeclDepth(d) >= 2 {
+					arrays[name] = true
+				}
+			}
+		}
+		return true
+	})
+	if len(arrays) == 0 {
+		return
+	}
+	targets := map[string]map[int64]string{}
+	bad := map[string]bool{}
+	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
+		if n.Kind() != "assignment_expression" {
+			return true
+		}
+		l := StripParens(n.ChildByFieldName("left"))
+		name, idx := "", int64(-1)
+		switch {
+		case l.Kind() == "identifier":
+			name = f.Text(l)
+		case l.Kind() == "subscript_expression":
+			if a := StripParens(l.ChildByFieldName("argument")); a != nil && a.Kind() == "identifier" {
+				name = f.Text(a)
+				if v, ok := in.number(l.ChildByFieldName("index")); ok {
+					idx = v
+				}
+			}
+		}
+		if !arrays[name] {
+			return true
+		}
+		r := StripParens(n.ChildByFieldName("right"))
+		t := ""
+		if idx >= 0 && f.Text(n.ChildByFieldName("operator")) == "=" && r != nil && r.Kind() == "pointer_expression" && f.Text(r.ChildByFieldName("operator")) == "&" {
+			t = objectPlace(f, r.ChildByFieldName("argument"), nil)
+		}
+		if t == "" || targets[name][idx] != "" {
+			bad[name] = true
+			return true
+		}
+		if targets[name] == nil {
+			targets[name] = map[int64]string{}
+		}
+		targets[name][idx] = t
+		return true
+	})
+	for name, m := range targets {
+		if bad[name] || in.ptrArrays[name] != nil {
+			continue
+		}
+		list := make([]string, len(m))
+		ok := true
+		for k, t := range m {
+			if k >= int64(len(m)) {
+				ok = false
+				break
+			}
+			list[k] = t
+		}
+		if ok {
+			if in.ptrArrays == nil {
+				in.ptrArrays = map[string][]string{}
+			}
+			in.ptrArrays[name] = list
+		}
+	}
 }
 
 // throughPtrArray names the places a place reached through an array of
@@ -1044,15 +1145,31 @@ func (in *Interp) postedWR(call *sitter.Node, st *State) string {
 	args := Named(call.ChildByFieldName("arguments"))
 	if name == "ib_post_send" || fnNode.Kind() == "field_expression" && f.Text(fnNode.ChildByFieldName("field")) == "post_send" {
 		if len(args) >= 2 {
-			return pointee(f, args[1], st.alias)
+			return in.postedPointee(args[1], st)
 		}
 	}
 	if p, ok := in.Facts.PosterOf(name); ok && p.Param < len(args) {
-		if base := pointee(f, args[p.Param], st.alias); base != "" {
+		if base := in.postedPointee(args[p.Param], st); base != "" {
 			return base + p.suffix
 		}
 	}
 	return ""
+}
+
+// postedPointee is what a pointer argument points at; an element of a
+// local array of pointers at a constant index, what that element was
+// given (ib_post_send(qp, wrs[0], NULL) posts the request at wrs[0]).
+func (in *Interp) postedPointee(n *sitter.Node, st *State) string {
+	if e := StripParens(n); e != nil && e.Kind() == "subscript_expression" && in.ptrArrays != nil {
+		if a := StripParens(e.ChildByFieldName("argument")); a != nil && a.Kind() == "identifier" {
+			if targets, ok := in.ptrArrays[in.F.Text(a)]; ok {
+				if k, ok := in.number(e.ChildByFieldName("index")); ok && k >= 0 && k < int64(len(targets)) {
+					return targets[k]
+				}
+			}
+		}
+	}
+	return pointee(in.F, n, st.alias)
 }
 
 // applySummary applies what a module function called here does to its
@@ -1144,7 +1261,19 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 	for _, e := range v {
 		switch e.kind {
 		case 'c':
-			continue // an exit condition: variantFeasible reads it
+			// An exit condition on the parameters, in the caller's
+			// terms: the caller's later test of the same value
+			// (if (small) after build(..., small)) takes this exit's
+			// side.
+			if i := slices.Index(names, e.rel); i >= 0 && i < len(args) {
+				// The parameter itself: the argument's condition,
+				// in its canonical form (a > b is !(a <= b)).
+				k, neg := factKey(in.F, args[i])
+				in.learn(k, (e.s == "1") != neg, st)
+				continue
+			}
+			in.learn(substParams(e.rel, names, keysOf(in.F, args)), e.s == "1", st)
+			continue
 		case 'r':
 			// The exit path's constant return: what the call's
 			// value is on this path (if (helper(...)) decides).
@@ -1169,6 +1298,7 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 		p := bases[e.param] + e.rel
 		switch e.kind {
 		case 'f':
+			e.v = in.callerTerms(e.v, names, args, st)
 			st.Flags[p] = e.v
 			if maybeOn(e.v) {
 				st.FlagLine[p] = in.F.Line(call)
@@ -1196,7 +1326,7 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 				}
 				continue
 			}
-			st.Addr[p] = e.v
+			st.Addr[p] = in.callerTerms(e.v, names, args, st)
 		case 's':
 			var j int
 			_, _ = fmt.Sscanf(e.s, "%d", &j) // not a number: 0
@@ -1326,6 +1456,14 @@ func (in *Interp) assume(cond *sitter.Node, truth bool, st *State) *State {
 	if c == nil {
 		return st
 	}
+	// A test of the inline bit of flags whose value the path knows:
+	// the branch the bit rules out is not taken.
+	sc := in.scope(st)
+	if x, set, ok := sc.inlineBitTest(c); ok {
+		if !narrowFlag(sc.valueOf(x), set == truth, st.Facts) {
+			return nil
+		}
+	}
 	switch c.Kind() {
 	case "number_literal", "true", "false", "null":
 		v := f.Text(c)
@@ -1445,6 +1583,55 @@ func (in *Interp) record(c *sitter.Node, truth bool, st *State) *State {
 		}
 	}
 	return st
+}
+
+// callerTerms restates the choices of a callee's value (conditions on
+// its parameters) in the caller's terms, the arguments, and makes those
+// the caller's path decides.
+func (in *Interp) callerTerms(v *Val, names []string, args []*sitter.Node, st *State) *Val {
+	if v == nil || v.Cond == "" {
+		return v
+	}
+	t, f := in.callerTerms(v.t, names, args, st), in.callerTerms(v.f, names, args, st)
+	k := v.Cond
+	if i := slices.Index(names, k); i >= 0 && i < len(args) {
+		var neg bool
+		k, neg = factKey(in.F, args[i])
+		if neg {
+			t, f = f, t
+		}
+	} else {
+		k = substParams(k, names, keysOf(in.F, args))
+	}
+	if b, ok := st.Facts[k]; ok {
+		if b {
+			return t
+		}
+		return f
+	}
+	return &Val{Cond: k, t: t, f: f, Why: v.Why, Line: v.Line, File: v.File}
+}
+
+// learn keeps a condition key's truth, established by a callee's exit
+// path, as a fact of the caller's path when the caller tests it (a
+// bool local stands for the condition it was set from, as in record).
+func (in *Interp) learn(k string, truth bool, st *State) {
+	if k == "" || !in.relevant[k] {
+		return
+	}
+	if _, ok := st.Facts[k]; ok {
+		return
+	}
+	st.Facts[k] = truth
+	if e, ok := st.localExpr[k]; ok && e != "" {
+		t := truth
+		if strings.HasPrefix(e, "!") {
+			e, t = e[1:], !truth
+		}
+		if _, ok := st.Facts[e]; !ok {
+			st.Facts[e] = t
+		}
+	}
 }
 
 // number evaluates a constant: a literal or a #define of the module.

@@ -875,7 +875,9 @@ func exitVariant(st *State, ps []param, file string) []varEffect {
 		return 0, "", false
 	}
 	prov := func(v *Val) *Val {
-		return mapLeaves(v, func(l *Val) *Val {
+		// The choices this exit path decided (inline_ok ? va : dma
+		// after if (inline_ok)) are made.
+		return mapLeaves(restrict(v, st.Facts), func(l *Val) *Val {
 			f := l.File
 			if f == "" {
 				f = file

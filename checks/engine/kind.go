@@ -409,8 +409,23 @@ func (s *scope) valueOf(n *sitter.Node) *Val {
 	if n == nil {
 		return leaf(Unknown, "nothing", 0)
 	}
+	if s.in != nil {
+		s.in.Work++
+		if s.in.Work > MaxWork {
+			// Past the work budget: the run stops after this step
+			// and says so; until then nothing more is evaluated.
+			return leaf(Unknown, "the analysis's work budget was spent", 0)
+		}
+	}
 	f := s.f
-	why, line := strings.Join(strings.Fields(f.Text(n)), " "), f.Line(n)
+	// Only the first 120 characters are kept: the text is cut before it
+	// is split, so a long expression costs its prefix, not its length
+	// at every level of it.
+	src := f.Src[n.StartByte():n.EndByte()]
+	if len(src) > 480 {
+		src = src[:480]
+	}
+	why, line := strings.Join(strings.Fields(string(src)), " "), f.Line(n)
 	if len(why) > 120 {
 		why = why[:117] + "..."
 	}
@@ -479,6 +494,37 @@ func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *Val {
 	}
 	t, e := s.valueOf(cons), s.valueOf(n.ChildByFieldName("alternative"))
 	k, neg := factKey(f, cond)
+	if x, set, ok := s.inlineBitTest(cond); ok {
+		// (flags & IB_SEND_INLINE) ? va : dma follows the bit: each
+		// choice of the flags' value that sets it takes one arm, each
+		// that clears it the other, and only a choice that leaves it
+		// unknown keeps the test as a condition.
+		on, off := t, e
+		if !set {
+			on, off = e, t
+		}
+		und := &Val{Cond: k, t: t, f: e, Why: why, Line: line}
+		if neg {
+			und = &Val{Cond: k, t: e, f: t, Why: why, Line: line}
+		}
+		if s.st != nil {
+			if b, ok := s.st.Facts[k]; ok {
+				und = t
+				if b == neg {
+					und = e
+				}
+			}
+		}
+		return widen(mapLeaves(s.valueOf(x), func(l *Val) *Val {
+			switch l.inl {
+			case FlagOn:
+				return on
+			case FlagOff:
+				return off
+			}
+			return und
+		}))
+	}
 	if neg {
 		t, e = e, t
 	}
@@ -491,6 +537,111 @@ func (s *scope) conditionalValue(n *sitter.Node, why string, line int) *Val {
 		}
 	}
 	return widen(&Val{Cond: k, t: t, f: e, Why: why, Line: line})
+}
+
+// inlineBitTest recognises a test of the IB_SEND_INLINE bit of a flags
+// expression (flags & IB_SEND_INLINE, its negation, a comparison with
+// 0): the flags
+// expression, and whether the test is true when the bit is set.
+func (s *scope) inlineBitTest(n *sitter.Node) (*sitter.Node, bool, bool) {
+	f := s.f
+	n = stripCond(f, n)
+	if n == nil {
+		return nil, false, false
+	}
+	switch n.Kind() {
+	case "unary_expression":
+		if f.Text(n.ChildByFieldName("operator")) == "!" {
+			x, set, ok := s.inlineBitTest(n.ChildByFieldName("argument"))
+			return x, !set, ok
+		}
+	case "binary_expression":
+		l, r := StripParens(n.ChildByFieldName("left")), StripParens(n.ChildByFieldName("right"))
+		switch f.Text(n.ChildByFieldName("operator")) {
+		case "&":
+			if s.isInlineFlag(r) {
+				return l, true, l != nil
+			}
+			if s.isInlineFlag(l) {
+				return r, true, r != nil
+			}
+		case "==", "!=":
+			if r != nil && r.Kind() == "number_literal" && f.Text(r) == "0" {
+				x, set, ok := s.inlineBitTest(l)
+				return x, set == (f.Text(n.ChildByFieldName("operator")) == "!="), ok
+			}
+		}
+	}
+	return nil, false, false
+}
+
+// isInlineFlag: IB_SEND_INLINE itself (a mask with other bits tests
+// those too).
+func (s *scope) isInlineFlag(n *sitter.Node) bool {
+	return n != nil && n.Kind() == "identifier" && s.f.Text(n) == "IB_SEND_INLINE"
+}
+
+// restrict is v with the choices the facts decide made.
+func restrict(v *Val, facts map[string]bool) *Val {
+	if v == nil || v.Cond == "" {
+		return v
+	}
+	if b, ok := facts[v.Cond]; ok {
+		if b {
+			return restrict(v.t, facts)
+		}
+		return restrict(v.f, facts)
+	}
+	t, f := restrict(v.t, facts), restrict(v.f, facts)
+	if t == v.t && f == v.f {
+		return v
+	}
+	return &Val{Cond: v.Cond, t: t, f: f, Why: v.Why, Line: v.Line, File: v.File}
+}
+
+// narrowFlag keeps a path on which flags value v has the IB_SEND_INLINE
+// bit set (on) or clear: false when no choice of v the facts leave open
+// does; otherwise the conditions of v that only one side's choices
+// satisfy become facts of the path (v = c ? IB_SEND_INLINE : 0 tested
+// set makes c true).
+func narrowFlag(v *Val, on bool, facts map[string]bool) bool {
+	if v == nil {
+		return true
+	}
+	if v.Cond == "" {
+		return v.inl == FlagUnset || (v.inl == FlagOn) == on
+	}
+	if b, ok := facts[v.Cond]; ok {
+		if b {
+			return narrowFlag(v.t, on, facts)
+		}
+		return narrowFlag(v.f, on, facts)
+	}
+	tOK, fOK := flagPossible(v.t, on, facts), flagPossible(v.f, on, facts)
+	switch {
+	case tOK && !fOK:
+		facts[v.Cond] = true
+		return narrowFlag(v.t, on, facts)
+	case fOK && !tOK:
+		facts[v.Cond] = false
+		return narrowFlag(v.f, on, facts)
+	}
+	return tOK
+}
+
+// flagPossible: some choice of v the facts leave open has the bit set
+// (on) or clear.
+func flagPossible(v *Val, on bool, facts map[string]bool) bool {
+	if v.Cond == "" {
+		return v.inl == FlagUnset || (v.inl == FlagOn) == on
+	}
+	if b, ok := facts[v.Cond]; ok {
+		if b {
+			return flagPossible(v.t, on, facts)
+		}
+		return flagPossible(v.f, on, facts)
+	}
+	return flagPossible(v.t, on, facts) || flagPossible(v.f, on, facts)
 }
 
 // castValue: a cast keeps what the value is; a pointer cast to an

@@ -24,15 +24,65 @@ type InlineSite struct {
 
 func FindInlineSites(f *File, fn *sitter.Node) []InlineSite {
 	var out []InlineSite
-	Walk(fn, func(n *sitter.Node) bool {
-		if n.Kind() == "identifier" && f.Text(n) == "IB_SEND_INLINE" && setsFlag(f, n) {
-			if s := siteStatement(n); s != nil {
-				out = append(out, InlineSite{f, fn, s})
+	// What setsFlag and siteStatement read of a mention's ancestors is
+	// passed down the walk, once per node: tree-sitter finds a node's
+	// parent from the root down, so asking each use of the flag for its
+	// parents cost a deep expression (a | b | ... of 2,000 terms) its
+	// depth cubed.
+	type ctx struct {
+		sets int8 // 1 sets, -1 does not, 0 no ancestor decided
+		site *sitter.Node
+		cond *sitter.Node // the condition of the parent ternary
+	}
+	walkDown(fn, ctx{}, func(n *sitter.Node, c ctx) (ctx, bool) {
+		if c.cond != nil && c.cond.Equals(*n) {
+			c.sets = -1 // a mention in a ternary's condition tests
+		}
+		c.cond = nil
+		if n.Kind() == "identifier" && c.sets > 0 && c.site != nil && f.Text(n) == "IB_SEND_INLINE" {
+			out = append(out, InlineSite{f, fn, c.site})
+		}
+		// The nearest ancestor that decides wins: n's decision
+		// replaces what its own ancestors said.
+		if v, ok := setsFlagAt(f, n); ok {
+			c.sets = -1
+			if v {
+				c.sets = 1
 			}
 		}
-		return true
+		switch n.Kind() {
+		case "assignment_expression", "init_declarator", "initializer_pair", "return_statement":
+			c.site = n
+		case "conditional_expression":
+			c.cond = n.ChildByFieldName("condition")
+		}
+		return c, true
 	})
 	return out
+}
+
+// walkDown is Walk passing each node an inherited value: fn gets the
+// value its parent passed on and returns the one for its children.
+func walkDown[T any](n *sitter.Node, root T, fn func(n *sitter.Node, v T) (T, bool)) {
+	if n == nil {
+		return
+	}
+	c := n.Walk()
+	defer c.Close()
+	stack := []T{root}
+	for {
+		v, down := fn(c.Node(), stack[len(stack)-1])
+		if down && c.GotoFirstChild() {
+			stack = append(stack, v)
+			continue
+		}
+		for len(stack) == 1 || !c.GotoNextSibling() {
+			if len(stack) == 1 || !c.GotoParent() {
+				return
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
 }
 
 // FindInlineSitesFacts are the sites of a function as the module's facts
@@ -96,45 +146,30 @@ func StaticAlias(f *File, fn *sitter.Node) map[string]string {
 	return alias
 }
 
-// setsFlag reports whether this mention of IB_SEND_INLINE sets the flag
-// (is or-ed or assigned into a value), rather than testing or clearing it
-// (x & IB_SEND_INLINE, ~IB_SEND_INLINE, == and the like).
-func setsFlag(f *File, n *sitter.Node) bool {
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		switch p.Kind() {
-		case "unary_expression":
-			return false
-		case "binary_expression":
-			if op := f.Text(p.ChildByFieldName("operator")); op != "|" {
-				return false
-			}
-		case "assignment_expression":
-			return f.Text(p.ChildByFieldName("operator")) != "&="
-		case "if_statement", "while_statement", "for_statement", "do_statement", "switch_statement", "case_statement", "call_expression":
-			return false
-		case "init_declarator", "initializer_pair", "return_statement":
-			return true
-		case "conditional_expression":
-			if c := p.ChildByFieldName("condition"); c != nil && c.StartByte() <= n.StartByte() && n.EndByte() <= c.EndByte() {
-				return false
-			}
-		case "expression_statement", "compound_statement", "function_definition":
-			return false
+// setsFlagAt is what node p decides about a mention of IB_SEND_INLINE
+// below it (ok false: p decides nothing, its own ancestors do): whether
+// the mention sets the flag (is or-ed or assigned into a value), rather
+// than testing or clearing it (x & IB_SEND_INLINE, ~IB_SEND_INLINE, ==
+// and the like). A conditional_expression decides for its condition
+// only; the arms inherit.
+func setsFlagAt(f *File, p *sitter.Node) (sets, ok bool) {
+	switch p.Kind() {
+	case "unary_expression":
+		return false, true
+	case "binary_expression":
+		if op := f.Text(p.ChildByFieldName("operator")); op != "|" {
+			return false, true
 		}
+	case "assignment_expression":
+		return f.Text(p.ChildByFieldName("operator")) != "&=", true
+	case "if_statement", "while_statement", "for_statement", "do_statement", "switch_statement", "case_statement", "call_expression":
+		return false, true
+	case "init_declarator", "initializer_pair", "return_statement":
+		return true, true
+	case "expression_statement", "compound_statement", "function_definition":
+		return false, true
 	}
-	return false
-}
-
-// siteStatement is the assignment, declaration or return that a mention
-// belongs to.
-func siteStatement(n *sitter.Node) *sitter.Node {
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		switch p.Kind() {
-		case "assignment_expression", "init_declarator", "initializer_pair", "return_statement":
-			return p
-		}
-	}
-	return nil
+	return false, false
 }
 
 // Comparisons lists the <, <=, >, >= in a condition, following boolean

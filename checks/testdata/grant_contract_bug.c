@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Fixed-size acknowledgements posted inline with no guard: the QP asks
  * for the ack's size and fails setup when creation fails, so by the
- * verbs contract an ack fits. This one posts the larger status block. */
+ * verbs contract an ack fits. This one posts the larger status block:
+ * reported where the flag is set, the request that does not cover it as
+ * evidence. */
 struct tc_ack {
 	__be32 seq;
 	__be32 credits;
@@ -25,7 +27,7 @@ static int tc_sess_qp(struct tc_sess *s, struct rdma_cm_id *id)
 	struct ib_qp_init_attr qa = {};
 	int rc;
 
-	qa.cap.max_inline_data = sizeof(struct tc_ack); /* want: inline-size */
+	qa.cap.max_inline_data = sizeof(struct tc_ack);
 	rc = rdma_create_qp(id, s->pd, &qa);
 	if (rc)
 		return rc;
