@@ -42,9 +42,9 @@ type sizeCheck struct {
 	// each answer walks the whole function.
 	srcCache map[string][]*sitter.Node
 	opts     Options
-	facts     map[string]*engine.Facts
-	layouts   map[string]*LayoutRow
-	findings  []Finding
+	facts    map[string]*engine.Facts
+	layouts  map[string]*LayoutRow
+	findings []Finding
 }
 
 func checkInlineSize(opts Options, sites []engine.InlineSite, visits map[siteKey][]engine.SiteVisit, facts map[string]*engine.Facts, files []*engine.File, providers []ProviderRow) ([]Finding, []LayoutRow) {
