@@ -52,7 +52,7 @@ func reproSplats(lines []string, kr []guestconf.KnownReport) (splats, known []Sp
 	for _, s := range findSplats(lines, kr) {
 		switch i := s.Line - 2; {
 		case begin >= 0 && i > begin && i < end:
-			s.Known = "reproducer: " + guestconf.ReproDefect
+			s.Known = reproKnown + guestconf.ReproDefect
 			known = append(known, s)
 		case s.Known != "":
 			known = append(known, s)
@@ -105,9 +105,18 @@ func judgeRepro(res *Result) {
 // the boot met (they failed nothing).
 func noteKnown(res *Result) {
 	for _, s := range res.KnownSplats {
-		if strings.HasPrefix(s.Known, "reproducer: ") {
+		if !s.KernelReport() {
 			continue
 		}
 		res.Reason += fmt.Sprintf("; known pre-existing kernel report %s at console line %d, not the patch's: %q", s.Known, s.Line, s.words())
 	}
+}
+
+// reproKnown begins the Known of a report inside the reproducer's window.
+const reproKnown = "reproducer: "
+
+// KernelReport is whether the splat is a known pre-existing kernel report
+// (Options.Known), not the reproducer's outcome.
+func (s Splat) KernelReport() bool {
+	return s.Known != "" && !strings.HasPrefix(s.Known, reproKnown)
 }

@@ -630,7 +630,7 @@ func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 			}
 		}
 		for _, k := range br.KnownSplats {
-			if !strings.HasPrefix(k.Known, "reproducer: ") {
+			if k.KernelReport() {
 				s.Detail += "; known pre-existing kernel report " + k.Known + " (not the patch's): " + k.Text
 			}
 		}
