@@ -31,14 +31,60 @@ type Options struct {
 	// Preprocessor, when set, gives the .c files' preprocessed source
 	// (preprocessed.go); nil reads raw C.
 	Preprocessor engine.Preprocessor
+	// Cache is a folder where reports are kept for reuse, Code the
+	// digest of the code that makes them (the running program's); both
+	// set, a report is reused when nothing it read has changed
+	// (reuse.go). Empty: every run analyses.
+	Cache, Code string
 }
 
-// Run runs every rule.
+// Run runs every rule. With opts.Cache and opts.Code, a report of the
+// same code on the same tree is reused when nothing it read has changed
+// (reuse.go).
 func Run(opts Options) (*Report, error) {
 	start := time.Now()
 	if len(opts.Paths) == 0 {
 		opts.Paths = DefaultPaths
 	}
+	var rep *Report
+	if reusable(opts) {
+		if r, _ := reuseReport(opts); r != nil {
+			rep = r
+			rep.Reused = true
+		}
+	}
+	if rep == nil {
+		var reads *engine.Reads
+		if reusable(opts) {
+			reads = engine.Record()
+		}
+		r, err := analyse(opts)
+		if reads != nil {
+			reads.Stop()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if reads != nil {
+			if err := keepReport(opts, reads, r); err != nil {
+				return nil, err
+			}
+		}
+		rep = r
+	}
+	if len(opts.Patches) > 0 {
+		cp, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
+		if err != nil {
+			return nil, err
+		}
+		rep.Findings = findings.Sort(append(rep.Findings, cp...))
+	}
+	rep.Duration = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// analyse runs every rule but checkpatch.
+func analyse(opts Options) (*Report, error) {
 	// The provider table does not depend on the analysis: read it
 	// meanwhile.
 	type provResult struct {
@@ -146,13 +192,6 @@ func Run(opts Options) (*Report, error) {
 	}
 	rep.Findings = append(rep.Findings, bounds...)
 	rep.Layouts = layouts
-	if len(opts.Patches) > 0 {
-		cp, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
-		if err != nil {
-			return nil, err
-		}
-		rep.Findings = append(rep.Findings, cp...)
-	}
 	addMacroEvidence(rep.Findings, append(append([]*engine.File{}, all...), analysed...))
 	rep.Findings = findings.Sort(rep.Findings)
 	if rep.Findings == nil {
@@ -161,7 +200,6 @@ func Run(opts Options) (*Report, error) {
 	if opts.Preprocessor != nil {
 		rep.Analysis, rep.Read = opts.Preprocessor.Analysis(), opts.Preprocessor.Read()
 	}
-	rep.Duration = time.Since(start).Seconds()
 	return rep, nil
 }
 

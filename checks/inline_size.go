@@ -3,7 +3,6 @@ package checks
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -867,21 +866,22 @@ func (c *sizeCheck) sizeofType(f *engine.File, at *sitter.Node, typ string) (int
 func providerTable(tree string) ([]ProviderRow, error) {
 	var rows []ProviderRow
 	for _, kind := range []string{"hw", "sw"} {
-		ents, err := os.ReadDir(filepath.Join(tree, "drivers", "infiniband", kind))
+		ents, err := engine.ReadDirNames(filepath.Join(tree, "drivers", "infiniband", kind))
 		if err != nil {
 			continue
 		}
 		for _, e := range ents {
-			if !e.IsDir() {
+			name, isDir := strings.CutSuffix(e, "/")
+			if !isDir {
 				continue
 			}
-			dir := path.Join("drivers/infiniband", kind, e.Name())
+			dir := path.Join("drivers/infiniband", kind, name)
 			rels, _ := engine.ListC(tree, []string{dir})
 			files, err := engine.LoadFiles(tree, rels, "max_inline")
 			if err != nil {
 				return nil, err
 			}
-			row := ProviderRow{Provider: e.Name()}
+			row := ProviderRow{Provider: name}
 			for _, f := range files {
 				engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 					switch n.Kind() {

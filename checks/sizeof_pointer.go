@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -37,25 +38,108 @@ func sizeofSink(lhs string) bool {
 var mapLenArg = map[string]int{"ib_dma_map_single": 2, "dma_map_single": 2, "ib_dma_sync_single_for_device": 2,
 	"ib_dma_sync_single_for_cpu": 2, "dma_sync_single_for_device": 2, "dma_sync_single_for_cpu": 2}
 
-// sizeofSinkNeedles prefilter the files the rule reads beyond those of
-// the inline modules: a file that has none of them stores no sizeof in
-// a sink (sizeofSink, mapLenArg) the rule knows, short of a sync of a
-// mapping it never made or an SGE length without struct ib_sge.
-var sizeofSinkNeedles = []string{"ib_sge", "capsule", "max_inline_data", "dma_map_single", "inline_"}
-
-// sizeofFnNeedles prefilter the functions: every sink names one of
-// them (an inline or capsule size, a mapping call), or is an SGE's
-// length (sizeofFnCandidate).
-var sizeofFnNeedles = []string{"max_inline_data", "capsule", "inline", "INLINE", "dma_map_single", "dma_sync_single_for"}
-
-func sizeofFnCandidate(src []byte) bool {
-	return engine.ContainsAny(src, sizeofFnNeedles) || bytes.Contains(src, []byte("length")) && bytes.Contains(src, []byte("sg"))
+// sizeofCandidate: a .c file the rule must read. Every finding of the
+// rule is a sizeof and a sink in one statement (an assignment, a
+// declaration's initializer, a designated initializer, a mapping call's
+// arguments), so a file qualifies only if one of its statements (the
+// text between two semicolons outside parentheses: statement
+// expressions stay whole, a for header only joins statements) takes a
+// sizeof and names what a sink's text must contain (sizeofSink,
+// mapLenArg):
+//   - max_inline_data or capsule (any case);
+//   - an identifier holding "inline" (not the keyword or an inlining
+//     attribute) and "size" or "len" anywhere;
+//   - ".length" or "->length" and "sg";
+//   - a mapping or sync call's name.
+//
+// The file's own text is read (as before the preprocessor): a sizeof
+// or a sink that only a macro of another file spells is not seen here.
+func sizeofCandidate(b []byte) bool {
+	if !bytes.Contains(b, sizeofTok) {
+		return false
+	}
+	depth, start := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '(':
+			depth++
+		case ')':
+			depth = max(0, depth-1)
+		case ';':
+			if depth == 0 {
+				if sizeofStatement(b[start:i]) {
+					return true
+				}
+				start = i + 1
+			}
+		case '/':
+			// A comment's semicolons and parentheses are not the code's.
+			if i+1 < len(b) && b[i+1] == '/' {
+				i = endOf(b, i+2, "\n") - 1
+			} else if i+1 < len(b) && b[i+1] == '*' {
+				i = endOf(b, i+2, "*/") - 1
+			}
+		case '"', '\'':
+			i = endOfLiteral(b, i)
+		}
+	}
+	return sizeofStatement(b[start:])
 }
 
-// sizeofCandidate: a .c file the rule must read (it takes a sizeof and
-// names a sink).
-func sizeofCandidate(b []byte) bool {
-	return engine.ContainsAny(b, sizeofSinkNeedles) && bytes.Contains(b, []byte("sizeof"))
+// endOf is the offset just past the first end at or after from (len(b)
+// if there is none).
+func endOf(b []byte, from int, end string) int {
+	if j := bytes.Index(b[from:], []byte(end)); j >= 0 {
+		return from + j + len(end)
+	}
+	return len(b)
+}
+
+// endOfLiteral is the offset of the quote that closes the string or
+// character literal opening at i (escapes skipped; a literal a line end
+// cuts short ends there).
+func endOfLiteral(b []byte, i int) int {
+	q := b[i]
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case q, '\n':
+			return j
+		}
+	}
+	return len(b)
+}
+
+var (
+	sizeofTok   = []byte("sizeof")
+	sgLengthRe  = regexp.MustCompile(`(?i)(\.|->)\s*length\b`)
+	identRe     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	inliningKws = map[string]bool{"inline": true, "__inline": true, "__inline__": true, "__always_inline": true, "noinline": true, "__noinline": true}
+)
+
+// sizeofStatement: a statement's text with a sizeof and a sink's words.
+func sizeofStatement(st []byte) bool {
+	if !bytes.Contains(st, sizeofTok) {
+		return false
+	}
+	if bytes.Contains(st, []byte("dma_map_single")) || bytes.Contains(st, []byte("dma_sync_single_for")) {
+		return true
+	}
+	l := bytes.ToLower(st)
+	switch {
+	case bytes.Contains(l, []byte("max_inline_data")), bytes.Contains(l, []byte("capsule")):
+		return true
+	case bytes.Contains(l, []byte("sg")) && sgLengthRe.Match(st):
+		return true
+	case bytes.Contains(l, []byte("inline")) && (bytes.Contains(l, []byte("size")) || bytes.Contains(l, []byte("len"))):
+		for _, id := range identRe.FindAll(st, -1) {
+			if !inliningKws[string(id)] && bytes.Contains(bytes.ToLower(id), []byte("inline")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sizeofScope is what the rule reads: the files already parsed for the
@@ -123,10 +207,10 @@ func checkSizeofPointer(files []*engine.File) []Finding {
 		var fo []Finding
 		for _, fn := range engine.Functions(f) {
 			// Only a function that takes a sizeof and names a sink.
-			if src := f.Src[fn.StartByte():fn.EndByte()]; !bytes.Contains(src, []byte("sizeof")) || !sizeofFnCandidate(src) {
+			if src := f.Src[fn.StartByte():fn.EndByte()]; !sizeofCandidate(src) {
 				continue
 			}
-			fo = append(fo, sizeofFunction(f, fn, members[path.Dir(f.Rel)])...)
+			fo = append(fo, sizeofFunction(f, fn, members[path.Dir(f.Rel)], false)...)
 		}
 		if f.Macros == nil {
 			sizeofCache.Store(key, fo)
@@ -175,7 +259,10 @@ func fileMembers(f *engine.File) []memberDecl {
 	return out
 }
 
-func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool) (out []Finding) {
+// sizeofFunction is the rule on one function. anyOperand takes every
+// sizeof for one of a pointer: the sinks the rule sees, whatever is
+// measured (the prefilter's test).
+func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool, anyOperand bool) (out []Finding) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = []Finding{{Rule: RuleIncomplete, Severity: SevNote, File: f.Rel, Line: f.Line(fn), Function: engine.FunctionName(f, fn),
@@ -205,14 +292,16 @@ func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool) (o
 	report := func(sink string, rhs, at *sitter.Node) {
 		for _, s := range sizeofTerms(f, rhs) {
 			obj, ok := sizeofOperand(f, s)
-			if !ok {
+			if !ok && !anyOperand {
 				continue
+			} else if !ok {
+				obj = s
 			}
-			ptr := false
+			ptr := anyOperand
 			if obj.Kind() == "identifier" {
-				ptr = ptrs[f.Text(obj)]
+				ptr = ptr || ptrs[f.Text(obj)]
 			} else if obj.Kind() == "field_expression" {
-				ptr = members[f.Text(obj.ChildByFieldName("field"))]
+				ptr = ptr || members[f.Text(obj.ChildByFieldName("field"))]
 			}
 			if !ptr {
 				continue

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -83,9 +82,9 @@ func ExpandStructGroups(src []byte) []byte {
 func LoadLayouts(tree string, dirs []string, name string) (*LayoutDB, error) {
 	db := &LayoutDB{Defs: map[string]*AggDef{}, Constants: map[string]int64{}}
 	for _, d := range dirs {
-		matches, _ := filepath.Glob(filepath.Join(tree, d, "*.h"))
+		matches := Glob(filepath.Join(tree, d, "*.h"))
 		for _, m := range matches {
-			b, err := os.ReadFile(m)
+			b, err := readFile(m)
 			if err != nil {
 				return nil, err
 			}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -365,5 +364,5 @@ func linkedFile(rel string, b []byte, exported, unresolved map[string]bool) bool
 // (loadFilesScan; linking reuses the bytes read there). A preprocessed
 // translation unit would be plugged in here.
 func readSource(tree, rel string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(tree, rel))
+	return readFile(filepath.Join(tree, rel))
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"hash/fnv"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -110,7 +109,7 @@ func macroDefs(rel string, src []byte) []macroDef {
 
 // headerDefs are a module header's macros, cached by its content.
 func headerDefs(root, rel string) []macroDef {
-	b, err := os.ReadFile(filepath.Join(root, rel))
+	b, err := readFile(filepath.Join(root, rel))
 	if err != nil {
 		return nil
 	}

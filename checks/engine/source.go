@@ -189,8 +189,17 @@ func ContainsAny(b []byte, needles []string) bool {
 	return false
 }
 
-// ListC lists the .c and .h files under dirs (relative to root).
+// ListC lists the .c and .h files under dirs (relative to root),
+// reported to the recorders (reads.go).
 func ListC(root string, dirs []string) ([]string, error) {
+	out, err := listC(root, dirs)
+	if recordingOn() {
+		noteRead("listc", absPath(root)+"\x00"+strings.Join(dirs, "\x00"), listDigest(out, err))
+	}
+	return out, err
+}
+
+func listC(root string, dirs []string) ([]string, error) {
 	var out []string
 	for _, d := range dirs {
 		base := filepath.Join(root, d)

@@ -110,6 +110,9 @@ type Report struct {
 	LinkedIncomplete []string `json:"linked_incomplete,omitempty"`
 	Functions        int      `json:"functions_analysed"`
 	Duration         float64  `json:"duration_s"`
+	// Reused says the analysis was not run again: an earlier one's
+	// report, every file and folder it read unchanged (checks/reuse.go).
+	Reused bool `json:"reused,omitempty"`
 	// Baseline says what the findings were judged against (nil: not
 	// judged, every finding counts).
 	Baseline *Comparison `json:"baseline,omitempty"`

@@ -80,10 +80,18 @@ func (r *Report) WriteText(w io.Writer) {
 		for _, f := range c.Absent {
 			fmt.Fprintf(w, "    gone: %s:%d: %s: %s\n", f.File, f.Line, f.Rule, firstLine(f.Message))
 		}
-		fmt.Fprintf(w, "%d new errors, %d new warnings; %d files, %d functions analysed in %.1fs\n", errs, warns, r.Files, r.Functions, r.Duration)
+		fmt.Fprintf(w, "%d new errors, %d new warnings; %d files, %d functions %s\n", errs, warns, r.Files, r.Functions, r.took())
 		return
 	}
-	fmt.Fprintf(w, "%d errors, %d warnings; %d files, %d functions analysed in %.1fs\n", errs, warns, r.Files, r.Functions, r.Duration)
+	fmt.Fprintf(w, "%d errors, %d warnings; %d files, %d functions %s\n", errs, warns, r.Files, r.Functions, r.took())
+}
+
+// took says how long the check took, and whether the analysis was reused.
+func (r *Report) took() string {
+	if r.Reused {
+		return fmt.Sprintf("analysed before, reused in %.1fs (nothing it read has changed)", r.Duration)
+	}
+	return fmt.Sprintf("analysed in %.1fs", r.Duration)
 }
 
 func firstLine(s string) string {

@@ -70,6 +70,15 @@ func CheckStageKey(in CheckStageIn) (string, error) {
 	return k.Sum()
 }
 
+// reusing sets where checks keep their reports for reuse (the cache's
+// checks folder) and the code that makes them (the running program).
+func reusing(co checks.Options, cacheDir string) checks.Options {
+	if code, err := stagecache.Self(); err == nil && cacheDir != "" {
+		co.Cache, co.Code = filepath.Join(cacheDir, "checks"), code
+	}
+	return co
+}
+
 // RunCheckPristine checks the kernel's pristine tree (read only: nothing
 // writes into it), the baseline a patch is judged against. Checkpatch
 // has nothing to read there.
@@ -89,7 +98,7 @@ func RunCheckPristine(ctx context.Context, in CheckStageIn) (*checks.Report, err
 	if err != nil {
 		return nil, err
 	}
-	rep, err := checks.Run(checks.Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir, Preprocessor: pp})
+	rep, err := checks.Run(reusing(checks.Options{Tree: dir, Paths: in.Paths, BuildDir: in.BuildDir, Preprocessor: pp}, in.Cache.Dir))
 	if err != nil {
 		return nil, fmt.Errorf("checking the pristine tree of %s (%s), the baseline of the patches: %w", in.Apply.Kernel.Name, dir, err)
 	}
@@ -123,7 +132,7 @@ func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error)
 	if err := tree.StubNamed(in.CheckpatchTree, in.Apply.Patches); err != nil {
 		return nil, err
 	}
-	rep, err := checks.Run(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree, Preprocessor: pp})
+	rep, err := checks.Run(reusing(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree, Preprocessor: pp}, in.Cache.Dir))
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
 	}

@@ -77,7 +77,11 @@ func (w *Workspace) checkPatches(ctx context.Context, o CheckOptions, patches, p
 	if err := checkPaths(dir, paths); err != nil {
 		return nil, err
 	}
-	rep, err := checks.Run(checks.Options{Tree: dir, Paths: paths, Patches: patches, CheckpatchTree: cpTree})
+	co := checks.Options{Tree: dir, Paths: paths, Patches: patches, CheckpatchTree: cpTree}
+	if c, err := w.Cache(true); err == nil {
+		co = reusing(co, c.Dir)
+	}
+	rep, err := checks.Run(co)
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", dir, err)
 	}
@@ -129,7 +133,12 @@ func (w *Workspace) checkTree(ctx context.Context, o CheckOptions, paths []strin
 	if err := checkPaths(o.Tree, paths); err != nil {
 		return nil, err
 	}
-	co := checks.Options{Tree: o.Tree, Paths: paths}
+	// Without a cache (none can be opened) nothing is reused.
+	var cacheDir string
+	if c, err := w.Cache(true); err == nil {
+		cacheDir = c.Dir
+	}
+	co := reusing(checks.Options{Tree: o.Tree, Paths: paths}, cacheDir)
 	if o.Preprocess {
 		bd := o.BuildDir
 		if bd == "" {
@@ -149,7 +158,7 @@ func (w *Workspace) checkTree(ctx context.Context, o CheckOptions, paths []strin
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", o.Tree, err)
 	}
-	if err := judgeAgainst(rep, o.Baseline, paths); err != nil {
+	if err := judgeAgainst(rep, o.Baseline, paths, cacheDir); err != nil {
 		return nil, err
 	}
 	return &Checked{Report: rep, SARIF: checks.SARIFOptions{Version: o.Version, Tree: o.Tree}}, nil
@@ -157,7 +166,7 @@ func (w *Workspace) checkTree(ctx context.Context, o CheckOptions, paths []strin
 
 // judgeAgainst judges a --tree check against the same check of the
 // baseline tree, or the known findings when there is none.
-func judgeAgainst(rep *checks.Report, baseline string, paths []string) error {
+func judgeAgainst(rep *checks.Report, baseline string, paths []string, cacheDir string) error {
 	if baseline == "" {
 		rep.JudgeKnown()
 		return nil
@@ -168,7 +177,7 @@ func judgeAgainst(rep *checks.Report, baseline string, paths []string) error {
 	if err := checkPaths(baseline, paths); err != nil {
 		return err
 	}
-	base, err := checks.Run(checks.Options{Tree: baseline, Paths: paths})
+	base, err := checks.Run(reusing(checks.Options{Tree: baseline, Paths: paths}, cacheDir))
 	if err != nil {
 		return fmt.Errorf("checking the baseline %s: %w", baseline, err)
 	}

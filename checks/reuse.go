@@ -1,0 +1,132 @@
+package checks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/patchctl/patchctl/checks/engine"
+)
+
+// Reuse of a report. The analysis of a tree is a function of the files
+// and folders it read and of the code that read them. A run records
+// every read (engine.Reads: each file's content digest, each listing's
+// result) beside its report; a later run of the same code on the same
+// tree and paths reuses the report only after every recorded read reads
+// the same again, so a file edited, added or removed anywhere the
+// analysis looked, even one that decided nothing, makes a new analysis.
+// Checkpatch is not part of it: it runs on the patches every time.
+//
+// Not reused (always analysed): a preprocessed analysis (its units have
+// their own cache, keyed by the compiler's inputs) and one that reads a
+// build's DWARF.
+
+// reuseFormat names the layout of a kept report; a change of it, like
+// a change of the code, makes every kept report unused.
+const reuseFormat = "patchctl check report 1"
+
+type keptReport struct {
+	Format string         `json:"format"`
+	Reads  *engine.Reads  `json:"reads"`
+	Report *Report        `json:"report"`
+	Made   time.Time      `json:"made"`
+	Opts   map[string]any `json:"options"`
+}
+
+func reusable(opts Options) bool {
+	return opts.Cache != "" && opts.Code != "" && opts.Preprocessor == nil && opts.BuildDir == ""
+}
+
+// reuseKey names a report by the code, the tree's folder and the paths.
+func reuseKey(opts Options) (string, map[string]any) {
+	tree, err := filepath.Abs(opts.Tree)
+	if err != nil {
+		tree = opts.Tree
+	}
+	o := map[string]any{"tree": tree, "paths": opts.Paths}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", reuseFormat, opts.Code, tree, strings.Join(opts.Paths, "\x00"))
+	return hex.EncodeToString(h.Sum(nil)), o
+}
+
+// reuseReport is the kept report of opts when every read it recorded
+// reads the same, or nil (with why, for the log).
+func reuseReport(opts Options) (*Report, string) {
+	key, _ := reuseKey(opts)
+	b, err := os.ReadFile(filepath.Join(opts.Cache, key+".json"))
+	if err != nil {
+		return nil, "no report kept"
+	}
+	var k keptReport
+	if err := json.Unmarshal(b, &k); err != nil || k.Format != reuseFormat || k.Reads == nil || k.Report == nil {
+		return nil, "the kept report is unreadable"
+	}
+	if len(k.Reads.Files) == 0 {
+		return nil, "the kept report records no reads"
+	}
+	if ok, changed := k.Reads.Verify(); !ok {
+		return nil, "changed: " + changed
+	}
+	return k.Report, ""
+}
+
+// keepReport writes rep and its reads (atomically: a reader sees the
+// old file or the new one).
+func keepReport(opts Options, reads *engine.Reads, rep *Report) error {
+	key, o := reuseKey(opts)
+	b, err := json.Marshal(keptReport{Format: reuseFormat, Reads: reads, Report: rep, Made: time.Now().UTC(), Opts: o})
+	if err != nil {
+		return fmt.Errorf("encoding the check report to keep: %w", err)
+	}
+	if err := os.MkdirAll(opts.Cache, 0o755); err != nil {
+		return fmt.Errorf("keeping the check report: %w", err)
+	}
+	tmp, err := os.CreateTemp(opts.Cache, key+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("keeping the check report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("keeping the check report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("keeping the check report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(opts.Cache, key+".json")); err != nil {
+		return fmt.Errorf("keeping the check report: %w", err)
+	}
+	pruneKept(opts.Cache)
+	return nil
+}
+
+// maxKept bounds the reports kept (a tree, its paths and a build of
+// patchctl each make one): the oldest go first.
+const maxKept = 64
+
+func pruneKept(dir string) {
+	ms, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(ms) <= maxKept {
+		return
+	}
+	type kept struct {
+		path string
+		mod  time.Time
+	}
+	var ks []kept
+	for _, m := range ms {
+		if st, err := os.Stat(m); err == nil {
+			ks = append(ks, kept{m, st.ModTime()})
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].mod.After(ks[j].mod) })
+	for _, k := range ks[min(maxKept, len(ks)):] {
+		os.Remove(k.path)
+	}
+}
