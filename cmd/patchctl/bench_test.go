@@ -45,7 +45,7 @@ func TestBenchBeforeBuild(t *testing.T) {
 	}
 	// The shared cache's 6.1 tree (a fresh cache would download and
 	// extract it for this one message), with fragments no build uses.
-	testenv.Kernel(t, "6.1")
+	testenv.KernelIfTested(t, "6.1")
 	cache := testenv.Cache().Dir
 	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "bench", "--kernel", "6.1", "--fragment", "base,debug", "--out", t.TempDir())
 	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline --fragment base,debug` first"

@@ -188,7 +188,7 @@ func TestBootBeforeBuild(t *testing.T) {
 	}
 	// The shared cache's 6.1 tree (a fresh cache would download and
 	// extract it for this one message), with fragments no build uses.
-	testenv.Kernel(t, "6.1")
+	testenv.KernelIfTested(t, "6.1")
 	cache := testenv.Cache().Dir
 	code, _, errOut := run(t, "--root", "../..", "--cache", cache, "boot", "--kernel", "6.1", "--variant", "baseline", "--fragment", "base,debug")
 	want := "run `patchctl --root ../.. --cache " + cache + " build --kernel 6.1 --variant baseline --fragment base,debug` first"

@@ -60,7 +60,7 @@ func TestRealTrees(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	for name, want := range realExpect {
 		t.Run(name, func(t *testing.T) {
-			_, pristine := testenv.Kernel(t, name)
+			_, pristine := testenv.KernelIfTested(t, name)
 			plan, err := LoadPlan(root, name, "")
 			if err != nil {
 				t.Fatal(err)

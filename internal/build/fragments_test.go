@@ -129,7 +129,7 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 // symbol that did not land fails the test, naming why.
 func configureReal(t *testing.T, root, n string, names []string) (*kconfig.Config, *configState, []string) {
 	t.Helper()
-	k, pristine := testenv.Kernel(t, n)
+	k, pristine := testenv.KernelIfTested(t, n)
 	out, err := apply.Run(context.Background(), apply.In{Root: root, Kernel: k, Pristine: pristine})
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,36 @@ func Kernel(t testing.TB, name string) (*tree.Kernel, string) {
 	return k, dir
 }
 
+// KernelIfTested is Kernel for a test that compares pinned kernels: it
+// runs on the kernels under test (PATCHCTL_TEST_KERNELS, the lock's
+// default without it) and on any other whose tree is already prepared,
+// and skips the rest, in CI too: `make test` on a fresh machine fetches
+// and extracts the default kernel's tree only, and `make test-matrix`
+// runs every test on every pinned kernel.
+func KernelIfTested(t testing.TB, name string) (*tree.Kernel, string) {
+	t.Helper()
+	lock, err := tree.LoadLock(filepath.Join(RepoRoot(t), "series", "kernels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := lock.Find(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range EndToEndKernels(t, lock) {
+		if n == k.Name {
+			return Kernel(t, name)
+		}
+	}
+	mu.Lock()
+	prepared := Cache().Prepared(k)
+	mu.Unlock()
+	if !prepared {
+		t.Skipf("kernel %s is neither under test (PATCHCTL_TEST_KERNELS) nor prepared; make test-matrix runs every pinned kernel", name)
+	}
+	return Kernel(t, name)
+}
+
 // Unavailable skips outside CI and fails in CI.
 func Unavailable(t testing.TB, why string) {
 	t.Helper()

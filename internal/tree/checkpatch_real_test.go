@@ -36,7 +36,7 @@ func TestCheckpatchKitSameFindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, full := testenv.Kernel(t, k.Name)
+	_, full := testenv.KernelIfTested(t, k.Name)
 	user := testenv.Cache()
 	deb := user.Debian().DebPath(k.Debian)
 	if _, err := os.Stat(deb); err != nil {

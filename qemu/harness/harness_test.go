@@ -81,7 +81,7 @@ func TestSelectOnPinnedKernels(t *testing.T) {
 	want := map[string]string{"5.10": "rxe-mem-map", "6.1": "rxe-mr-map", "6.12": "ib_virt_dma_to_ptr", "7.2": "ib_virt_dma_to_ptr", "7.3": "ib_virt_dma_to_ptr"}
 	for name, variant := range want {
 		t.Run(name, func(t *testing.T) {
-			_, dir := testenv.Kernel(t, name)
+			_, dir := testenv.KernelIfTested(t, name)
 			read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, rel)) }
 			r, err := Select(DMAFaithful, read)
 			if err != nil {
@@ -143,7 +143,7 @@ func TestIncapsuleWrapOnPinnedKernels(t *testing.T) {
 	// 6.12 itself: every pin
 	for _, name := range []string{"5.10", "6.1", "6.12", "7.2", "7.3"} {
 		t.Run(name, func(t *testing.T) {
-			_, dir := testenv.Kernel(t, name)
+			_, dir := testenv.KernelIfTested(t, name)
 			read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, rel)) }
 			r, err := Select(IncapsuleWrap, read)
 			if err != nil {
@@ -176,7 +176,7 @@ func TestForBuildOnPinnedKernels(t *testing.T) {
 	want := map[string]string{"5.10": "rxe-mem-map", "6.1": "rxe-mr-map", "6.12": "ib_virt_dma_to_ptr", "7.2": "ib_virt_dma_to_ptr", "7.3": "ib_virt_dma_to_ptr"}
 	for name, variant := range want {
 		t.Run(name, func(t *testing.T) {
-			_, dir := testenv.Kernel(t, name)
+			_, dir := testenv.KernelIfTested(t, name)
 			read := func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, rel)) }
 			p, err := ForBuild(ForMode(vocab.DMAFaithful), read, read)
 			if err != nil {
