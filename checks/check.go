@@ -106,6 +106,23 @@ func analyse(opts Options) (*Report, error) {
 		<-provCh
 		return nil, err
 	}
+	// The sizeof-pointer and in-capsule rules read files of their own:
+	// read and parsed meanwhile. Only loaded here (new trees, or cached
+	// ones left untouched): the rules walk them below, after the
+	// analysis, so no tree is read by two goroutines at once.
+	type loaded struct {
+		files []*engine.File
+		err   error
+	}
+	sizeofCh, boundsCh := make(chan loaded, 1), make(chan loaded, 1)
+	go func() {
+		fs, err := sizeofScope(opts.Tree, opts.Preprocessor, all, sizeofRels)
+		sizeofCh <- loaded{fs, err}
+	}()
+	go func() {
+		fs, err := incapsuleFiles(opts.Tree, rels, opts.Preprocessor)
+		boundsCh <- loaded{fs, err}
+	}()
 	// What a field holds is learned per module (folder): a provider's
 	// sg_list[i].addr says nothing about a ULP's.
 	byDir := map[string]*engine.Facts{}
@@ -181,16 +198,16 @@ func analyse(opts Options) (*Report, error) {
 	rep.Providers = prov.rows
 	sizeFindings, layouts := checkInlineSize(opts, sites, visits, byDir, all, prov.rows)
 	rep.Findings = append(rep.Findings, sizeFindings...)
-	sizeofFiles, err := sizeofScope(opts.Tree, opts.Preprocessor, all, sizeofRels)
-	if err != nil {
-		return nil, err
+	sizeofFiles := <-sizeofCh
+	if sizeofFiles.err != nil {
+		return nil, sizeofFiles.err
 	}
-	rep.Findings = append(rep.Findings, checkSizeofPointer(sizeofFiles)...)
-	bounds, err := checkIncapsuleBounds(opts.Tree, rels, opts.Preprocessor)
-	if err != nil {
-		return nil, err
+	rep.Findings = append(rep.Findings, checkSizeofPointer(sizeofFiles.files)...)
+	bounds := <-boundsCh
+	if bounds.err != nil {
+		return nil, bounds.err
 	}
-	rep.Findings = append(rep.Findings, bounds...)
+	rep.Findings = append(rep.Findings, incapsuleFindings(bounds.files)...)
 	rep.Layouts = layouts
 	addMacroEvidence(rep.Findings, append(append([]*engine.File{}, all...), analysed...))
 	rep.Findings = findings.Sort(rep.Findings)

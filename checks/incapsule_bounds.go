@@ -44,17 +44,19 @@ func inIncapsuleScope(rel string) bool {
 	return false
 }
 
-func checkIncapsuleBounds(tree string, rels []string, pp engine.Preprocessor) ([]Finding, error) {
+// incapsuleFiles are the files of rels the rule reads: those of its
+// folders that read a 64-bit wire value.
+func incapsuleFiles(tree string, rels []string, pp engine.Preprocessor) ([]*engine.File, error) {
 	var scope []string
 	for _, r := range rels {
 		if strings.HasSuffix(r, ".c") && inIncapsuleScope(r) {
 			scope = append(scope, r)
 		}
 	}
-	files, err := engine.LoadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
-	if err != nil {
-		return nil, err
-	}
+	return engine.LoadFilesOpt(tree, pp, false, scope, "le64_to_cpu", "be64_to_cpu", "get_unaligned_le64", "get_unaligned_be64")
+}
+
+func incapsuleFindings(files []*engine.File) []Finding {
 	var out []Finding
 	for _, f := range files {
 		for _, fn := range engine.Functions(f) {
@@ -66,7 +68,7 @@ func checkIncapsuleBounds(tree string, rels []string, pp engine.Preprocessor) ([
 			out[i].Message += " [" + note + "]"
 		}
 	}
-	return out, nil
+	return out
 }
 
 type wireVal struct {
