@@ -66,9 +66,10 @@ func Run(opts Options) (*Report, error) {
 			return nil, err
 		}
 		if reads != nil {
-			if err := keepReport(opts, reads, r); err != nil {
-				return nil, err
-			}
+			// A report not kept (a cache that cannot be written, a
+			// file changed while analysed) is analysed again next
+			// time; this one is the fresh analysis's either way.
+			_ = keepReport(opts, reads, r)
 		}
 		rep = r
 	}

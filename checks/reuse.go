@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -73,16 +74,36 @@ func reuseReport(opts Options) (*Report, string) {
 	if ok, changed := k.Reads.Verify(); !ok {
 		return nil, "changed: " + changed
 	}
+	// Used now: pruneKept removes the reports least recently used.
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(opts.Cache, key+".json"), now, now)
 	return k.Report, ""
 }
 
 // keepReport writes rep and its reads (atomically: a reader sees the
-// old file or the new one).
+// old file or the new one), and says why it did not when it did not. A
+// report is kept only when it is exactly what a reuse would read back:
+// its reads consistent (no file read twice and changed between) and the
+// report itself carried by JSON byte for byte (a byte that is not UTF-8
+// in a quoted line would come back as U+FFFD).
+//
+// A cache that cannot be written is not an error of the check: Run
+// ignores the error this returns, and analyses every time.
 func keepReport(opts Options, reads *engine.Reads, rep *Report) error {
+	if ok, what := reads.Consistent(); !ok {
+		return fmt.Errorf("not keeping the check report: %s changed while it was analysed", what)
+	}
 	key, o := reuseKey(opts)
 	b, err := json.Marshal(keptReport{Format: reuseFormat, Reads: reads, Report: rep, Made: time.Now().UTC(), Opts: o})
 	if err != nil {
 		return fmt.Errorf("encoding the check report to keep: %w", err)
+	}
+	var back keptReport
+	if err := json.Unmarshal(b, &back); err != nil {
+		return fmt.Errorf("decoding the check report to keep: %w", err)
+	}
+	if !sameValue(reflect.ValueOf(back.Report), reflect.ValueOf(rep)) {
+		return fmt.Errorf("not keeping the check report: JSON does not carry it exactly")
 	}
 	if err := os.MkdirAll(opts.Cache, 0o755); err != nil {
 		return fmt.Errorf("keeping the check report: %w", err)
@@ -107,10 +128,21 @@ func keepReport(opts Options, reads *engine.Reads, rep *Report) error {
 }
 
 // maxKept bounds the reports kept (a tree, its paths and a build of
-// patchctl each make one): the oldest go first.
+// patchctl each make one): the least recently used go first (a reuse
+// touches its report).
 const maxKept = 64
 
+// staleTemp is the age past which a temporary file is one a run left
+// when it died (a report is written in well under a second).
+const staleTemp = time.Hour
+
 func pruneKept(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	for _, p := range tmps {
+		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > staleTemp {
+			os.Remove(p)
+		}
+	}
 	ms, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(ms) <= maxKept {
 		return
@@ -129,4 +161,65 @@ func pruneKept(dir string) {
 	for _, k := range ks[min(maxKept, len(ks)):] {
 		os.Remove(k.path)
 	}
+}
+
+// sameValue says whether two values hold the same, byte for byte, an
+// empty slice or map and none counting the same (encoding/json keeps
+// neither apart under omitempty). A kind it does not know is not the
+// same.
+func sameValue(a, b reflect.Value) bool {
+	if a.IsValid() != b.IsValid() {
+		return false
+	}
+	if !a.IsValid() {
+		return true
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float()
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := 0; i < a.Len(); i++ {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for it := a.MapRange(); it.Next(); {
+			if v := b.MapIndex(it.Key()); !v.IsValid() || !sameValue(it.Value(), v) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -22,10 +22,24 @@ import (
 // header reads) report to every recorder that is active while they run,
 // so a concurrent analysis may add reads of its own: a recorder holds at
 // least what its analysis read, never less.
+//
+// A read made twice in one recording that reads differently the second
+// time (a file changed while the analysis ran) makes the recording
+// inconsistent (Consistent): the analysis drew on both contents, and no
+// later state of the tree reads like that.
 type Reads struct {
-	mu    sync.Mutex
-	Files map[string]string `json:"files"` // path → sha256 of its content; "" when it could not be read
-	Lists map[string]string `json:"lists"` // listing (kind and arguments) → sha256 of its result
+	mu       sync.Mutex
+	Files    map[string]string `json:"files"` // path → sha256 of its content; "" when it could not be read
+	Lists    map[string]string `json:"lists"` // listing (kind and arguments) → sha256 of its result
+	conflict string            // the first read that read differently twice
+}
+
+// Consistent says whether every read made twice while recording read
+// the same both times, and names the first that did not.
+func (r *Reads) Consistent() (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conflict == "", r.conflict
 }
 
 var recording struct {
@@ -57,11 +71,14 @@ func noteRead(kind, key, digest string) {
 	defer recording.RUnlock()
 	for r := range recording.on {
 		r.mu.Lock()
+		m, k := r.Lists, kind+"\x00"+key
 		if kind == "file" {
-			r.Files[key] = digest
-		} else {
-			r.Lists[kind+"\x00"+key] = digest
+			m, k = r.Files, key
 		}
+		if old, ok := m[k]; ok && old != digest && r.conflict == "" {
+			r.conflict = kind + " " + strings.ReplaceAll(key, "\x00", " ")
+		}
+		m[k] = digest
 		r.mu.Unlock()
 	}
 }
@@ -126,11 +143,17 @@ func ReadDirNames(dir string) ([]string, error) {
 	return names, err
 }
 
-// Glob is filepath.Glob reported to the recorders.
+// Glob is filepath.Glob reported to the recorders. The pattern and its
+// matches are recorded absolute, as Verify globs them again (a relative
+// pattern's matches are relative).
 func Glob(pattern string) []string {
 	m, err := filepath.Glob(pattern)
 	if recordingOn() {
-		noteRead("glob", absPath(pattern), listDigest(m, err))
+		abs := make([]string, len(m))
+		for i, p := range m {
+			abs[i] = absPath(p)
+		}
+		noteRead("glob", absPath(pattern), listDigest(abs, err))
 	}
 	return m
 }
