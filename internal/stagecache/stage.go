@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -95,9 +96,19 @@ var self struct {
 }
 
 // Self is the sha256 of the running executable: the code of every stage
-// it runs. Computed once per process.
+// it runs. Computed once per process, from the file that runs: on Linux
+// /proc/self/exe, which still opens it when its path was given another
+// build since it started (a rebuild while a run goes on); the path
+// (os.Executable) would hash the new build and key the old code's
+// results as the new code's.
 func Self() (string, error) {
 	self.once.Do(func() {
+		if runtime.GOOS == "linux" {
+			if h, err := fsutil.HashFile("/proc/self/exe"); err == nil {
+				self.hash = h
+				return
+			}
+		}
 		exe, err := os.Executable()
 		if err != nil {
 			self.err = fmt.Errorf("finding the running program: %w", err)

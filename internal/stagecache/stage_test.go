@@ -2,9 +2,12 @@ package stagecache
 
 import (
 	"fmt"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +114,61 @@ func TestStoreKeepsRecordsOfOtherInputs(t *testing.T) {
 		} else if !ok && why != "inputs changed" {
 			t.Errorf("record %d dropped: why %q, want inputs changed", i, why)
 		}
+	}
+}
+
+// TestSelfIsTheRunningProgram: a program whose file is replaced by
+// another build while it runs (a rebuild during a run) still names its
+// own code, not the new build's. A copy of this test binary replaces its
+// own file, then asks Self.
+func TestSelfIsTheRunningProgram(t *testing.T) {
+	if p := os.Getenv("STAGECACHE_SELF_HELPER"); p != "" {
+		orig, err := fsutil.HashFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := p + ".new"
+		if err := os.WriteFile(tmp, []byte("another build"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Self()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("SELF %s %s\n", orig, got)
+		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the running file is found through /proc on Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(prog, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prog, "-test.run=^TestSelfIsTheRunningProgram$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STAGECACHE_SELF_HELPER="+prog)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	var orig, got string
+	for _, l := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(l, "SELF "); ok {
+			orig, got, _ = strings.Cut(rest, " ")
+		}
+	}
+	if orig == "" || got != orig {
+		t.Errorf("the program's file replaced while it ran: Self %q, its own code %q\n%s", got, orig, out)
 	}
 }
