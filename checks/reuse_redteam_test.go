@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/checks/engine"
+	"github.com/patchctl/patchctl/internal/testenv"
+	"github.com/patchctl/patchctl/internal/testenv/testkernel"
 )
 
 // The tests below try to make a reused report differ from a fresh
@@ -383,5 +385,54 @@ func TestReuseFailedReadThenFile(t *testing.T) {
 	r := rtRun(t, opts)
 	if d := rtDiff(rtFresh(t, opts), r); r.Reused || d != "" {
 		t.Errorf("a link pointed elsewhere: reused %v, %s", r.Reused, d)
+	}
+}
+
+// TestReuseEqualsFreshOnKernel: on the default pinned kernel's pristine
+// tree, the report kept and the report reused equal a fresh analysis's.
+func TestReuseEqualsFreshOnKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three analyses of a whole tree")
+	}
+	_, dir := testenv.KernelIfTested(t, testkernel.Default)
+	opts := Options{Tree: dir, Cache: t.TempDir(), Code: "TestReuseEqualsFreshOnKernel"}
+	fresh := rtFresh(t, opts)
+	kept := rtRun(t, opts)
+	reused := rtRun(t, opts)
+	if kept.Reused || !reused.Reused {
+		t.Fatalf("kept run reused %v, second run reused %v (want false, true)", kept.Reused, reused.Reused)
+	}
+	for name, r := range map[string]*Report{"the run that kept the report": kept, "the reused report": reused} {
+		if d := rtDiff(fresh, r); d != "" {
+			t.Errorf("%s differs from a fresh analysis: %s", name, d)
+		}
+	}
+}
+
+// TestReadsConsistent: a recording in which one file, or one listing,
+// read differently twice says so; reading the same twice is consistent.
+func TestReadsConsistent(t *testing.T) {
+	tree := t.TempDir()
+	rtWrite(t, tree, map[string]string{"a/x.c": "one", "a/y.h": "h"})
+	r := engine.Record()
+	engine.LoadFiles(tree, []string{"a/x.c"})
+	engine.LoadFiles(tree, []string{"a/x.c"})
+	engine.ListC(tree, []string{"a"})
+	if ok, what := r.Consistent(); !ok {
+		t.Fatalf("the same read twice: inconsistent (%s)", what)
+	}
+	rtWrite(t, tree, map[string]string{"a/x.c": "two"})
+	engine.LoadFiles(tree, []string{"a/x.c"})
+	if ok, _ := r.Consistent(); ok {
+		t.Error("a file read twice, changed between: consistent")
+	}
+	r.Stop()
+	r = engine.Record()
+	defer r.Stop()
+	engine.ListC(tree, []string{"a"})
+	rtWrite(t, tree, map[string]string{"a/z.c": "new"})
+	engine.ListC(tree, []string{"a"})
+	if ok, _ := r.Consistent(); ok {
+		t.Error("a folder listed twice, a file added between: consistent")
 	}
 }

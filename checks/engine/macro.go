@@ -2,7 +2,7 @@ package engine
 
 import (
 	"bytes"
-	"hash/fnv"
+	"crypto/sha256"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -113,10 +113,10 @@ func headerDefs(root, rel string) []macroDef {
 	if err != nil {
 		return nil
 	}
-	h := fnv.New64a()
-	h.Write([]byte(rel))
-	h.Write(b)
-	key := h.Sum64()
+	// By path and sha256 of the content: a 64-bit hash two headers
+	// could be written to share would hand one the other's macros.
+	h := sha256.Sum256(b)
+	key := rel + "\x00" + string(h[:])
 	if d, ok := headerCache.Load(key); ok {
 		return d.([]macroDef)
 	}
