@@ -82,7 +82,7 @@ func ExpandStructGroups(src []byte) []byte {
 func LoadLayouts(tree string, dirs []string, name string) (*LayoutDB, error) {
 	db := &LayoutDB{Defs: map[string]*AggDef{}, Constants: map[string]int64{}}
 	for _, d := range dirs {
-		matches := Glob(filepath.Join(tree, d, "*.h"))
+		matches := Glob(filepath.Join(globQuote(tree), globQuote(d), "*.h"))
 		for _, m := range matches {
 			b, err := readFile(m)
 			if err != nil {
@@ -287,4 +287,17 @@ func (db *LayoutDB) eval(f *File, n *sitter.Node) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("cannot evaluate %q at %s:%d", f.Text(n), f.Rel, f.Line(n))
+}
+
+// globQuote quotes the characters a glob pattern gives a meaning (a
+// tree at /src/linux[2] is a folder, not a class of characters).
+func globQuote(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
