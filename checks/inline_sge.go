@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/checks/engine"
+	"github.com/patchctl/patchctl/checks/findings"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
@@ -165,13 +166,14 @@ func (r *inlineSGE) checkWR(cp engine.Checkpoint, w string, st *engine.State, li
 			if opWhere != "" {
 				e = append(append([]Evidence{}, ev...), Evidence{File: r.in.F.Rel, Line: line, Message: "the opcode is set to " + op + " at " + opWhere})
 			}
-			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
+			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e,
+				&findings.Subject{WR: w, SGE: -1, Defect: findings.DefectReg, Detail: op, Exit: cp.Exit})
 			return // a registration carries no SGEs to check
 		}
 		if !cp.Exit && !maybe && r.in.OnPost != nil && st.FlagLine[w] > 0 {
 			r.in.OnPost(st.FlagLine[w], r.postVisit(w, st))
 		}
-		r.checkSGEs(w, st, maybe, line, ev)
+		r.checkSGEs(w, st, maybe, cp.Exit, line, ev)
 	}
 }
 
@@ -235,7 +237,8 @@ func (r *inlineSGE) checkVirt(w string, st *engine.State, flags *engine.Val, lin
 			ev = append(ev, Evidence{File: r.in.F.Rel, Line: flags.Line, Message: "send_flags without IB_SEND_INLINE on this path (" + flags.Why + ")"})
 		}
 		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
-		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.Why), ev)
+		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.Why), ev,
+			&findings.Subject{WR: w, SGE: k, Defect: findings.DefectVirt, Detail: leafv.Why, Addr: &findings.Origin{File: file, Line: at, What: leafv.Why}})
 	}
 }
 
@@ -290,7 +293,7 @@ func (r *inlineSGE) exitLine(cp engine.Checkpoint) int {
 
 func display(p string) string { return strings.TrimPrefix(p, "v:") }
 
-func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, ev []Evidence) {
+func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe, exit bool, line int, ev []Evidence) {
 	list, ok := st.Sgl[w]
 	if !ok {
 		list = w + ".sg_list"
@@ -343,9 +346,11 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, 
 			case engine.Virt:
 				covered++
 			case engine.DMA, engine.Phys:
-				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address (%s)", sge, display(w), kind, why), ev)
+				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address (%s)", sge, display(w), kind, why), ev,
+					&findings.Subject{WR: w, SGE: k, Defect: defectOf(kind), Detail: why, Exit: exit})
 			default:
-				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", sge, display(w)), ev)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", sge, display(w)), ev,
+					&findings.Subject{WR: w, SGE: k, Defect: findings.DefectUnplaced, Exit: exit})
 			}
 			continue
 		}
@@ -359,19 +364,23 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, 
 			at = line
 		}
 		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
+		origin := &findings.Origin{File: file, Line: at, What: leafv.Why}
 		switch kind {
 		case engine.Virt:
 			covered++
 		case engine.DMA, engine.Phys:
-			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.Why), e)
+			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.Why), e,
+				&findings.Subject{WR: w, SGE: k, Defect: defectOf(kind), Detail: leafv.Why, Exit: exit, Addr: origin})
 		default:
 			if !maybe {
-				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.Why), e)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.Why), e,
+					&findings.Subject{WR: w, SGE: k, Defect: findings.DefectUnknown, Detail: leafv.Why, Exit: exit, Addr: origin})
 			}
 		}
 	}
 	if !bounded && !wildcard && !maybe {
-		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.Nsge[w], covered), ev)
+		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.Nsge[w], covered), ev,
+			&findings.Subject{WR: w, SGE: -1, Defect: findings.DefectNsge, Detail: st.Nsge[w] + "/" + strconv.Itoa(covered), Exit: exit})
 	}
 }
 
@@ -532,19 +541,20 @@ func (r *inlineSGE) paramBound(e string) (int, bool) {
 const exitWhere = "leaves the function here"
 
 // postedFirst drops a finding made where a request leaves the function
-// when the function posts that request with the same defect: the post
-// is where it is reported (rds's xmit reports its header at
-// ib_post_send, not again at each return after it).
+// when the function posts that request with the same defect (the same
+// request, SGE, defect and address, by their Subject): the post is
+// where it is reported (rds's xmit reports its header at ib_post_send,
+// not again at each return after it).
 func (r *inlineSGE) postedFirst() []Finding {
-	atPost := map[string]bool{}
+	atPost := map[defectKey]bool{}
 	for _, f := range r.findings {
-		if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Message, exitWhere) {
-			atPost[f.Rule+"\x00"+f.Message] = true
+		if f.Subject != nil && !f.Subject.Exit {
+			atPost[keyOfDefect(f)] = true
 		}
 	}
 	var out []Finding
 	for _, f := range r.findings {
-		if len(f.Evidence) > 0 && strings.Contains(f.Evidence[0].Message, exitWhere) && atPost[f.Rule+"\x00"+f.Message] {
+		if f.Subject != nil && f.Subject.Exit && atPost[keyOfDefect(f)] {
 			continue
 		}
 		out = append(out, f)
@@ -552,6 +562,26 @@ func (r *inlineSGE) postedFirst() []Finding {
 	return out
 }
 
-func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {
-	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.F.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
+// defectKey is one defect of one request, wherever it is judged: the
+// request, the SGE, what is wrong and what the value was.
+type defectKey struct {
+	rule, sev, wr, defect, detail string
+	sge                           int
+}
+
+func keyOfDefect(f Finding) defectKey {
+	s := f.Subject
+	return defectKey{rule: f.Rule, sev: f.Severity, wr: s.WR, defect: s.Defect, detail: s.Detail, sge: s.SGE}
+}
+
+// defectOf is the defect of an inline SGE that holds an address of kind k.
+func defectOf(k engine.Kind) string {
+	if k == engine.Phys {
+		return findings.DefectPhys
+	}
+	return findings.DefectDMA
+}
+
+func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence, subj *findings.Subject) {
+	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.F.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev, Subject: subj})
 }
