@@ -61,6 +61,10 @@ type inlineSGE struct {
 
 func (r *inlineSGE) check(cp engine.Checkpoint) {
 	st := cp.State
+	if len(cp.Handed) > 0 {
+		r.checkHanded(cp)
+		return
+	}
 	var wrs []string
 	if cp.Exit {
 		// Requests this function sets inline and that outlive it.
@@ -341,6 +345,9 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe, exit bool, line
 			if maybe {
 				continue
 			}
+			if r.handedHere(list) {
+				continue // the caller's SGE: judged at each call (checkHanded)
+			}
 			kind, why := r.in.Facts.FieldKind(exact + ".addr")
 			switch kind {
 			case engine.Virt:
@@ -584,4 +591,72 @@ func defectOf(k engine.Kind) string {
 
 func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence, subj *findings.Subject) {
 	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.F.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev, Subject: subj})
+}
+
+// handedHere says whether an SGE list is this function's SGE parameter
+// (or an element of it) whose SGEs are judged at its calls: every
+// caller is in sight (engine.Facts.HandedAtCallers).
+func (r *inlineSGE) handedHere(list string) bool {
+	root := engine.Root(list)
+	return r.in.Params[root] && r.in.Ptrs[root] && !strings.Contains(list, ".") && r.in.Facts.HandedAtCallers(r.fnName)
+}
+
+// checkHanded judges, at a call, the SGEs the caller hands to a function
+// that posts them with IB_SEND_INLINE: the address is the caller's, so
+// a DMA or physical one is reported here, the callee's post and flag as
+// evidence.
+func (r *inlineSGE) checkHanded(cp engine.Checkpoint) {
+	st := cp.State
+	line := r.in.F.Line(cp.Node)
+	for _, h := range cp.Handed {
+		sge := fmt.Sprintf("SGE %d (%s.addr)", h.Index, display(h.Place))
+		ev := []Evidence{
+			{File: r.in.F.Rel, Line: line, Message: fmt.Sprintf("the SGE is handed here to %s()", h.Callee)},
+			{File: h.File, Line: h.Post, Message: "work request " + display(h.WR) + " posted here"},
+		}
+		if h.FlagLine > 0 {
+			msg := "IB_SEND_INLINE set on this path"
+			if h.FlagWhy != "" && h.FlagWhy != "IB_SEND_INLINE" {
+				msg += " (from " + h.FlagWhy + ")"
+			}
+			ev = append(ev, Evidence{File: h.File, Line: h.FlagLine, Message: msg})
+		}
+		subj := &findings.Subject{WR: h.Callee + "()." + h.WR, SGE: h.Index}
+		what := fmt.Sprintf("%s handed to %s() (inline work request %s posted there)", sge, h.Callee, display(h.WR))
+		v := st.Addr[h.Place+".addr"]
+		if v == nil {
+			if r.handedHere(h.Place) {
+				continue // this function's own SGE parameter: judged at its calls
+			}
+			kind, why := r.in.Facts.FieldKind(h.Place + ".addr")
+			switch kind {
+			case engine.DMA, engine.Phys:
+				subj.Defect, subj.Detail = defectOf(kind), why
+				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s holds a %s address (%s)", what, kind, why), ev, subj)
+			case engine.Unknown:
+				subj.Defect = findings.DefectUnplaced
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", what), ev, subj)
+			}
+			continue
+		}
+		kind, leafv := v.Resolve(st.Facts)
+		file := r.in.F.Rel
+		if leafv.File != "" {
+			file = leafv.File
+		}
+		at := leafv.Line
+		if at == 0 {
+			at = line
+		}
+		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
+		subj.Detail, subj.Addr = leafv.Why, &findings.Origin{File: file, Line: at, What: leafv.Why}
+		switch kind {
+		case engine.DMA, engine.Phys:
+			subj.Defect = defectOf(kind)
+			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s holds a %s address on this path: %s", what, kind, leafv.Why), ev, subj)
+		case engine.Unknown:
+			subj.Defect = findings.DefectUnknown
+			r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", what, leafv.Why), ev, subj)
+		}
+	}
 }
