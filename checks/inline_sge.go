@@ -625,6 +625,10 @@ func (r *inlineSGE) checkHanded(cp engine.Checkpoint) {
 		what := fmt.Sprintf("%s handed to %s() (inline work request %s posted there)", sge, h.Callee, display(h.WR))
 		v := st.Addr[h.Place+".addr"]
 		if v == nil {
+			// Stored at an index the path does not know (a loop).
+			v = st.Addr[engine.WildSGE(h.Place)+".addr"]
+		}
+		if v == nil {
 			if r.handedHere(h.Place) {
 				continue // this function's own SGE parameter: judged at its calls
 			}

@@ -78,7 +78,9 @@ type Facts struct {
 	dmaUses map[string]string
 	// passesOn are, per function, the functions it passes one of its
 	// pointer parameters to.
-	passesOn        map[string][]string
+	passesOn map[string][]string
+	// takesMemo caches TakesSGEs.
+	takesMemo       map[string]bool
 	handedAtCallers map[string]bool
 	// link resolves the calls of functions other modules define
 	// (link.go); nil: the module alone.
@@ -152,7 +154,7 @@ func NewFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, InlineWRs: map[string]string{},
 		Posters: map[string]poster{}, granted: map[string][]Assign{}, Queried: map[string]string{}, Constants: map[string]int64{},
 		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, numSGE: map[string]map[string]string{}, sgList: map[string]map[string]string{}, flagOther: map[string]map[string]bool{}, flagClear: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
-		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}, sgeTakers: map[string]bool{}, dmaUses: map[string]string{}, passesOn: map[string][]string{}, handedAtCallers: map[string]bool{}}
+		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}, sgeTakers: map[string]bool{}, dmaUses: map[string]string{}, passesOn: map[string][]string{}, takesMemo: map[string]bool{}, handedAtCallers: map[string]bool{}}
 }
 
 // FieldKind is what a field is known to hold: DMA if any assignment

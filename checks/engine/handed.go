@@ -51,27 +51,37 @@ type Handed struct {
 // TakesSGEs says whether a function points a request's sg_list at one
 // of its parameters (an SGE array passed in).
 func (fs *Facts) TakesSGEs(name string) bool {
-	return fs.takesSGEs(name, 0)
-}
-
-// takesSGEs: directly, or by passing a parameter on to such a function
-// (at most maxSummaryDepth calls down, as summaries go).
-func (fs *Facts) takesSGEs(name string, depth int) bool {
-	if o := fs.Linked(name); o != nil {
-		return o.takesSGEs(name, depth)
+	if v, ok := fs.takesMemo[name]; ok {
+		return v
 	}
-	if fs.sgeTakers[name] {
-		return true
-	}
-	if depth >= maxSummaryDepth {
-		return false
-	}
-	for _, c := range fs.passesOn[name] {
-		if c != name && fs.takesSGEs(c, depth+1) {
-			return true
+	// Directly, or by passing a parameter on to such a function (at
+	// most maxSummaryDepth calls down, as summaries go), each function
+	// looked at once.
+	seen := map[string]bool{name: true}
+	level := []string{name}
+	found := false
+	for depth := 0; depth <= maxSummaryDepth && len(level) > 0 && !found; depth++ {
+		var next []string
+		for _, n := range level {
+			o := fs
+			if l := fs.Linked(n); l != nil {
+				o = l
+			}
+			if o.sgeTakers[n] {
+				found = true
+				break
+			}
+			for _, c := range o.passesOn[n] {
+				if !seen[c] {
+					seen[c] = true
+					next = append(next, c)
+				}
+			}
 		}
+		level = next
 	}
-	return false
+	fs.takesMemo[name] = found
+	return found
 }
 
 // HandedAtCallers says whether the SGEs a function is handed are judged
@@ -277,4 +287,13 @@ func (in *Interp) argsAgree(conds []varEffect, names []string, args []*sitter.No
 		}
 	}
 	return true
+}
+
+// WildSGE is the place that stands for every SGE of the list an SGE
+// place (a[k], or a for a[0]) belongs to: a[*].
+func WildSGE(p string) string {
+	if m := indexRe.FindStringIndex(p); m != nil && m[1] == len(p) {
+		return p[:m[0]] + "[*]"
+	}
+	return p + "[*]"
 }
