@@ -590,7 +590,7 @@ func worthRunning(f *engine.File, fn *sitter.Node, facts *engine.Facts) bool {
 			c := n.ChildByFieldName("function")
 			name := f.Text(c)
 			_, poster := facts.PosterOf(name)
-			if name == "ib_post_send" || poster || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
+			if name == "ib_post_send" || poster || facts.TakesSGEs(name) || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
 				found = true
 			}
 		}

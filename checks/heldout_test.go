@@ -24,10 +24,7 @@ import (
 // heldOut3Open: the cases the engine does not get right yet, with the
 // reason (docs/checks.md "Held-out round 3").
 var heldOut3Open = map[string]string{
-	"across_r3alias_bug":     "missed: sg_list and the DMA address set through send_wr = &req->rl_wr in a bool helper, the flag and the post through req->rl_wr in the caller",
-	"across_r3callersge_bug": "rule elsewhere: a warning at the poster's ib_post_send (its SGE parameter unplaced), not an error at the caller that filled it with a DMA address",
-	"across_r3xfile_bug":     "rule elsewhere: reported where smc_wr.c stores the request (its exit), not at the post in smc_tx.c",
-	"memory_r3queueflag_bug": "missed: IB_SEND_INLINE kept in queue->inline_flags (set in create_qp), or-ed in by the posting helper over the caller's SGE",
+	"across_r3xfile_bug": "rule elsewhere: reported where smc_wr.c stores the request (its exit), not at the post in smc_tx.c",
 }
 
 type heldOutResult struct {

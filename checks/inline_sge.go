@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/checks/engine"
+	"github.com/patchctl/patchctl/checks/findings"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
@@ -60,6 +61,10 @@ type inlineSGE struct {
 
 func (r *inlineSGE) check(cp engine.Checkpoint) {
 	st := cp.State
+	if len(cp.Handed) > 0 {
+		r.checkHanded(cp)
+		return
+	}
 	var wrs []string
 	if cp.Exit {
 		// Requests this function sets inline and that outlive it.
@@ -165,13 +170,14 @@ func (r *inlineSGE) checkWR(cp engine.Checkpoint, w string, st *engine.State, li
 			if opWhere != "" {
 				e = append(append([]Evidence{}, ev...), Evidence{File: r.in.F.Rel, Line: line, Message: "the opcode is set to " + op + " at " + opWhere})
 			}
-			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e)
+			r.add(RuleInlineReg, SevError, line, fmt.Sprintf("IB_SEND_INLINE on a %s work request (%s)", op, display(w)), e,
+				&findings.Subject{WR: w, SGE: -1, Defect: findings.DefectReg, Detail: op, Exit: cp.Exit})
 			return // a registration carries no SGEs to check
 		}
 		if !cp.Exit && !maybe && r.in.OnPost != nil && st.FlagLine[w] > 0 {
 			r.in.OnPost(st.FlagLine[w], r.postVisit(w, st))
 		}
-		r.checkSGEs(w, st, maybe, line, ev)
+		r.checkSGEs(w, st, maybe, cp.Exit, line, ev)
 	}
 }
 
@@ -235,7 +241,8 @@ func (r *inlineSGE) checkVirt(w string, st *engine.State, flags *engine.Val, lin
 			ev = append(ev, Evidence{File: r.in.F.Rel, Line: flags.Line, Message: "send_flags without IB_SEND_INLINE on this path (" + flags.Why + ")"})
 		}
 		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
-		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.Why), ev)
+		r.add(RuleVirtSGE, SevError, line, fmt.Sprintf("SGE %d (%s.addr) of work request %s, posted without IB_SEND_INLINE, holds a kernel virtual address on this path (%s): the HCA would DMA from it; map it (ib_dma_map_single) or post it inline", k, display(exact), display(w), leafv.Why), ev,
+			&findings.Subject{WR: w, SGE: k, Defect: findings.DefectVirt, Detail: leafv.Why, Addr: &findings.Origin{File: file, Line: at, What: leafv.Why}})
 	}
 }
 
@@ -290,7 +297,7 @@ func (r *inlineSGE) exitLine(cp engine.Checkpoint) int {
 
 func display(p string) string { return strings.TrimPrefix(p, "v:") }
 
-func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, ev []Evidence) {
+func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe, exit bool, line int, ev []Evidence) {
 	list, ok := st.Sgl[w]
 	if !ok {
 		list = w + ".sg_list"
@@ -338,14 +345,19 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, 
 			if maybe {
 				continue
 			}
+			if r.handedHere(list) {
+				continue // the caller's SGE: judged at each call (checkHanded)
+			}
 			kind, why := r.in.Facts.FieldKind(exact + ".addr")
 			switch kind {
 			case engine.Virt:
 				covered++
 			case engine.DMA, engine.Phys:
-				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address (%s)", sge, display(w), kind, why), ev)
+				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address (%s)", sge, display(w), kind, why), ev,
+					&findings.Subject{WR: w, SGE: k, Defect: defectOf(kind), Detail: why, Exit: exit})
 			default:
-				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", sge, display(w)), ev)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", sge, display(w)), ev,
+					&findings.Subject{WR: w, SGE: k, Defect: findings.DefectUnplaced, Exit: exit})
 			}
 			continue
 		}
@@ -359,19 +371,23 @@ func (r *inlineSGE) checkSGEs(w string, st *engine.State, maybe bool, line int, 
 			at = line
 		}
 		e := append(append([]Evidence{}, ev...), Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
+		origin := &findings.Origin{File: file, Line: at, What: leafv.Why}
 		switch kind {
 		case engine.Virt:
 			covered++
 		case engine.DMA, engine.Phys:
-			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.Why), e)
+			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s of inline work request %s holds a %s address on this path: %s", sge, display(w), kind, leafv.Why), e,
+				&findings.Subject{WR: w, SGE: k, Defect: defectOf(kind), Detail: leafv.Why, Exit: exit, Addr: origin})
 		default:
 			if !maybe {
-				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.Why), e)
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s of inline work request %s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", sge, display(w), leafv.Why), e,
+					&findings.Subject{WR: w, SGE: k, Defect: findings.DefectUnknown, Detail: leafv.Why, Exit: exit, Addr: origin})
 			}
 		}
 	}
 	if !bounded && !wildcard && !maybe {
-		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.Nsge[w], covered), ev)
+		r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("num_sge of inline work request %s (%s) is not bounded on this path: SGEs past the %d re-pointed to virtual addresses keep what they held", display(w), st.Nsge[w], covered), ev,
+			&findings.Subject{WR: w, SGE: -1, Defect: findings.DefectNsge, Detail: st.Nsge[w] + "/" + strconv.Itoa(covered), Exit: exit})
 	}
 }
 
@@ -532,19 +548,20 @@ func (r *inlineSGE) paramBound(e string) (int, bool) {
 const exitWhere = "leaves the function here"
 
 // postedFirst drops a finding made where a request leaves the function
-// when the function posts that request with the same defect: the post
-// is where it is reported (rds's xmit reports its header at
-// ib_post_send, not again at each return after it).
+// when the function posts that request with the same defect (the same
+// request, SGE, defect and address, by their Subject): the post is
+// where it is reported (rds's xmit reports its header at ib_post_send,
+// not again at each return after it).
 func (r *inlineSGE) postedFirst() []Finding {
-	atPost := map[string]bool{}
+	atPost := map[defectKey]bool{}
 	for _, f := range r.findings {
-		if len(f.Evidence) == 0 || !strings.Contains(f.Evidence[0].Message, exitWhere) {
-			atPost[f.Rule+"\x00"+f.Message] = true
+		if f.Subject != nil && !f.Subject.Exit {
+			atPost[keyOfDefect(f)] = true
 		}
 	}
 	var out []Finding
 	for _, f := range r.findings {
-		if len(f.Evidence) > 0 && strings.Contains(f.Evidence[0].Message, exitWhere) && atPost[f.Rule+"\x00"+f.Message] {
+		if f.Subject != nil && f.Subject.Exit && atPost[keyOfDefect(f)] {
 			continue
 		}
 		out = append(out, f)
@@ -552,6 +569,98 @@ func (r *inlineSGE) postedFirst() []Finding {
 	return out
 }
 
-func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence) {
-	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.F.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev})
+// defectKey is one defect of one request, wherever it is judged: the
+// request, the SGE, what is wrong and what the value was.
+type defectKey struct {
+	rule, sev, wr, defect, detail string
+	sge                           int
+}
+
+func keyOfDefect(f Finding) defectKey {
+	s := f.Subject
+	return defectKey{rule: f.Rule, sev: f.Severity, wr: s.WR, defect: s.Defect, detail: s.Detail, sge: s.SGE}
+}
+
+// defectOf is the defect of an inline SGE that holds an address of kind k.
+func defectOf(k engine.Kind) string {
+	if k == engine.Phys {
+		return findings.DefectPhys
+	}
+	return findings.DefectDMA
+}
+
+func (r *inlineSGE) add(rule, sev string, line int, msg string, ev []Evidence, subj *findings.Subject) {
+	r.findings = append(r.findings, Finding{Rule: rule, Severity: sev, File: r.in.F.Rel, Line: line, Function: r.fnName, Message: msg, Evidence: ev, Subject: subj})
+}
+
+// handedHere says whether an SGE list is this function's SGE parameter
+// (or an element of it) whose SGEs are judged at its calls: every
+// caller is in sight (engine.Facts.HandedAtCallers).
+func (r *inlineSGE) handedHere(list string) bool {
+	root := engine.Root(list)
+	return r.in.Params[root] && r.in.Ptrs[root] && !strings.Contains(list, ".") && r.in.Facts.HandedAtCallers(r.fnName)
+}
+
+// checkHanded judges, at a call, the SGEs the caller hands to a function
+// that posts them with IB_SEND_INLINE: the address is the caller's, so
+// a DMA or physical one is reported here, the callee's post and flag as
+// evidence.
+func (r *inlineSGE) checkHanded(cp engine.Checkpoint) {
+	st := cp.State
+	line := r.in.F.Line(cp.Node)
+	for _, h := range cp.Handed {
+		sge := fmt.Sprintf("SGE %d (%s.addr)", h.Index, display(h.Place))
+		ev := []Evidence{
+			{File: r.in.F.Rel, Line: line, Message: fmt.Sprintf("the SGE is handed here to %s()", h.Callee)},
+			{File: h.File, Line: h.Post, Message: "work request " + display(h.WR) + " posted here"},
+		}
+		if h.FlagLine > 0 {
+			msg := "IB_SEND_INLINE set on this path"
+			if h.FlagWhy != "" && h.FlagWhy != "IB_SEND_INLINE" {
+				msg += " (from " + h.FlagWhy + ")"
+			}
+			ev = append(ev, Evidence{File: h.File, Line: h.FlagLine, Message: msg})
+		}
+		subj := &findings.Subject{WR: h.Callee + "()." + h.WR, SGE: h.Index}
+		what := fmt.Sprintf("%s handed to %s() (inline work request %s posted there)", sge, h.Callee, display(h.WR))
+		v := st.Addr[h.Place+".addr"]
+		if v == nil {
+			// Stored at an index the path does not know (a loop).
+			v = st.Addr[engine.WildSGE(h.Place)+".addr"]
+		}
+		if v == nil {
+			if r.handedHere(h.Place) {
+				continue // this function's own SGE parameter: judged at its calls
+			}
+			kind, why := r.in.Facts.FieldKind(h.Place + ".addr")
+			switch kind {
+			case engine.DMA, engine.Phys:
+				subj.Defect, subj.Detail = defectOf(kind), why
+				r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s holds a %s address (%s)", what, kind, why), ev, subj)
+			case engine.Unknown:
+				subj.Defect = findings.DefectUnplaced
+				r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s: cannot show this SGE holds a kernel virtual address: nothing on the path points it at one", what), ev, subj)
+			}
+			continue
+		}
+		kind, leafv := v.Resolve(st.Facts)
+		file := r.in.F.Rel
+		if leafv.File != "" {
+			file = leafv.File
+		}
+		at := leafv.Line
+		if at == 0 {
+			at = line
+		}
+		ev = append(ev, Evidence{File: file, Line: at, Message: "address from " + leafv.Why})
+		subj.Detail, subj.Addr = leafv.Why, &findings.Origin{File: file, Line: at, What: leafv.Why}
+		switch kind {
+		case engine.DMA, engine.Phys:
+			subj.Defect = defectOf(kind)
+			r.add(RuleInlineSGE, SevError, line, fmt.Sprintf("%s holds a %s address on this path: %s", what, kind, leafv.Why), ev, subj)
+		case engine.Unknown:
+			subj.Defect = findings.DefectUnknown
+			r.add(RuleInlineSGE, SevWarning, line, fmt.Sprintf("%s: cannot show this SGE holds a kernel virtual address on this path: %s is not known to be one", what, leafv.Why), ev, subj)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/patchctl/patchctl/checks/engine"
+	"github.com/patchctl/patchctl/checks/findings"
 	"github.com/patchctl/patchctl/internal/dwarflayout"
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
@@ -72,7 +73,16 @@ func checkInlineSize(opts Options, sites []engine.InlineSite, visits map[siteKey
 }
 
 func (c *sizeCheck) add(f *engine.File, n *sitter.Node, fn string, sev, msg string, ev ...Evidence) {
-	c.findings = append(c.findings, Finding{Rule: RuleInlineSize, Severity: sev, File: f.Rel, Line: f.Line(n), Function: fn, Message: msg, Evidence: ev})
+	c.addSubject(f, n, fn, sev, msg, nil, ev...)
+}
+
+// unguarded is the Subject of a flag site that compares with no size.
+func unguarded() *findings.Subject {
+	return &findings.Subject{SGE: -1, Defect: findings.DefectUnguarded}
+}
+
+func (c *sizeCheck) addSubject(f *engine.File, n *sitter.Node, fn string, sev, msg string, subj *findings.Subject, ev ...Evidence) {
+	c.findings = append(c.findings, Finding{Rule: RuleInlineSize, Severity: sev, File: f.Rel, Line: f.Line(n), Function: fn, Message: msg, Evidence: ev, Subject: subj})
 }
 
 // guard checks, on every path that reaches an inline site, that a
@@ -153,15 +163,27 @@ func (c *sizeCheck) guard(s engine.InlineSite, visits, posts []engine.SiteVisit)
 // judge reports a site whose comparisons do not include the granted size.
 func (c *sizeCheck) judge(s engine.InlineSite, name string, cmps []engine.GuardRef, facts *engine.Facts) bool {
 	f := s.F
+	// A caller that passes the guard as a constant false never has the
+	// flag set through it: no size to compare.
+	var asks []engine.GuardRef
+	for _, g := range cmps {
+		if e := engine.StripParens(g.Cmp); e == nil || e.Kind() != "false" && g.F.Text(e) != "0" {
+			asks = append(asks, g)
+		}
+	}
+	if len(cmps) > 0 && len(asks) == 0 {
+		return true
+	}
+	cmps = asks
 	if len(cmps) == 0 {
 		if ok, dev := c.postsWithinRequest(f, s.Node); ok {
 			if dev == "" {
 				return true
 			}
-			c.add(f, s.Node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted; the payload is within the size requested, "+dev)
+			c.addSubject(f, s.Node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted; the payload is within the size requested, "+dev, unguarded())
 			return false
 		}
-		c.add(f, s.Node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted")
+		c.addSubject(f, s.Node, name, SevError, "IB_SEND_INLINE is set without comparing the payload with the inline size the QP was granted", unguarded())
 		return false
 	}
 	var tried []string
@@ -765,7 +787,7 @@ func (c *sizeCheck) requests(f *engine.File) {
 // granted size, or -1.
 func (c *sizeCheck) unguardedSite(f *engine.File, fn string) int {
 	for i, x := range c.findings {
-		if x.File == f.Rel && x.Function == fn && strings.HasPrefix(x.Message, "IB_SEND_INLINE is set without comparing the payload") {
+		if x.File == f.Rel && x.Function == fn && x.Subject != nil && x.Subject.Defect == findings.DefectUnguarded {
 			return i
 		}
 	}

@@ -1,10 +1,5 @@
 package checks
 
-import (
-	"regexp"
-	"strings"
-)
-
 // One defect, one report. The address rule judges every path to a post
 // (and to the exit of a function that leaves a request in an object),
 // so one wrong request can be stated several times; dropRestatements
@@ -20,33 +15,10 @@ import (
 //     that request is reported for the same SGE and the same address
 //     (the same line it came from), the post is where the defect is, and
 //     the helper's exit becomes evidence of it.
-
-var inlineWRRe = regexp.MustCompile(`of inline work request (\S+?)(?::| holds| \()`)
-
-// sgeOf is the "SGE k" a message is about ("" for the others).
-func sgeOf(msg string) string {
-	if !strings.HasPrefix(msg, "SGE ") {
-		return ""
-	}
-	if i := strings.Index(msg, " ("); i > 0 {
-		return msg[:i]
-	}
-	return ""
-}
-
-func addressEvidence(f Finding) []Evidence {
-	var out []Evidence
-	for _, e := range f.Evidence {
-		if strings.HasPrefix(e.Message, "address from ") {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func atExit(f Finding) bool {
-	return len(f.Evidence) > 0 && strings.Contains(f.Evidence[0].Message, exitWhere)
-}
+//
+// Both compare the findings' Subject (the request, the SGE, the defect,
+// the address's origin, set where the rule makes the finding), never
+// their messages: rewording a message changes nothing here.
 
 func dropRestatements(fs []Finding) []Finding {
 	type postKey struct{ file, fn, wr string }
@@ -59,55 +31,37 @@ func dropRestatements(fs []Finding) []Finding {
 	// post.
 	firstErr := map[lineKey]int{}
 	for i, f := range fs {
-		if f.Rule != RuleInlineSGE || f.Severity != SevError {
+		if f.Rule != RuleInlineSGE || f.Severity != SevError || f.Subject == nil || f.Subject.WR == "" {
 			continue
 		}
-		m := inlineWRRe.FindStringSubmatch(f.Message)
-		if m == nil {
-			continue
-		}
-		k := lineKey{postKey{f.File, f.Function, m[1]}, f.Line}
+		k := lineKey{postKey{f.File, f.Function, f.Subject.WR}, f.Line}
 		if _, ok := firstErr[k]; !ok {
 			firstErr[k] = i
 		}
 	}
 	for i, f := range fs {
-		if f.Rule != RuleInlineSGE || f.Severity != SevWarning {
+		if f.Rule != RuleInlineSGE || f.Severity != SevWarning || f.Subject == nil || f.Subject.WR == "" {
 			continue
 		}
-		m := inlineWRRe.FindStringSubmatch(f.Message)
-		if m == nil {
-			continue
-		}
-		if j, ok := firstErr[lineKey{postKey{f.File, f.Function, m[1]}, f.Line}]; ok {
+		if j, ok := firstErr[lineKey{postKey{f.File, f.Function, f.Subject.WR}, f.Line}]; ok {
 			drop[i] = true
 			fs[j].Evidence = append(fs[j].Evidence, Evidence{File: f.File, Line: f.Line, Message: "also, on another path: " + f.Message})
 		}
 	}
 	// A helper's exit restated at a caller's post.
 	for i, f := range fs {
-		if drop[i] || f.Rule != RuleInlineSGE || !atExit(f) {
-			continue
-		}
-		sge, addr := sgeOf(f.Message), addressEvidence(f)
-		if sge == "" || len(addr) == 0 {
+		s := f.Subject
+		if drop[i] || f.Rule != RuleInlineSGE || s == nil || !s.Exit || s.SGE < 0 || s.Addr == nil {
 			continue
 		}
 		for j, p := range fs {
-			if j == i || drop[j] || p.Rule != f.Rule || p.Severity != f.Severity || atExit(p) || p.Function == f.Function || sgeOf(p.Message) != sge {
+			ps := p.Subject
+			if j == i || drop[j] || p.Rule != f.Rule || p.Severity != f.Severity || ps == nil || ps.Exit || p.Function == f.Function || ps.SGE != s.SGE || ps.Addr == nil || *ps.Addr != *s.Addr {
 				continue
 			}
-			same := false
-			for _, a := range addressEvidence(p) {
-				for _, b := range addr {
-					same = same || a == b
-				}
-			}
-			if same {
-				drop[i] = true
-				fs[j].Evidence = append(fs[j].Evidence, Evidence{File: f.File, Line: f.Line, Message: "the request is built by " + f.Function + "(), which leaves it here"})
-				break
-			}
+			drop[i] = true
+			fs[j].Evidence = append(fs[j].Evidence, Evidence{File: f.File, Line: f.Line, Message: "the request is built by " + f.Function + "(), which leaves it here"})
+			break
 		}
 	}
 	var out []Finding

@@ -135,6 +135,9 @@ type Checkpoint struct {
 	Exit  bool
 	State *State
 	ret   *sitter.Node // the returned expression at a return
+	// Handed are the SGEs a call passes to a function that posts them
+	// inline (handed.go); Wrs is nil then.
+	Handed []Handed
 }
 
 // SiteVisit is one path reaching a statement that sets IB_SEND_INLINE.
@@ -443,6 +446,13 @@ func (in *Interp) prescan() {
 		}
 		k, _ := factKey(f, n)
 		count[k]++
+		if n.Kind() == "field_expression" {
+			// A field holding IB_SEND_INLINE or 0 as the module chose
+			// (if (q->inline_flags)): the flags read from it follow.
+			if _, _, ok := in.Facts.FlagChoice(PlaceOf(f, n, nil)); ok {
+				count[k]++
+			}
+		}
 	}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
 		switch n.Kind() {
@@ -909,6 +919,7 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 			in.created(n, CondKey(f, n), st)
 		}
 		in.applySummary(name, args, n, st)
+		in.handedAt(name, args, n, st)
 		if wr := in.postedWR(n, st); wr != "" {
 			in.OnCheck(Checkpoint{Node: n, Wrs: in.chain(wr, st), State: st})
 			// The callee's other exit paths post too.
@@ -920,6 +931,14 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 		}
 	case "update_expression":
 		in.kill(strings.Join(strings.Fields(f.Text(n.ChildByFieldName("argument"))), ""), st)
+		if wr, m := wrMember(PlaceOf(f, n.ChildByFieldName("argument"), st.alias)); m == "num_sge" {
+			// sge = &sges[wr->num_sge++]: one SGE more.
+			d := 1
+			if strings.Contains(f.Text(n.ChildByFieldName("operator")), "-") {
+				d = -1
+			}
+			st.Nsge[p0(wr)] = addCount(st.Nsge[p0(wr)], d)
+		}
 	case "conditional_expression":
 		in.expr(n.ChildByFieldName("condition"), st)
 		// Effects in the arms: both are applied (the value itself is a
@@ -1288,7 +1307,13 @@ func (in *Interp) applyVariant(v []varEffect, names []string, args []*sitter.Nod
 				for i, a := range args {
 					keys[i] = CondKey(in.F, a)
 				}
-				st.Nsge[bases[e.param]+e.rel] = constChoice(substParams(e.s, names, keys))
+				p := bases[e.param] + e.rel
+				if d, ok := countDelta(e.s); ok {
+					// The callee added SGEs to what the caller set.
+					st.Nsge[p] = addCount(st.Nsge[p], d)
+					continue
+				}
+				st.Nsge[p] = constChoice(substParams(e.s, names, keys))
 			}
 			continue
 		}
@@ -1796,4 +1821,39 @@ func localCond(f *File, n *sitter.Node) string {
 		return "!" + k
 	}
 	return k
+}
+
+// addCount is a num_sge count after adding d SGEs: a number stays a
+// number; a count the function did not set ("") becomes "+d", what it
+// adds to its caller's; anything else is no longer bounded.
+func addCount(old string, d int) string {
+	if old == NsgeZeroed {
+		old = "0"
+	}
+	if n, err := strconv.Atoi(old); err == nil && n+d >= 0 && n+d <= maxCount {
+		return strconv.Itoa(n + d)
+	}
+	if old == "" {
+		return fmt.Sprintf("%+d", d)
+	}
+	if k, ok := countDelta(old); ok && k+d >= -maxCount && k+d <= maxCount {
+		return fmt.Sprintf("%+d", k+d)
+	}
+	return nsgeGrown
+}
+
+// A count grown past maxCount (a loop) or from an unknown one is
+// nsgeGrown, one value, so that loops reach their fixed point.
+const (
+	maxCount  = 8
+	nsgeGrown = "num_sge++"
+)
+
+// countDelta reads a count added to the caller's ("+1").
+func countDelta(s string) (int, bool) {
+	if len(s) < 2 || s[0] != '+' && s[0] != '-' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }

@@ -42,6 +42,9 @@ type Facts struct {
 	// IB_SEND_INLINE (a flag kept for later: queue->inline_flag), with
 	// where; flagOther where they are given anything else.
 	flagSet, flagOther map[string]map[string]bool
+	// flagClear are the assignments among flagOther that store a value
+	// with the bit clear (0).
+	flagClear map[string]map[string]bool
 	// numSGE are the values the module assigns to a request field's
 	// num_sge (FieldKey of the request), with where.
 	numSGE map[string]map[string]string
@@ -67,6 +70,18 @@ type Facts struct {
 	retKinds map[string]Kind
 	// retPtr are the module's functions that return pointers.
 	retPtr map[string]bool
+	// sgeTakers are the functions that point a request's sg_list at
+	// one of their parameters; handedAtCallers caches HandedAtCallers.
+	sgeTakers map[string]bool
+	// dmaUses are the fields (FieldKey) passed as the handle of a DMA
+	// sync, unmap or mapping-error test, with the first such call.
+	dmaUses map[string]string
+	// passesOn are, per function, the functions it passes one of its
+	// pointer parameters to.
+	passesOn map[string][]string
+	// takesMemo caches TakesSGEs.
+	takesMemo       map[string]bool
+	handedAtCallers map[string]bool
 	// link resolves the calls of functions other modules define
 	// (link.go); nil: the module alone.
 	link *linker
@@ -91,6 +106,8 @@ type summary struct {
 	names    []string // all its parameters' names
 	effects  []effect
 	Guards   []GuardRef
+	// handed are the SGEs of its parameters it posts inline.
+	handed []handedSGE
 }
 
 type effect struct {
@@ -136,8 +153,8 @@ type Assign struct {
 func NewFacts() *Facts {
 	return &Facts{kinds: map[string]map[Kind][]string{}, dmaMembers: map[string]string{}, InlineWRs: map[string]string{},
 		Posters: map[string]poster{}, granted: map[string][]Assign{}, Queried: map[string]string{}, Constants: map[string]int64{},
-		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, numSGE: map[string]map[string]string{}, sgList: map[string]map[string]string{}, flagOther: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
-		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}}
+		ptrMembers: map[string]bool{}, ptrElems: map[string]bool{}, flagSet: map[string]map[string]bool{}, numSGE: map[string]map[string]string{}, sgList: map[string]map[string]string{}, flagOther: map[string]map[string]bool{}, flagClear: map[string]map[string]bool{}, opcodes: map[string][2]string{}, otherOps: map[string]bool{}, funcs: map[string]funcDef{}, summaries: map[string]*summary{},
+		computing: map[string]bool{}, templates: map[*File]map[string]*sitter.Node{}, retKinds: map[string]Kind{}, flagMacros: map[string]string{}, retPtr: map[string]bool{}, sgeTakers: map[string]bool{}, dmaUses: map[string]string{}, passesOn: map[string][]string{}, takesMemo: map[string]bool{}, handedAtCallers: map[string]bool{}}
 }
 
 // FieldKind is what a field is known to hold: DMA if any assignment
@@ -148,6 +165,14 @@ func (fs *Facts) FieldKind(p string) (Kind, string) {
 	if key == "" {
 		return Unknown, ""
 	}
+	if _, ok := fs.kinds[key]; !ok && fs.dmaUses[key] == "" {
+		// A place reached through more objects (tx_desc =
+		// &task->desc: task.desc.dma_addr) than where the module
+		// stores or uses the member (tx_desc->dma_addr): the member.
+		if i := strings.IndexByte(key, '.'); i >= 0 {
+			key = key[i+1:]
+		}
+	}
 	if k, ok := fs.kinds[key]; ok {
 		if w := k[DMA]; len(w) > 0 {
 			return DMA, "assigned a DMA address at " + w[0]
@@ -155,6 +180,9 @@ func (fs *Facts) FieldKind(p string) (Kind, string) {
 		if w := k[Virt]; len(w) > 0 && len(k[Unknown]) == 0 {
 			return Virt, "assigned virtual addresses only, e.g. at " + w[0]
 		}
+	}
+	if w := fs.dmaUses[key]; w != "" {
+		return DMA, "passed as a DMA address to " + w
 	}
 	_, member := splitMember(strings.TrimLeft(p, "*"))
 	member = indexRe.ReplaceAllString(member, "")
@@ -185,7 +213,31 @@ func (fs *Facts) learnFlagField(p string, sc *scope, n, rhs *sitter.Node, where 
 			fs.flagOther[key] = map[string]bool{}
 		}
 		fs.flagOther[key][where] = true
+		if on, _ := sc.valueOf(rhs).FlagsOn(nil); on == FlagOff {
+			if fs.flagClear[key] == nil {
+				fs.flagClear[key] = map[string]bool{}
+			}
+			fs.flagClear[key][where] = true
+		}
 	}
+}
+
+// FlagChoice says whether the field at place p holds IB_SEND_INLINE or
+// nothing of it, as the module decides once (queue->inline_flags = 0;
+// if (caps >= size) queue->inline_flags = IB_SEND_INLINE): some
+// assignment stores the flag, every other one a value with the bit
+// clear. set and clear name one assignment of each.
+func (fs *Facts) FlagChoice(p string) (set, clear string, ok bool) {
+	key := FieldKey(p)
+	if key == "" || len(fs.flagSet[key]) == 0 || len(fs.flagOther[key]) == 0 {
+		return "", "", false
+	}
+	for w := range fs.flagOther[key] {
+		if !fs.flagClear[key][w] {
+			return "", "", false
+		}
+	}
+	return SortedKeys(fs.flagSet[key])[0], SortedKeys(fs.flagOther[key])[0], true
 }
 
 // FlagField says whether the field at place p holds IB_SEND_INLINE
@@ -402,6 +454,9 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 				// tx->wr.sg_list = tx->sge: the list, relative to the
 				// object both live in.
 				wr, _ := splitMember(p)
+				if _, _, ok := sgeParamRel(sgeList(pointee(f, rhs, alias)), ps); ok {
+					fs.sgeTakers[FunctionName(f, fn)] = true
+				}
 				if k, l := FieldKey(wr), pointee(f, rhs, alias); k != "" && l != "" && Root(l) == Root(wr) && strings.HasPrefix(l, Root(wr)) {
 					if fs.sgList[k] == nil {
 						fs.sgList[k] = map[string]string{}
@@ -435,6 +490,25 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 				for i, p := range ps {
 					if Root(target) == p.Name && target != "" {
 						fs.Posters[FunctionName(f, fn)] = poster{Param: i, suffix: strings.TrimPrefix(target, p.Name)}
+					}
+				}
+			}
+			for _, a := range args {
+				// A parameter passed on (a list handed further down).
+				if a = StripParens(a); a != nil && a.Kind() == "identifier" {
+					for _, p := range ps {
+						if p.Pointer && p.Name == f.Text(a) {
+							fs.passesOn[FunctionName(f, fn)] = append(fs.passesOn[FunctionName(f, fn)], name)
+						}
+					}
+				}
+			}
+			if i, ok := dmaHandleArg[name]; ok && i < len(args) {
+				// The handle a DMA sync, unmap or error test takes is a
+				// DMA address, whatever field holds it.
+				if p := PlaceOf(f, StripParens(args[i]), alias); p != "" && !strings.HasPrefix(p, "v:") {
+					if key := FieldKey(p); key != "" && fs.dmaUses[key] == "" {
+						fs.dmaUses[key] = fmt.Sprintf("%s at %s:%d", name, f.Rel, f.Line(n))
 					}
 				}
 			}
@@ -615,6 +689,7 @@ func (fs *Facts) Summary(name string) *summary {
 	in := &Interp{F: d.f, Fn: d.fn, Facts: fs, budget: maxSummarySteps}
 	in.OnCheck = func(cp Checkpoint) {
 		if !cp.Exit {
+			s.recordHanded(in, cp, ps, name)
 			return
 		}
 		exits++
@@ -913,4 +988,13 @@ func exitVariant(st *State, ps []param, file string) []varEffect {
 		}
 	}
 	return out
+}
+
+// dmaHandleArg is the argument of the DMA API's calls that is a DMA
+// address (the handle a mapping returned).
+var dmaHandleArg = map[string]int{
+	"ib_dma_sync_single_for_cpu": 1, "ib_dma_sync_single_for_device": 1,
+	"ib_dma_unmap_single": 1, "ib_dma_unmap_page": 1, "ib_dma_mapping_error": 1,
+	"dma_sync_single_for_cpu": 1, "dma_sync_single_for_device": 1,
+	"dma_unmap_single": 1, "dma_unmap_page": 1, "dma_mapping_error": 1,
 }

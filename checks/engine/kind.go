@@ -801,6 +801,12 @@ func (s *scope) placeValue(n *sitter.Node, why string, line int) (*Val, bool) {
 	if w, ok := s.facts.FlagField(p); ok {
 		return flagVal(FlagOn, why+" (IB_SEND_INLINE stored at "+w+")", line), true
 	}
+	if set, clear, ok := s.facts.FlagChoice(p); ok {
+		// Set or not as the module decided where it stored it: a
+		// choice each path may decide (if (queue->inline_flags)).
+		return &Val{Cond: CondKey(s.f, n), t: flagVal(FlagOn, why+" (IB_SEND_INLINE stored at "+set+")", line),
+			f: flagVal(FlagOff, why+" (0 stored at "+clear+")", line), Why: why, Line: line}, true
+	}
 	return nil, false
 }
 

@@ -24,7 +24,52 @@ type Finding struct {
 	// Baseline is BaselineNew or BaselineUnchanged (pre-existing) once
 	// the report was judged against a baseline (Report.Judge), "" before.
 	Baseline string `json:"baseline,omitempty"`
+	// Subject is what the finding is about, as data set where the rule
+	// makes it (nil for the rules that need none): "one defect, one
+	// report" compares it, never the message. No output carries it.
+	Subject *Subject `json:"-"`
 }
+
+// Subject is what a finding of the inline rules is about: the request,
+// the SGE, the defect, whether it was judged where the function leaves
+// (a request stored in an object) rather than at a post, and where the
+// SGE's address came from.
+type Subject struct {
+	// WR is the work request's place ("" when about none).
+	WR string
+	// SGE is the SGE's index in the request's list; -1 when the
+	// finding is about no one SGE (num_sge, the opcode, a flag site).
+	SGE int
+	// Defect names what is wrong: one of the Defect constants.
+	Defect string
+	// Detail is what distinguishes two defects of one kind (the
+	// address's provenance, the opcode, the count's expression).
+	Detail string
+	// Exit: judged where the function leaves, not at a post.
+	Exit bool
+	// Addr is where the SGE's address came from, when the path gives
+	// it (nil otherwise).
+	Addr *Origin
+}
+
+// Origin is a value's source: a place and what was assigned there.
+type Origin struct {
+	File string
+	Line int
+	What string
+}
+
+// Defects a Subject names.
+const (
+	DefectDMA       = "dma"          // an inline SGE holds a DMA address
+	DefectPhys      = "phys"         // an inline SGE holds a physical address
+	DefectUnplaced  = "unplaced"     // an inline SGE the path never points (warning)
+	DefectUnknown   = "unknown"      // an inline SGE whose address is not shown virtual (warning)
+	DefectNsge      = "nsge"         // an inline request's num_sge is not bounded
+	DefectReg       = "registration" // IB_SEND_INLINE on a registration request
+	DefectVirt      = "virt"         // a non-inline SGE holds a kernel virtual address
+	DefectUnguarded = "unguarded"    // IB_SEND_INLINE set with no comparison with the grant
+)
 
 // Evidence is a place that explains a finding.
 type Evidence struct {

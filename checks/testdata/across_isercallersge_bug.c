@@ -40,7 +40,7 @@ static int iser_post_ctrl(struct iser_ib_conn *ib_conn, struct ib_sge *sges, int
 	wr.send_flags = IB_SEND_SIGNALED;
 	if (len <= ib_conn->max_inline)
 		wr.send_flags |= IB_SEND_INLINE;
-	return ib_post_send(ib_conn->qp, &wr, NULL); /* want: inline-sge-addr */
+	return ib_post_send(ib_conn->qp, &wr, NULL);
 }
 
 static int iser_send_nop(struct iser_ib_conn *ib_conn, struct iser_tx_desc *tx)
@@ -50,7 +50,7 @@ static int iser_send_nop(struct iser_ib_conn *ib_conn, struct iser_tx_desc *tx)
 	sge.addr = tx->dma_addr;
 	sge.length = sizeof(tx->hdr);
 	sge.lkey = ib_conn->mr->lkey;
-	return iser_post_ctrl(ib_conn, &sge, 1, sge.length);
+	return iser_post_ctrl(ib_conn, &sge, 1, sge.length); /* want: inline-sge-addr */
 }
 
 static int iser_send_login(struct iser_ib_conn *ib_conn, struct iser_tx_desc *tx, u32 len)
