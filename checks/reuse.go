@@ -214,7 +214,13 @@ func sameValue(a, b reflect.Value) bool {
 		}
 		return true
 	case reflect.Struct:
+		// What JSON does not carry (json:"-", unexported: a finding's
+		// Subject, which only the analysis reads) is not the report's.
+		t := a.Type()
 		for i := 0; i < a.NumField(); i++ {
+			if f := t.Field(i); !f.IsExported() || f.Tag.Get("json") == "-" {
+				continue
+			}
 			if !sameValue(a.Field(i), b.Field(i)) {
 				return false
 			}
