@@ -154,6 +154,9 @@ type Options struct {
 	Runner   command.Runner // starts make, finds the host tools; nil: the real programs
 
 	selection *Selection // normalize's choice of fragments
+	// walkModules makes a modules-only build run `make modules` even
+	// where module goals would do (tests compare the two).
+	walkModules bool
 }
 
 // Metadata describes a build, in the shape tuxmake users know.
@@ -210,6 +213,12 @@ type Metadata struct {
 	// a C or assembly file of a module (modulesOnly), so vmlinux and
 	// bzImage are the folder's as they were.
 	ModulesOnly bool `json:"modules_only,omitempty"`
+	// ModuleGoals says that the modules-only build named every module
+	// of modules.order as a goal (`make a.ko b.ko ...`: kbuild descends
+	// only into those modules' folders, then runs modpost and the final
+	// link over all of them) instead of `make modules`, which walks every
+	// folder of the tree (moduleGoals).
+	ModuleGoals bool `json:"module_goals,omitempty"`
 	// VmlinuxShared says whether a patched source build's bzImage is
 	// the baseline's, byte for byte (the series touched modules only).
 	VmlinuxShared *bool `json:"vmlinux_shared,omitempty"`
@@ -682,16 +691,30 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	kernelTargets := []string{"bzImage"}
 	var members map[string]bool
+	var goals *moduleGoalSet
 	if kcfg.Value("MODULES") == "y" {
 		kernelTargets = append(kernelTargets, "modules")
 		if o.Variant == vocab.Patched {
 			if members = modulesOnly(obj, rec); members != nil {
 				kernelTargets = []string{"modules"}
 				md.ModulesOnly = true
+				if goals = moduleGoals(wt.Dir, obj, kcfg); goals != nil && !o.walkModules {
+					kernelTargets = goals.targets
+					md.ModuleGoals = true
+					m.notWork = map[string]bool{"MODPOST": true}
+				}
 			}
 		}
 	}
 	res, err := m.make(ctx, kernelTargets...)
+	m.notWork = nil
+	if md.ModuleGoals {
+		// kbuild wrote modules.order with the goals (sorted) and removed
+		// it; the folder's list is the same modules in the tree's order.
+		if rerr := goals.restore(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	md.TargetDurations["kernel"] = time.Since(step).Seconds()
 	md.Warnings, md.Errors = res.warnings, res.errors
 	if err != nil {
@@ -1184,6 +1207,10 @@ type maker struct {
 	log      io.Writer
 	progress *progress.Reporter
 	runner   command.Runner
+	// notWork are further quiet-mode steps of this make that are not
+	// work: modpost, which a build with module goals always reruns (it
+	// rewrites modules.order), writing the same .mod.c files.
+	notWork map[string]bool
 }
 
 type makeResult struct {
@@ -1292,7 +1319,7 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 			if m.log != nil {
 				fmt.Fprintln(m.log, line)
 			}
-			if q := quietLine.FindStringSubmatch(line); q != nil && !alwaysRun[q[1]] {
+			if q := quietLine.FindStringSubmatch(line); q != nil && !alwaysRun[q[1]] && !m.notWork[q[1]] {
 				res.work++
 				m.progress.Update("%s %s", q[1], q[2])
 			}

@@ -277,3 +277,89 @@ func moduleMembers(dir string) (map[string]bool, error) {
 	}
 	return members, nil
 }
+
+// moduleGoalSet is a modules-only build's make goals, every module of
+// the folder's modules.order as a .ko, and the list itself, which
+// kbuild replaces for such a build and restore puts back.
+type moduleGoalSet struct {
+	targets []string
+	order   string // modules.order's path
+	content []byte
+}
+
+// moduleGoals returns the goals that build exactly what `make modules`
+// builds in the folder dir when only module sources changed, nil when
+// `make modules` must run. `make a.ko b.ko` (kbuild's single targets,
+// the top Makefile's single_modules rule) compiles the goals' objects,
+// descending only into their folders, then runs modpost over the goals
+// and vmlinux.o and the final link of each (scripts/Makefile.modpost,
+// scripts/Makefile.modfinal), as `make modules` does over modules.order
+// after a walk of every folder of the tree (most of a build with one
+// changed file). With every module of modules.order a goal, modpost
+// sees the same modules and exports, so each .ko is the same, byte for
+// byte (TestModuleGoalsMakeWhatMakeModulesMakes); Module.symvers holds
+// the same lines in the goals' order. It needs:
+//   - a top Makefile whose single_modules rule runs both modpost and
+//     the final link (6.1 through 7.3; 5.10's single_modpost stops
+//     after modpost, and its modules.order names kernel/...),
+//   - no CONFIG_MODVERSIONS or DEBUG_INFO_BTF_MODULES (they make kbuild
+//     read built-in objects or vmlinux for modules),
+//   - a modules.order that lists modules by path (.o or .ko).
+func moduleGoals(src, dir string, cfg *kconfig.Config) *moduleGoalSet {
+	if cfg.Value("MODVERSIONS") == "y" || cfg.Value("DEBUG_INFO_BTF_MODULES") == "y" {
+		return nil
+	}
+	mk, err := os.ReadFile(filepath.Join(src, "Makefile"))
+	if err != nil || !singleModulesLinks(string(mk)) {
+		return nil
+	}
+	order := filepath.Join(dir, "modules.order")
+	b, err := os.ReadFile(order)
+	if err != nil {
+		return nil
+	}
+	g := &moduleGoalSet{order: order, content: b}
+	for _, l := range strings.Fields(string(b)) {
+		if strings.HasPrefix(l, "kernel/") || strings.HasPrefix(l, "/") || strings.Contains(l, "..") {
+			return nil
+		}
+		switch {
+		case strings.HasSuffix(l, ".ko"):
+			g.targets = append(g.targets, l)
+		case strings.HasSuffix(l, ".o"):
+			g.targets = append(g.targets, strings.TrimSuffix(l, ".o")+".ko")
+		default:
+			return nil
+		}
+	}
+	if len(g.targets) == 0 {
+		return nil
+	}
+	return g
+}
+
+// singleModulesLinks says whether a kernel's top Makefile has the rule
+// single_modules whose recipe runs modpost and then the modules' final
+// link (its lines up to the next blank line).
+func singleModulesLinks(makefile string) bool {
+	_, rule, ok := strings.Cut("\n"+makefile, "\nsingle_modules:")
+	if !ok {
+		return false
+	}
+	if i := strings.Index(rule, "\n\n"); i >= 0 {
+		rule = rule[:i]
+	}
+	modpost := strings.Index(rule, "scripts/Makefile.modpost")
+	final := strings.Index(rule, "scripts/Makefile.modfinal")
+	return modpost >= 0 && final > modpost
+}
+
+// restore writes the folder's modules.order back as it was before the
+// build (kbuild's single_modules wrote the goals into it and removed
+// it); its time is the restore's, as a walk that regenerates it gives.
+func (g *moduleGoalSet) restore() error {
+	if err := fsutil.WriteFile(g.order, g.content, 0o644); err != nil {
+		return fmt.Errorf("restoring the build's module list: %w", err)
+	}
+	return nil
+}

@@ -176,3 +176,81 @@ func TestSyncSourcesNamesChanges(t *testing.T) {
 		t.Errorf("changed %q (unknown %v), want a.c and d.c: %v", got, rec.unknown, err)
 	}
 }
+
+// Top Makefiles' single-target module rules, written after the shapes
+// of kbuild's: one that runs modpost then the final link (6.1 on), one
+// that stops after modpost (5.10), and one whose final link is another
+// rule's.
+const (
+	singleModulesLinking = "single_modules: $(single-no-ko) modules_prepare\n" +
+		"\t$(Q){ $(foreach m, $(single-ko), echo $(m:%.ko=%.o);) } > modules.order\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/scripts/Makefile.modpost\n" +
+		"ifneq ($(KBUILD_MODPOST_NOFINAL),1)\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/scripts/Makefile.modfinal\n" +
+		"endif\n" +
+		"\t$(Q)rm -f modules.order\n\n"
+	singleModpostOnly = "single_modpost: $(single-no-ko) modules_prepare\n" +
+		"\t$(Q){ $(foreach m, $(single-ko), echo $(extmod-prefix)$m;) } > $(MODORDER)\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/scripts/Makefile.modpost\n" +
+		"\t$(Q)rm -f $(MODORDER)\n\n"
+	singleModulesNoLink = "single_modules: $(single-no-ko) modules_prepare\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/scripts/Makefile.modpost\n\n" +
+		"modules: modpost\n\t$(Q)$(MAKE) -f $(srctree)/scripts/Makefile.modfinal\n"
+)
+
+// TestModuleGoals: module goals replace `make modules` only where the
+// kernel's single-target rule links what modpost wrote, the
+// configuration has no module versions or module BTF, and modules.order
+// names modules by path; the goals are every listed module as a .ko, and
+// restore puts the folder's list back.
+func TestModuleGoals(t *testing.T) {
+	cfg := func(s string) *kconfig.Config {
+		c, err := kconfig.Parse("config", strings.NewReader("CONFIG_MODULES=y\n"+s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name, makefile, order, config string
+		want                          []string
+	}{
+		{name: "6.2 on: objects", makefile: "all:\n\n" + singleModulesLinking, order: "lib/libcrc32c.o\ndrivers/nvme/host/nvme-rdma.o\n",
+			want: []string{"lib/libcrc32c.ko", "drivers/nvme/host/nvme-rdma.ko"}},
+		{name: "6.1: modules", makefile: singleModulesLinking, order: "drivers/nvme/host/nvme-rdma.ko\n", want: []string{"drivers/nvme/host/nvme-rdma.ko"}},
+		{name: "5.10: modpost only", makefile: "x:\n\n" + singleModpostOnly, order: "kernel/drivers/nvme/host/nvme-rdma.ko\n"},
+		{name: "final link in another rule", makefile: "x:\n" + singleModulesNoLink, order: "drivers/nvme/host/nvme-rdma.o\n"},
+		{name: "kernel/ prefix", makefile: "x:\n" + singleModulesLinking, order: "kernel/drivers/nvme/host/nvme-rdma.ko\n"},
+		{name: "no module", makefile: "x:\n" + singleModulesLinking, order: "\n"},
+		{name: "module versions", makefile: "x:\n" + singleModulesLinking, order: "drivers/nvme/host/nvme-rdma.o\n", config: "CONFIG_MODVERSIONS=y\n"},
+		{name: "module BTF", makefile: "x:\n" + singleModulesLinking, order: "drivers/nvme/host/nvme-rdma.o\n", config: "CONFIG_DEBUG_INFO_BTF_MODULES=y\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, dir := t.TempDir(), t.TempDir()
+			os.WriteFile(filepath.Join(src, "Makefile"), []byte(c.makefile), 0o644)
+			order := filepath.Join(dir, "modules.order")
+			os.WriteFile(order, []byte(c.order), 0o644)
+			g := moduleGoals(src, dir, cfg(c.config))
+			if c.want == nil {
+				if g != nil {
+					t.Fatalf("goals %v, want make modules", g.targets)
+				}
+				return
+			}
+			if g == nil || strings.Join(g.targets, " ") != strings.Join(c.want, " ") {
+				t.Fatalf("goals %+v, want %v", g, c.want)
+			}
+			os.WriteFile(order, []byte("drivers/nvme/host/nvme-rdma.o\nlib/libcrc32c.o\n"), 0o644) // kbuild's, sorted
+			os.Remove(order)
+			if err := g.restore(); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(order); string(b) != c.order {
+				t.Errorf("modules.order restored as %q, want %q", b, c.order)
+			}
+		})
+	}
+	if moduleGoals(t.TempDir(), t.TempDir(), cfg("")) != nil {
+		t.Error("goals without a top Makefile or modules.order")
+	}
+}

@@ -125,9 +125,13 @@ type Counts struct {
 	Pass, Fail, Skip int
 }
 
-// Count counts t's leaf tests.
+// Count counts t's leaf tests; a nil t (a guest that printed no KTAP:
+// it never got to its tests) has none.
 func (t *Test) Count() Counts {
 	var c Counts
+	if t == nil {
+		return c
+	}
 	var walk func(*Test)
 	walk = func(x *Test) {
 		if len(x.Subtests) == 0 {
@@ -151,8 +155,12 @@ func (t *Test) Count() Counts {
 	return c
 }
 
-// Complete reports whether every list has as many results as its plan.
+// Complete reports whether every list has as many results as its plan;
+// a nil t (no KTAP at all) is not complete.
 func (t *Test) Complete() bool {
+	if t == nil {
+		return false
+	}
 	if t.Plan > 0 && len(t.Subtests) != t.Plan {
 		return false
 	}
@@ -164,8 +172,11 @@ func (t *Test) Complete() bool {
 	return true
 }
 
-// Find returns the subtest with the given name.
+// Find returns the subtest with the given name (nil on a nil t).
 func (t *Test) Find(name string) *Test {
+	if t == nil {
+		return nil
+	}
 	for _, s := range t.Subtests {
 		if s.Name == name {
 			return s

@@ -65,3 +65,20 @@ func TestParseCutShort(t *testing.T) {
 		t.Errorf("bail: %+v", r)
 	}
 }
+
+// TestNilHasNoTests: a boot whose guest printed no KTAP (the kernel
+// panicked before the agent ran) has a nil Test; counting, completeness
+// and lookup of it answer instead of dereferencing it (the run's boot
+// stage counts every boot's results).
+func TestNilHasNoTests(t *testing.T) {
+	var none *Test
+	if c := none.Count(); c != (Counts{}) {
+		t.Errorf("Count of no KTAP: %+v", c)
+	}
+	if none.Complete() {
+		t.Error("no KTAP is complete")
+	}
+	if none.Find("rxe") != nil {
+		t.Error("Find in no KTAP found a test")
+	}
+}

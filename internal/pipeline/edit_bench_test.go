@@ -132,7 +132,7 @@ func BenchmarkEditVerdict(b *testing.B) {
 		var took []string
 		for _, s := range res.Kernels[0].Stages {
 			if !s.Reused {
-				took = append(took, fmt.Sprintf("%s %.1fs", s.Name, s.Duration))
+				took = append(took, fmt.Sprintf("%s %.1fs %.1f cpu-s", s.Name, s.Duration, s.CPU))
 			}
 		}
 		b.Logf("edit %d: %s", i, strings.Join(took, ", "))

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/patchctl/patchctl/checks"
@@ -87,13 +88,18 @@ type Options struct {
 
 // Stage is one stage's outcome.
 type Stage struct {
-	Name      string    `json:"name"`
-	Status    string    `json:"status"`
-	Start     time.Time `json:"start_time"`
-	Duration  float64   `json:"duration_s"`
-	Reused    bool      `json:"reused"`
-	Detail    string    `json:"detail,omitempty"`
-	InputHash string    `json:"input_hash,omitempty"`
+	Name     string    `json:"name"`
+	Status   string    `json:"status"`
+	Start    time.Time `json:"start_time"`
+	Duration float64   `json:"duration_s"`
+	// CPU is the CPU seconds patchctl and the programs it waited for
+	// (make, gcc, qemu) spent in the stage: on a shared machine the
+	// duration is the load's, this the work's. Not measured when kernels
+	// run side by side (one process: their stages overlap).
+	CPU       float64 `json:"cpu_s,omitempty"`
+	Reused    bool    `json:"reused"`
+	Detail    string  `json:"detail,omitempty"`
+	InputHash string  `json:"input_hash,omitempty"`
 	// Redone says why a stage that ran before was not reused.
 	Redone string `json:"redone,omitempty"`
 	// Class says whose fault an ERROR is: "input" (a file or option given
@@ -198,7 +204,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	for i, k := range ks {
-		r := &kernelRun{o: o, k: k, jobs: jobs, store: &stagecache.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
+		r := &kernelRun{o: o, k: k, jobs: jobs, measureCPU: !parallel, store: &stagecache.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
 			kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: vocab.Pass, KernelFrom: o.KernelFrom}}
 		res.Kernels[i] = r.kr
 		if parallel {
@@ -227,6 +233,9 @@ type kernelRun struct {
 	store *stagecache.Store
 	kr    *Kernel
 	paths []string // the check's paths ("": checks.DefaultPaths)
+	// measureCPU: the process runs this kernel alone, so its CPU time
+	// during a stage is the stage's (Stage.CPU).
+	measureCPU bool
 }
 
 // stage runs fn as the named stage: it is timed, and its error becomes
@@ -234,8 +243,12 @@ type kernelRun struct {
 func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
 	s := &Stage{Name: name, Status: vocab.Pass, Start: time.Now()}
 	r.kr.Stages = append(r.kr.Stages, s)
+	cpu := processCPU()
 	err := fn(s)
 	s.Duration = time.Since(s.Start).Seconds()
+	if r.measureCPU {
+		s.CPU = (processCPU() - cpu).Seconds()
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, errKnownDefect):
@@ -759,4 +772,17 @@ func (r *kernelRun) skipRest() {
 			r.kr.Stages = append(r.kr.Stages, &Stage{Name: n, Status: vocab.Skip, Start: time.Now(), Detail: "an earlier stage failed"})
 		}
 	}
+}
+
+// processCPU is the user and system time of this process and of its
+// children that have been waited for.
+func processCPU() time.Duration {
+	var t time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			t += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return t
 }
