@@ -127,6 +127,15 @@ func absPath(p string) string {
 // ReadDirNames are the entries of a folder ("name/" for a folder),
 // sorted, reported to the recorders.
 func ReadDirNames(dir string) ([]string, error) {
+	names, err := dirNames(dir)
+	if recordingOn() {
+		noteRead("readdir", absPath(dir), listDigest(names, err))
+	}
+	return names, err
+}
+
+// dirNames are a folder's entries, sorted, a folder's name ending in "/".
+func dirNames(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
@@ -137,9 +146,6 @@ func ReadDirNames(dir string) ([]string, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if recordingOn() {
-		noteRead("readdir", absPath(dir), listDigest(names, err))
-	}
 	return names, err
 }
 
@@ -193,16 +199,7 @@ func (r *Reads) Verify() (bool, string) {
 					b, err := os.ReadFile(it.key)
 					now = fileDigest(b, err)
 				case "readdir":
-					ents, err := os.ReadDir(it.key)
-					var names []string
-					for _, e := range ents {
-						n := e.Name()
-						if e.IsDir() {
-							n += "/"
-						}
-						names = append(names, n)
-					}
-					sort.Strings(names)
+					names, err := dirNames(it.key)
 					now = listDigest(names, err)
 				case "glob":
 					m, err := filepath.Glob(it.key)
