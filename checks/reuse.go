@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/checks/engine"
+	"github.com/patchctl/patchctl/internal/fsutil"
 )
 
 // Reuse of a report. The analysis of a tree is a function of the files
@@ -108,19 +109,7 @@ func keepReport(opts Options, reads *engine.Reads, rep *Report) error {
 	if err := os.MkdirAll(opts.Cache, 0o755); err != nil {
 		return fmt.Errorf("keeping the check report: %w", err)
 	}
-	tmp, err := os.CreateTemp(opts.Cache, key+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("keeping the check report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("keeping the check report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("keeping the check report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(opts.Cache, key+".json")); err != nil {
+	if err := fsutil.WriteFile(filepath.Join(opts.Cache, key+".json"), b, 0o644); err != nil {
 		return fmt.Errorf("keeping the check report: %w", err)
 	}
 	pruneKept(opts.Cache)
@@ -136,8 +125,12 @@ const maxKept = 64
 // when it died (a report is written in well under a second).
 const staleTemp = time.Hour
 
+// tempPattern names the temporary files fsutil.WriteFile leaves when a
+// run dies while writing a report.
+const tempPattern = ".*.json.tmp-*"
+
 func pruneKept(dir string) {
-	tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	tmps, _ := filepath.Glob(filepath.Join(dir, tempPattern))
 	for _, p := range tmps {
 		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > staleTemp {
 			os.Remove(p)

@@ -249,7 +249,7 @@ func TestReuseCacheTrouble(t *testing.T) {
 		old := time.Now().Add(-3 * time.Hour)
 		var stale []string
 		for i := 0; i < 5; i++ {
-			p := filepath.Join(o.Cache, fmt.Sprintf("deadbeef.%d.tmp", i))
+			p := filepath.Join(o.Cache, fmt.Sprintf(".deadbeef.json.tmp-%d", i))
 			if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +342,7 @@ func TestReuseConcurrentRuns(t *testing.T) {
 	if r := rtRun(t, opts); !r.Reused || rtDiff(want, r) != "" {
 		t.Errorf("after concurrent runs: reused %v, %s", r.Reused, rtDiff(want, r))
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(opts.Cache, "*.tmp")); len(tmps) > 0 {
+	if tmps, _ := filepath.Glob(filepath.Join(opts.Cache, tempPattern)); len(tmps) > 0 {
 		t.Errorf("temporary files left: %v", tmps)
 	}
 }
