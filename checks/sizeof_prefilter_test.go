@@ -26,7 +26,7 @@ var sizeofSinkShapes = []string{
 	"ctrl->CAPSULE_size = %s;",
 	"u32 inline_len = %s;",
 	"size_t cmdInlineSize = %s;",
-	"req->inl_hdr.inline_sz = %s;",
+	"req->inl_hdr.inline_size = %s;",
 	"req->InlineBuf.len = %s;",
 	"sge.length = %s;",
 	"wr->sg_list[0]. length = /* bytes; (header) */ %s;",
@@ -39,6 +39,9 @@ var sizeofSinkShapes = []string{
 	"ib_dma_sync_single_for_device(dev, a, %s, DMA_TO_DEVICE);",
 	"log(\"x); y(\"); ctx->capsule_len = %s;",
 	"c = ';'; q->inline_data_size = %s;",
+	"q->inline_len += %s;",
+	"{ struct wrap w = { .sge = { .addr = 0, .length = %s } }; use(&w); }",
+	"for (i = 0; i < 2; i++) q->Inline_Hdr_Size[i] = %s;",
 }
 
 // sizeofValues are the values that measure a pointer (p a parameter,
@@ -48,6 +51,7 @@ var sizeofValues = []string{"sizeof(p)", "sizeof p", "sizeof(q2->buf)", "hdr + s
 func TestSizeofPrefilterNeverSkips(t *testing.T) {
 	reported := 0
 	for i, shape := range sizeofSinkShapes {
+		shapeReported := false
 		for j, v := range sizeofValues {
 			src := fmt.Sprintf(`struct qs { char *buf; };
 static int before(void) { return 1; }
@@ -63,9 +67,13 @@ static void f%d_%d(struct dev *dev, struct q *q, struct qs *q2, char *p, struct 
 				continue
 			}
 			reported++
+			shapeReported = true
 			if !sizeofCandidate([]byte(src)) {
 				t.Errorf("the rule reports %s:%d (%s) but the prefilter skips the file:\n%s", got[0].File, got[0].Line, got[0].Message, src)
 			}
+		}
+		if !shapeReported {
+			t.Errorf("the rule reports on no value in %q: the shape does not exercise it", shape)
 		}
 	}
 	// Not vacuous: the rule reports on (almost) every combination.

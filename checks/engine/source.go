@@ -257,7 +257,9 @@ func Walk(n *sitter.Node, fn func(*sitter.Node) bool) {
 	}
 }
 
-// Named is n's named children, in order (by a cursor, as Walk).
+// Named is n's named children but comments, in order (by a cursor, as
+// Walk). A comment is an extra tree-sitter puts anywhere: between a
+// call's arguments it would shift their positions.
 func Named(n *sitter.Node) []*sitter.Node {
 	if n == nil {
 		return nil
@@ -266,7 +268,7 @@ func Named(n *sitter.Node) []*sitter.Node {
 	c := n.Walk()
 	defer c.Close()
 	for ok := c.GotoFirstChild(); ok; ok = c.GotoNextSibling() {
-		if k := c.Node(); k.IsNamed() {
+		if k := c.Node(); k.IsNamed() && k.Kind() != "comment" {
 			out = append(out, k)
 		}
 	}
