@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/command"
@@ -16,28 +15,6 @@ import (
 
 	"github.com/u-root/u-root/pkg/cpio"
 )
-
-// BuildAgent compiles qemu/agent as a static Linux binary and returns it
-// (go's build cache makes a rebuild of unchanged sources quick; the
-// flags make the binary a function of its sources).
-func BuildAgent(ctx context.Context, root string) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "patchctl-agent-")
-	if err != nil {
-		return nil, fmt.Errorf("building the guest agent: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "agent")
-	cmd := &command.Cmd{Name: "go", Args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out, "./qemu/agent"},
-		Dir: root, Env: []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"}}
-	if err := cmd.Run(ctx); err != nil {
-		return nil, fmt.Errorf("building the guest agent: %w", err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return nil, fmt.Errorf("building the guest agent: %w", err)
-	}
-	return b, nil
-}
 
 // File is a file put into the initramfs (a kernel module).
 type File struct {

@@ -27,11 +27,14 @@ import (
 
 // Options say what to boot and test.
 type Options struct {
-	Root     string // repository (qemu/agent)
-	Kernel   string // name, for reports
-	Variant  string // baseline or patched
-	BzImage  string
-	BuildDir string // for .config and DWARF
+	Root string // repository (qemu/agent)
+	// AgentCache is where built agents are kept for reuse, each under
+	// the key of its sources (BuildAgent); "" keeps them in memory only.
+	AgentCache string
+	Kernel     string // name, for reports
+	Variant    string // baseline or patched
+	BzImage    string
+	BuildDir   string // for .config and DWARF
 	// Modules are module files (.ko) the initramfs holds and the agent
 	// loads, in this order (a kernel whose test drivers are modules:
 	// --kernel-from distro). A transport whose provider the kernel's
@@ -252,7 +255,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 		name := moduleName(m)
 		g.Modules = append(g.Modules, guestconf.Module{Name: name, Path: guestconf.ModuleDir + "/" + name + ".ko", Params: guestconf.ModuleParams[name]})
 	}
-	agent, err := BuildAgent(ctx, o.Root)
+	agent, err := BuildAgent(ctx, o.Root, o.AgentCache)
 	if err != nil {
 		return nil, err
 	}

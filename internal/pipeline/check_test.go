@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/checks"
 	"github.com/patchctl/patchctl/internal/apply"
@@ -67,6 +68,20 @@ static u16 nvmet_tcp_map_inline(struct nvmet_tcp_cmd *cmd, u32 size)
 	return 0;
 }
 `
+
+// fixtureLinux writes the fixture kernel tree and returns its folder.
+func fixtureLinux(t *testing.T) string {
+	t.Helper()
+	linux := filepath.Join(t.TempDir(), "linux")
+	writeFiles(t, linux, map[string]string{
+		"Makefile":                    "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\nEXTRAVERSION =\n",
+		"scripts/checkpatch.pl":       "exit 0;\n",
+		"drivers/nvme/target/rdma.c":  fixtureRdma,
+		"drivers/nvme/target/tcp.c":   fixtureTcp,
+		"drivers/nvme/target/Kconfig": "",
+	})
+	return linux
+}
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -269,14 +284,7 @@ const (
 // pre-existing. The second run of each reuses the recorded check; a
 // different pristine result is a different key.
 func TestCheckStageJudgesNewFindings(t *testing.T) {
-	linux := filepath.Join(t.TempDir(), "linux")
-	writeFiles(t, linux, map[string]string{
-		"Makefile":                    "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 0\nEXTRAVERSION =\n",
-		"scripts/checkpatch.pl":       "exit 0;\n",
-		"drivers/nvme/target/rdma.c":  fixtureRdma,
-		"drivers/nvme/target/tcp.c":   fixtureTcp,
-		"drivers/nvme/target/Kconfig": "",
-	})
+	linux := fixtureLinux(t)
 	c := &tree.Cache{Dir: t.TempDir()}
 	k, err := c.Local(context.Background(), linux, "", nil)
 	if err != nil {
@@ -398,5 +406,67 @@ func TestCheckStageRealTree(t *testing.T) {
 	}
 	if n := kr.Check.Errors(); n != 1 {
 		t.Errorf("%d new errors, want 1: %v", n, kr.Check.Findings)
+	}
+}
+
+// TestCheckBesideTheWorkTree: the check stage reads its own tree (the
+// check tree), not the work tree builds compile. While another holder
+// keeps the work tree locked and in another state (as a patched build
+// with the harness in does), the check of a patch runs to its verdict on
+// the patched state, and leaves the work tree as it was.
+func TestCheckBesideTheWorkTree(t *testing.T) {
+	linux := fixtureLinux(t)
+	c := &tree.Cache{Dir: t.TempDir()}
+	ctx := context.Background()
+	if d, ok := t.Deadline(); ok {
+		// A check that waited for the work tree would wait for ever: fail
+		// before go test's own timeout, with this test's name.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-30*time.Second))
+		defer cancel()
+	}
+	k, err := c.Local(ctx, linux, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyIn := mailPatch(t, linux, "nvmet-tcp: map inline data", map[string][2]string{
+		"drivers/nvme/target/tcp.c": {"struct nvmet_tcp_cmd;\n", "struct nvmet_tcp_cmd;\n" + tcpCopy}})
+	out, err := apply.RunGiven(ctx, apply.Given{Kernel: k, Pristine: linux, Patches: copyIn, Sources: []string{"try/0001"}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The work tree held, with a state of its own.
+	wt, release, err := c.HoldWorkTree(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	other := []tree.Change{{Path: "drivers/nvme/target/tcp.c", Content: []byte(fixtureTcp + "/* the harness */\n"), Mode: 0o644}}
+	if err := wt.Commit(other, tree.State{PristineKey: k.Key(), Touched: []string{"drivers/nvme/target/tcp.c"}}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(wt.Dir, "drivers/nvme/target/tcp.c"))
+
+	in := pipeline.CheckStageIn{Cache: c, Apply: out, Paths: []string{"drivers/nvme"}}
+	rep, err := pipeline.RunCheckStage(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Errors() != 1 {
+		t.Errorf("the check of the patched state found %d new errors, want the copy's 1: %+v", rep.Errors(), rep.Findings)
+	}
+	if got := in.CheckedTree(); got != c.CheckTreeDir(k) || got == wt.Dir {
+		t.Errorf("checked %s: want the check tree %s", got, c.CheckTreeDir(k))
+	}
+	after, _ := os.ReadFile(filepath.Join(wt.Dir, "drivers/nvme/target/tcp.c"))
+	if string(after) != string(before) {
+		t.Error("the check changed the work tree")
+	}
+	patched, _ := os.ReadFile(filepath.Join(c.CheckTreeDir(k), "drivers/nvme/target/tcp.c"))
+	if !strings.Contains(string(patched), "nvmet_tcp_map_inline") {
+		t.Error("the check tree does not hold the patched state")
+	}
+	if pristine, _ := os.ReadFile(filepath.Join(linux, "drivers/nvme/target/tcp.c")); string(pristine) != fixtureTcp {
+		t.Error("the pristine tree changed")
 	}
 }

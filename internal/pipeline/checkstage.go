@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/patchctl/patchctl/checks"
@@ -105,16 +108,37 @@ func RunCheckPristine(ctx context.Context, in CheckStageIn) (*checks.Report, err
 	return rep, nil
 }
 
-// RunCheckStage puts the kernel's work tree into its patched state and checks
-// it, holding the work tree throughout: no build or apply of another
-// process can change the files under the check. The findings are judged
-// against in.Pristine (or the known findings without it).
+// CheckedTree is the folder RunCheckStage checks for in: the kernel's
+// check tree, or with Preprocess its work tree (the compile flags of the
+// build folder name the work tree's files).
+func (in CheckStageIn) CheckedTree() string {
+	if in.Preprocess {
+		return in.Cache.WorkTreeDir(in.Apply.Kernel)
+	}
+	return in.Cache.CheckTreeDir(in.Apply.Kernel)
+}
+
+// RunCheckStage puts the kernel's check tree into its patched state and
+// checks it, holding the check tree throughout: no other check can change
+// the files under it. The check tree is not the work tree builds compile,
+// so a build of the same kernel (another state: the harness in) goes on
+// beside the check. With Preprocess the work tree is checked and held
+// instead, as the build folder's flags name its files. The findings are
+// judged against in.Pristine (or the known findings without it).
 func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error) {
-	wt, release, err := in.Cache.HoldWorkTree(ctx, in.Apply.Kernel)
+	hold := in.Cache.HoldCheckTree
+	if in.Preprocess {
+		hold = in.Cache.HoldWorkTree
+	}
+	wt, release, err := hold(ctx, in.Apply.Kernel)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	layouts, err := buildStamp(in.BuildDir)
+	if err != nil {
+		return nil, err
+	}
 	scopes := in.Paths
 	if len(scopes) == 0 {
 		scopes = checks.DefaultPaths
@@ -135,6 +159,12 @@ func RunCheckStage(ctx context.Context, in CheckStageIn) (*checks.Report, error)
 	rep, err := checks.Run(reusing(checks.Options{Tree: wt.Dir, Paths: in.Paths, BuildDir: in.BuildDir, Patches: in.Apply.Patches, CheckpatchTree: in.CheckpatchTree, Preprocessor: pp}, in.Cache.Dir))
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", in.Apply.Kernel.Name, err)
+	}
+	// The build folder's layouts were read without its lock (a build of
+	// the work tree may hold that): a build of the folder while the check
+	// read it makes the report unsure.
+	if now, err := buildStamp(in.BuildDir); err != nil || now != layouts {
+		return nil, fmt.Errorf("checking %s: the build folder %s changed while the check read its layouts (another build of it ran): run again: %w", in.Apply.Kernel.Name, in.BuildDir, errs.ErrEnv)
 	}
 	if in.Pristine != nil {
 		rep.Judge(in.Pristine)
@@ -185,4 +215,20 @@ func NewPreprocessor(ctx context.Context, tree, buildDir, cacheDir string) (chec
 		return nil, err
 	}
 	return checks.NewPreprocessor(ctx, s), nil
+}
+
+// buildStamp names the state of a build folder's vmlinux, whose DWARF
+// the checks read for layouts: its size and time ("" without a folder).
+func buildStamp(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	st, err := os.Stat(filepath.Join(dir, "vmlinux"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "none", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the build folder's vmlinux for layouts: %w", err)
+	}
+	return fmt.Sprintf("%d %d", st.Size(), st.ModTime().UnixNano()), nil
 }

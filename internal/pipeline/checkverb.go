@@ -120,7 +120,7 @@ func (w *Workspace) checkKernel(ctx context.Context, o CheckOptions, paths []str
 	if err != nil {
 		return nil, err
 	}
-	so := checks.SARIFOptions{Version: o.Version, Repo: t.Root, Kernel: t.Kernel.Name, Tree: t.Cache.WorkTreeDir(t.Kernel), Patches: out.Patches}
+	so := checks.SARIFOptions{Version: o.Version, Repo: t.Root, Kernel: t.Kernel.Name, Tree: in.CheckedTree(), Patches: out.Patches}
 	return &Checked{Report: rep, SARIF: so}, nil
 }
 

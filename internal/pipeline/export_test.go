@@ -19,6 +19,6 @@ func CheckStage(ctx context.Context, o Options, k *tree.Kernel, out *apply.Out, 
 	r := &kernelRun{o: o, k: k, jobs: 1, store: &stagecache.Store{Dir: filepath.Join(o.Cache.Dir, "runs")},
 		kr: &Kernel{Name: k.Name, Source: k.Key(), Builds: map[string]*build.Metadata{}, Boots: map[string]*boot.Result{}, Verdict: vocab.Pass, KernelFrom: vocab.FromSource}}
 	r.paths = paths
-	r.check(ctx, out)
+	<-r.goCheck(ctx, out)
 	return r.kr
 }

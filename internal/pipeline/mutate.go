@@ -516,7 +516,7 @@ func (t *Target) runtimeOracle(o MutateOptions) RuntimeOracle {
 		}
 		oc.Built = true
 		m := out.Plan.Manifest
-		p, err := boot.Prepare(ctx, boot.Options{Root: t.Root, Kernel: t.Kernel.Name, Variant: vocab.Patched, BzImage: md.Artifacts["bzImage"],
+		p, err := boot.Prepare(ctx, boot.Options{Root: t.Root, AgentCache: AgentCache(t.Cache), Kernel: t.Kernel.Name, Variant: vocab.Patched, BzImage: md.Artifacts["bzImage"],
 			BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, Transports: o.Transports, InlineDataSize: m.Boot.InlineDataSize,
 			ExpectInline: m.Boot.Expect(vocab.Patched), Accel: o.Accel, Progress: t.Cache.Progress})
 		if err != nil {

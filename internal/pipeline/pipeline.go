@@ -95,13 +95,18 @@ type Stage struct {
 	// CPU is the CPU seconds patchctl and the programs it waited for
 	// (make, gcc, qemu) spent in the stage: on a shared machine the
 	// duration is the load's, this the work's. Not measured when kernels
-	// run side by side (one process: their stages overlap).
+	// run side by side (one process: their stages overlap). The check
+	// runs beside the patched build and the boots: while they overlap,
+	// the check is charged patchctl's own CPU and the build and boots
+	// the programs they waited for.
 	CPU       float64 `json:"cpu_s,omitempty"`
 	Reused    bool    `json:"reused"`
 	Detail    string  `json:"detail,omitempty"`
 	InputHash string  `json:"input_hash,omitempty"`
 	// Redone says why a stage that ran before was not reused.
 	Redone string `json:"redone,omitempty"`
+	// cpu is the process's own and its children's CPU time at the start.
+	cpu [2]time.Duration
 	// Class says whose fault an ERROR is: "input" (a file or option given
 	// to patchctl) or "environment" (the machine or the harness).
 	Class string `json:"class,omitempty"`
@@ -236,18 +241,56 @@ type kernelRun struct {
 	// measureCPU: the process runs this kernel alone, so its CPU time
 	// during a stage is the stage's (Stage.CPU).
 	measureCPU bool
+
+	// mu guards the record (kr's stages and verdict) while the check
+	// runs beside the other stages; active are the stages running, each
+	// marked once another ran beside it.
+	mu     sync.Mutex
+	active map[*Stage]bool
 }
 
 // stage runs fn as the named stage: it is timed, and its error becomes
 // the stage's status (ERROR for a harness fault, FAIL otherwise).
 func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
+	s := r.begin(name)
+	r.end(s, fn(s))
+	return s
+}
+
+// begin records a stage as started; end ends it with fn's error.
+func (r *kernelRun) begin(name string) *Stage {
 	s := &Stage{Name: name, Status: vocab.Pass, Start: time.Now()}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.kr.Stages = append(r.kr.Stages, s)
-	cpu := processCPU()
-	err := fn(s)
+	if r.active == nil {
+		r.active = map[*Stage]bool{}
+	}
+	beside := len(r.active) > 0
+	for o := range r.active {
+		r.active[o] = true
+	}
+	r.active[s] = beside
+	s.cpu = [2]time.Duration{selfCPU(), childCPU()}
+	return s
+}
+
+func (r *kernelRun) end(s *Stage, err error) {
+	self, children := selfCPU()-s.cpu[0], childCPU()-s.cpu[1]
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	s.Duration = time.Since(s.Start).Seconds()
+	beside := r.active[s]
+	delete(r.active, s)
 	if r.measureCPU {
-		s.CPU = (processCPU() - cpu).Seconds()
+		switch {
+		case !beside:
+			s.CPU = (self + children).Seconds()
+		case s.Name == StageCheck:
+			s.CPU = self.Seconds()
+		default:
+			s.CPU = children.Seconds()
+		}
 	}
 	switch {
 	case err == nil:
@@ -263,7 +306,6 @@ func (r *kernelRun) stage(name string, fn func(s *Stage) error) *Stage {
 		s.Class = ClassEnv
 		r.fail(s, vocab.Error, err.Error())
 	}
-	return s
 }
 
 // Classes of an ERROR.
@@ -408,10 +450,15 @@ func (r *kernelRun) run(ctx context.Context) {
 
 	r.defects(pristine)
 	r.build(ctx, out, vocab.Baseline)
-	r.check(ctx, out)
+	// The check reads its own tree (the check tree) and the baseline's
+	// layouts, so it runs beside the patched build and the boots: a
+	// one-line edit's verdict waits for the longer of the two, not for
+	// both.
+	checked := r.goCheck(ctx, out)
 	r.build(ctx, out, vocab.Patched)
 	r.boot(ctx, out, vocab.Baseline)
 	r.boot(ctx, out, vocab.Patched)
+	<-checked
 	r.compare(out)
 }
 
@@ -546,70 +593,88 @@ func distroDetail(m *build.Metadata) string {
 // against).
 const StageCheckPristine = "check-pristine"
 
-func (r *kernelRun) check(ctx context.Context, out *apply.Out) {
-	r.stage(StageCheck, func(s *Stage) error {
-		in := CheckStageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
-		cp, err := CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
+// goCheck starts the check stage beside what follows; the channel closes
+// when it ends. The stage is recorded as started at once, so the stages
+// keep their order.
+func (r *kernelRun) goCheck(ctx context.Context, out *apply.Out) <-chan struct{} {
+	baseline := r.kr.Builds[vocab.Baseline] // read here: the patched build writes the map
+	s := r.begin(StageCheck)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.end(s, r.check(ctx, s, out, baseline))
+	}()
+	return done
+}
+
+// check is the check stage: the patched tree's findings judged against
+// the pristine tree's, read with the baseline build's layouts.
+func (r *kernelRun) check(ctx context.Context, s *Stage, out *apply.Out, baseline *build.Metadata) error {
+	in := CheckStageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
+	cp, err := CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
+	if err != nil {
+		return err
+	}
+	in.CheckpatchTree = cp
+	if md := baseline; md != nil && md.Artifacts["vmlinux"] != "" {
+		in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
+	}
+	// The baseline first: the same check on the pristine tree,
+	// recorded apart, its findings an input of the judged check.
+	pkey, err := CheckPristineKey(in)
+	if err != nil {
+		return err
+	}
+	var pristine checks.Report
+	if ok, _ := r.store.Load(r.k.Name, StageCheckPristine, pkey, &pristine); !ok {
+		got, err := RunCheckPristine(ctx, in)
 		if err != nil {
 			return err
 		}
-		in.CheckpatchTree = cp
-		if md := r.kr.Builds[vocab.Baseline]; md != nil && md.Artifacts["vmlinux"] != "" {
-			in.BuildDir, in.BuildID = md.BuildDir, md.SHA256["bzImage"]
+		pristine = *got
+		if err := r.store.Save(r.k.Name, StageCheckPristine, pkey, pristine, nil); err != nil {
+			return err
 		}
-		// The baseline first: the same check on the pristine tree,
-		// recorded apart, its findings an input of the judged check.
-		pkey, err := CheckPristineKey(in)
+	}
+	in.Pristine = &pristine
+	key, err := CheckStageKey(in)
+	if err != nil {
+		return err
+	}
+	var rep checks.Report
+	if !reuse(r, s, key, &rep) {
+		got, err := RunCheckStage(ctx, in)
 		if err != nil {
 			return err
 		}
-		var pristine checks.Report
-		if ok, _ := r.store.Load(r.k.Name, StageCheckPristine, pkey, &pristine); !ok {
-			got, err := RunCheckPristine(ctx, in)
-			if err != nil {
-				return err
-			}
-			pristine = *got
-			if err := r.store.Save(r.k.Name, StageCheckPristine, pkey, pristine, nil); err != nil {
-				return err
-			}
-		}
-		in.Pristine = &pristine
-		key, err := CheckStageKey(in)
-		if err != nil {
+		rep = *got
+		if err := r.record(s, rep); err != nil {
 			return err
 		}
-		var rep checks.Report
-		if !reuse(r, s, key, &rep) {
-			got, err := RunCheckStage(ctx, in)
-			if err != nil {
-				return err
-			}
-			rep = *got
-			if err := r.record(s, rep); err != nil {
-				return err
-			}
-		}
-		r.kr.Check = &rep
-		s.Detail = errs.Count(rep.Errors(), "new error") + ", " + errs.Count(len(rep.Findings), "finding") +
-			fmt.Sprintf(" (%d pre-existing: on the pristine tree too, not judged)", rep.PreExisting())
-		if rep.Errors() > 0 {
-			return fmt.Errorf("%s: %w", s.Detail, errs.ErrFindings)
-		}
-		return nil
-	})
+	}
+	r.mu.Lock()
+	r.kr.Check = &rep
+	r.mu.Unlock()
+	s.Detail = errs.Count(rep.Errors(), "new error") + ", " + errs.Count(len(rep.Findings), "finding") +
+		fmt.Sprintf(" (%d pre-existing: on the pristine tree too, not judged)", rep.PreExisting())
+	if rep.Errors() > 0 {
+		return fmt.Errorf("%s: %w", s.Detail, errs.ErrFindings)
+	}
+	return nil
 }
 
 func (r *kernelRun) boot(ctx context.Context, out *apply.Out, variant string) {
 	name := "boot-" + variant
 	md := r.kr.Builds[variant]
 	if md == nil || md.Status != vocab.Pass {
+		r.mu.Lock()
 		r.kr.Stages = append(r.kr.Stages, &Stage{Name: name, Status: vocab.Skip, Start: time.Now(), Detail: "no kernel image"})
+		r.mu.Unlock()
 		return
 	}
 	r.stage(name, func(s *Stage) error {
 		m := out.Plan.Manifest
-		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
+		p, err := boot.Prepare(ctx, boot.Options{Root: r.o.Root, AgentCache: AgentCache(r.o.Cache), Kernel: r.k.Name, Variant: variant, BzImage: md.Artifacts["bzImage"],
 			BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, Transports: r.o.Transports, InlineDataSize: m.Boot.InlineDataSize,
 			ExpectInline: m.Boot.Expect(variant), Accel: r.o.Accel, Progress: r.o.Progress, Harness: HarnessNames(md), Reproduce: r.o.Reproduce,
 			Known: guestKnown(r.kr.KnownReports)})
@@ -676,6 +741,10 @@ func (r *kernelRun) defects(pristine string) {
 		r.kr.KnownReports = t.Match(v)
 	}
 }
+
+// AgentCache is where the cache keeps built guest agents
+// (boot.BuildAgent).
+func AgentCache(c *tree.Cache) string { return filepath.Join(c.Dir, "tools", "agent") }
 
 // guestKnown is what the guest's and the console's gates need of known
 // kernel reports.
@@ -774,15 +843,15 @@ func (r *kernelRun) skipRest() {
 	}
 }
 
-// processCPU is the user and system time of this process and of its
+// selfCPU is the user and system time of this process; childCPU of its
 // children that have been waited for.
-func processCPU() time.Duration {
-	var t time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if syscall.Getrusage(who, &ru) == nil {
-			t += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
+func selfCPU() time.Duration  { return rusage(syscall.RUSAGE_SELF) }
+func childCPU() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(who, &ru) != nil {
+		return 0
 	}
-	return t
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

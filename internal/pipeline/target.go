@@ -320,7 +320,7 @@ func (t *Target) PrepareBoot(ctx context.Context, m *series.Manifest, img *Image
 		// The manifest's expectations are about its own series.
 		expect = guestconf.ExpectReport
 	}
-	bo := boot.Options{Root: t.Root, Kernel: t.Kernel.Name, Variant: o.Variant,
+	bo := boot.Options{Root: t.Root, AgentCache: AgentCache(t.Cache), Kernel: t.Kernel.Name, Variant: o.Variant,
 		BzImage: md.Artifacts["bzImage"], BzImageSHA256: md.SHA256["bzImage"], BuildDir: md.BuildDir, Modules: md.Modules, OutDir: o.OutDir, Transports: o.Transports,
 		InlineDataSize: m.Boot.InlineDataSize, ExpectInline: expect,
 		Cmdline: o.Cmdline, BootTimeout: o.BootTimeout, TestTimeout: o.TestTimeout, Accel: o.Accel, Progress: t.Cache.Progress,
@@ -369,7 +369,7 @@ func (t *Target) BenchBoots(ctx context.Context, o *bench.Options, b BenchBootOp
 		if err != nil {
 			return fmt.Errorf("bench %s %s: %w", t.Kernel.Name, v.name, err)
 		}
-		*v.o = boot.Options{Root: t.Root, Kernel: t.Kernel.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.Metadata.BuildDir, Modules: img.Metadata.Modules,
+		*v.o = boot.Options{Root: t.Root, AgentCache: AgentCache(t.Cache), Kernel: t.Kernel.Name, Variant: v.name, BzImage: pinned, BzImageSHA256: sum, BuildDir: img.Metadata.BuildDir, Modules: img.Metadata.Modules,
 			Accel: b.Accel, Progress: t.Cache.Progress, BuildCommand: buildCmd, Harness: HarnessNames(img.Metadata)}
 	}
 	return nil

@@ -149,8 +149,8 @@ func (c *Cache) replaceTree(k *Kernel, top, tmp string, m *manifest) error {
 	return nil
 }
 
-// dropWorkTree removes k's work tree under its work lock (its files link
-// into a pristine tree that was replaced).
+// dropWorkTree removes k's work tree and check tree, each under its lock
+// (their files link into a pristine tree that was replaced).
 func (c *Cache) dropWorkTree(ctx context.Context, k *Kernel) error {
 	release, err := c.Lock(ctx, "work-"+k.Name)
 	if err != nil {
@@ -159,6 +159,14 @@ func (c *Cache) dropWorkTree(ctx context.Context, k *Kernel) error {
 	defer release()
 	if err := os.RemoveAll(c.WorkTreeDir(k)); err != nil {
 		return fmt.Errorf("preparing %s: removing the work tree: %w", k.Name, err)
+	}
+	releaseCheck, err := c.Lock(ctx, "check-"+k.Name)
+	if err != nil {
+		return err
+	}
+	defer releaseCheck()
+	if err := os.RemoveAll(c.CheckTreeDir(k)); err != nil {
+		return fmt.Errorf("preparing %s: removing the check tree: %w", k.Name, err)
 	}
 	return nil
 }

@@ -71,10 +71,32 @@ func (c *Cache) formerWorkTreeDir(k *Kernel) string { return filepath.Join(c.Dir
 // a check) holds it throughout, so no other process can change the
 // sources under it. release gives the lock back.
 func (c *Cache) HoldWorkTree(ctx context.Context, k *Kernel) (w *WorkTree, release func(), err error) {
+	return c.holdTree(ctx, k, c.WorkTreeDir(k), "work-"+k.Name, "work tree")
+}
+
+// CheckTreeDir is where k's check tree lives: a second work tree of the
+// same pristine tree that only the check stage sets and reads
+// (HoldCheckTree).
+func (c *Cache) CheckTreeDir(k *Kernel) string {
+	return filepath.Join(c.Dir, "build", k.Name, "check-src")
+}
+
+// HoldCheckTree is HoldWorkTree for k's check tree, under a lock of its
+// own: a check reads the patched state there while a build has the work
+// tree in another state (the patched state with the harness in), so the
+// check of a run and its build go on side by side. Nothing compiles in
+// the check tree, and no build folder is covered by its lock.
+func (c *Cache) HoldCheckTree(ctx context.Context, k *Kernel) (w *WorkTree, release func(), err error) {
+	return c.holdTree(ctx, k, c.CheckTreeDir(k), "check-"+k.Name, "check tree")
+}
+
+// holdTree takes the lock named lock and returns the work tree at dir,
+// made from k's pristine tree when missing or made from another one.
+func (c *Cache) holdTree(ctx context.Context, k *Kernel, dir, lock, what string) (w *WorkTree, release func(), err error) {
 	if !c.Prepared(k) {
 		return nil, nil, fmt.Errorf("kernel %s is not prepared: run 'patchctl tree prepare --kernel %s': %w", k.Name, k.Name, errs.ErrInput)
 	}
-	unlock, err := c.Lock(ctx, "work-"+k.Name)
+	unlock, err := c.Lock(ctx, lock)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,7 +105,7 @@ func (c *Cache) HoldWorkTree(ctx context.Context, k *Kernel) (w *WorkTree, relea
 			unlock()
 		}
 	}()
-	w = &WorkTree{Dir: c.WorkTreeDir(k), Pristine: c.PristineDir(k), beforeRename: TestHookBeforeRename}
+	w = &WorkTree{Dir: dir, Pristine: c.PristineDir(k), beforeRename: TestHookBeforeRename}
 	st, err := w.State()
 	if err == nil && st.PristineKey == k.Key() {
 		if err := w.Recover(); err != nil {
@@ -92,25 +114,25 @@ func (c *Cache) HoldWorkTree(ctx context.Context, k *Kernel) (w *WorkTree, relea
 		return w, unlock, nil
 	}
 	// Missing, or made from another pristine tree: make it anew.
-	c.Progress.Start("work tree " + k.Name)
+	c.Progress.Start(what + " " + k.Name)
 	if err := os.RemoveAll(w.Dir); err != nil {
-		return nil, nil, fmt.Errorf("removing old work tree: %w", err)
+		return nil, nil, fmt.Errorf("removing old %s: %w", what, err)
 	}
 	// A work tree of the former layout (work/K), under the same lock.
-	if old := c.formerWorkTreeDir(k); old != w.Dir {
+	if old := c.formerWorkTreeDir(k); old != w.Dir && dir == c.WorkTreeDir(k) {
 		if _, err := os.Stat(filepath.Join(old, metaDir)); err == nil {
 			os.RemoveAll(old)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("making work tree for %s: %w", k.Name, err)
+		return nil, nil, fmt.Errorf("making the %s of %s: %w", what, k.Name, err)
 	}
 	tmp := w.Dir + ".tmp"
 	os.RemoveAll(tmp)
 	n, err := linkFarm(w.Pristine, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return nil, nil, fmt.Errorf("making work tree for %s: %w", k.Name, err)
+		return nil, nil, fmt.Errorf("making the %s of %s: %w", what, k.Name, err)
 	}
 	if err := os.MkdirAll(filepath.Join(tmp, metaDir), 0o755); err != nil {
 		return nil, nil, err

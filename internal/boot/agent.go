@@ -1,0 +1,151 @@
+package boot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/patchctl/patchctl/internal/command"
+	"github.com/patchctl/patchctl/internal/fsutil"
+)
+
+// agentEnv is the environment of the agent's build: a static Linux
+// binary.
+var agentEnv = []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"}
+
+// builtAgents are the agents this process built or read, by key: the
+// boots of one run (the baseline's key is computed even when its boot is
+// reused) build it once.
+var builtAgents sync.Map
+
+// BuildAgent compiles qemu/agent as a static Linux binary and returns it
+// (the flags make the binary a function of its sources). A binary made
+// from the same sources is reused: from this process, or from cacheDir
+// ("" for none), where each is kept under the key of what it is made of
+// (AgentKey) with its sha256, and read back only when the two agree.
+func BuildAgent(ctx context.Context, root, cacheDir string) ([]byte, error) {
+	key, err := AgentKey(ctx, root)
+	if err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
+	}
+	if b, ok := builtAgents.Load(key); ok {
+		return b.([]byte), nil
+	}
+	kept := ""
+	if cacheDir != "" {
+		kept = filepath.Join(cacheDir, key[:32])
+		if b, err := readKept(kept); err == nil {
+			builtAgents.Store(key, b)
+			return b, nil
+		}
+	}
+	b, err := compileAgent(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	builtAgents.Store(key, b)
+	if kept != "" {
+		// Best effort: a cache that cannot be written costs a build.
+		if os.MkdirAll(cacheDir, 0o755) == nil {
+			sum := sha256.Sum256(b)
+			if fsutil.WriteFile(kept, b, 0o755) == nil {
+				_ = fsutil.WriteFile(kept+".sha256", []byte(hex.EncodeToString(sum[:])+"\n"), 0o644)
+			}
+		}
+	}
+	return b, nil
+}
+
+// readKept reads a kept agent and checks it against its recorded sha256.
+func readKept(p string) ([]byte, error) {
+	want, err := os.ReadFile(p + ".sha256")
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	if hex.EncodeToString(sum[:]) != strings.TrimSpace(string(want)) {
+		return nil, fmt.Errorf("the kept agent %s does not match its sha256", p)
+	}
+	return b, nil
+}
+
+func compileAgent(ctx context.Context, root string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "patchctl-agent-")
+	if err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "agent")
+	cmd := &command.Cmd{Name: "go", Args: []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", out, "./qemu/agent"},
+		Dir: root, Env: agentEnv}
+	if err := cmd.Run(ctx); err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("building the guest agent: %w", err)
+	}
+	return b, nil
+}
+
+// AgentKey names what the agent is built from: every Go file of the
+// module at root that a build reads (tests and testdata are not), go.mod
+// and go.sum (which name every dependency by its content), and what the
+// go tool says of itself and of the settings a build follows.
+func AgentKey(ctx context.Context, root string) (string, error) {
+	env, err := (&command.Cmd{Name: "go", Args: []string{"env", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOAMD64", "GOTOOLCHAIN", "GOMODCACHE", "GOWORK"},
+		Dir: root, Env: agentEnv}).Output(ctx)
+	if err != nil {
+		return "", fmt.Errorf("asking the go tool its version: %w", err)
+	}
+	var files []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if (strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) || p == filepath.Join(root, "go.mod") || p == filepath.Join(root, "go.sum") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("reading the agent's sources: %w", err)
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	fmt.Fprintf(h, "agent\x00%s\x00%s\x00", strings.Join(agentEnv, " "), env)
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return "", fmt.Errorf("reading the agent's sources: %w", err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(h, "%s\x00", rel)
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("reading the agent's sources: %w", err)
+		}
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
