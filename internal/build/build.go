@@ -176,7 +176,9 @@ type Metadata struct {
 	Jobs         int               `json:"jobs"`
 	Duration     float64           `json:"duration_s"`
 	// TargetDurations are the seconds each step took: config, kernel
-	// (bzImage) and compile-test (tuxmake's targets).
+	// (bzImage) and compile-test (tuxmake's targets); setup (the tree
+	// verified and set, the sources synced) and snapshot (the image and
+	// modules copied out), patchctl's own.
 	TargetDurations map[string]float64 `json:"target_durations,omitempty"`
 	UpToDate        bool               `json:"up_to_date"` // make had nothing to do
 	Warnings        int                `json:"warnings"`
@@ -668,7 +670,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		m.ccache = false
 	}
 	md.Ccache = m.ccache
-	md.TargetDurations = map[string]float64{}
+	md.TargetDurations = map[string]float64{"setup": time.Since(start).Seconds()}
 	step := time.Now()
 	st, err := configure(ctx, m, pristine, frags, hash, o.Fragments)
 	if err != nil {
@@ -746,6 +748,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		md.KernelRelease = strings.TrimSpace(string(b))
 	}
 	md.Compiler = compilerVersion()
+	step = time.Now()
 	// Snapshot the variant's artifacts: the folder's own are the next
 	// variant's once it builds.
 	for name, rel := range map[string]string{"bzImage": "arch/x86/boot/bzImage", "System.map": "System.map", "config": ".config"} {
@@ -787,6 +790,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	} else {
 		o.Progress.Done("%s built (%d objects)", md.KernelRelease, work)
 	}
+	md.TargetDurations["snapshot"] = time.Since(step).Seconds()
 	return finish(md, start, nil)
 }
 
