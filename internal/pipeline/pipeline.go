@@ -610,8 +610,12 @@ func (r *kernelRun) goCheck(ctx context.Context, out *apply.Out) <-chan struct{}
 // check is the check stage: the patched tree's findings judged against
 // the pristine tree's, read with the baseline build's layouts.
 func (r *kernelRun) check(ctx context.Context, s *Stage, out *apply.Out, baseline *build.Metadata) error {
-	in := CheckStageIn{Cache: r.o.Cache, Apply: out, Paths: r.paths}
-	cp, err := CheckpatchTree(ctx, r.o.Cache, r.o.Lock, r.k)
+	// Its progress (a check tree made, a lock waited for) prints beside
+	// the build's and boots' live line, not over it.
+	c := *r.o.Cache
+	c.Progress = c.Progress.Beside()
+	in := CheckStageIn{Cache: &c, Apply: out, Paths: r.paths}
+	cp, err := CheckpatchTree(ctx, &c, r.o.Lock, r.k)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,20 @@ type Reporter struct {
 	now      func() time.Time
 	// Every is how often plain mode prints an update line.
 	Every time.Duration
+	// parent, for a reporter of a task beside another (Beside), is the
+	// reporter that prints its lines.
+	parent *Reporter
+}
+
+// Beside is a reporter for a task that runs beside the one r shows (the
+// check beside a build): its steps' ends and its notes print through r
+// as lines of their own, and its starts and updates never take r's
+// step, so r's live line and its step's end stay r's.
+func (r *Reporter) Beside() *Reporter {
+	if r == nil {
+		return nil
+	}
+	return &Reporter{parent: r, now: r.now}
 }
 
 // New reports to w; a terminal gets a live line.
@@ -42,6 +56,9 @@ func (r *Reporter) Start(stage string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stage, r.start, r.lastLine = stage, r.now(), r.now()
+	if r.parent != nil {
+		return
+	}
 	if !r.tty {
 		fmt.Fprintf(r.w, "%s %s: started\n", r.start.Format("15:04:05"), stage)
 	}
@@ -49,7 +66,7 @@ func (r *Reporter) Start(stage string) {
 
 // Update shows the current state of the stage.
 func (r *Reporter) Update(format string, args ...any) {
-	if r == nil {
+	if r == nil || r.parent != nil {
 		return
 	}
 	r.mu.Lock()
@@ -76,10 +93,16 @@ func (r *Reporter) Done(format string, args ...any) {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.now()
 	el := now.Sub(r.start).Truncate(100 * time.Millisecond)
 	msg := fmt.Sprintf(format, args...)
+	if r.parent != nil {
+		stage := r.stage
+		r.mu.Unlock()
+		r.parent.Note("%s: %s (%s)", stage, msg, el)
+		return
+	}
+	defer r.mu.Unlock()
 	if r.tty {
 		fmt.Fprintf(r.w, "\r\033[K%s: %s (%s)\n", r.stage, msg, el)
 		return
@@ -91,6 +114,10 @@ func (r *Reporter) Done(format string, args ...any) {
 // lock, say).
 func (r *Reporter) Note(format string, args ...any) {
 	if r == nil {
+		return
+	}
+	if r.parent != nil {
+		r.parent.Note(format, args...)
 		return
 	}
 	r.mu.Lock()
