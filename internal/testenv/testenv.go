@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,25 @@ func Unavailable(t testing.TB, why string) {
 		t.Fatalf("needed in CI but not available: %s", why)
 	}
 	t.Skip(why)
+}
+
+// Full reports whether the tests run in full: PATCHCTL_TEST_FULL=1,
+// which `make test-matrix` sets. Without it (`make test`), a test whose
+// full version costs minutes of CPU (the engine over every file of a
+// tree, ...) runs a fixed, deterministic part of it that still covers
+// each class it proves, asserts on that part, and says in its log what
+// it left to the full run (docs/ci.md lists these tests).
+func Full() bool {
+	return os.Getenv("PATCHCTL_TEST_FULL") == "1"
+}
+
+// Share reports whether name is in the fixed share of one in n that a
+// test runs without Full: by a hash of the name (FNV-1a), so the same
+// names are chosen on every run and machine, spread across folders.
+func Share(name string, n uint32) bool {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return n <= 1 || h.Sum32()%n == 0
 }
 
 // EndToEndKernels are the kernels the end-to-end tests run: the names in
