@@ -234,3 +234,42 @@ func inWholeTreeShare(rel string, b []byte) bool {
 	}
 	return testenv.Share(rel, wholeTreeShare)
 }
+
+// TestWholeTreeShare: the part TestEveryFileOfTheTree analyses without
+// PATCHCTL_TEST_FULL keeps the files that found bugs, drivers/nvme and
+// the RDMA verb users whatever their hash, and takes about one in
+// wholeTreeShare of the rest, the same ones every time.
+func TestWholeTreeShare(t *testing.T) {
+	for _, rel := range wholeTreeFound {
+		if !inWholeTreeShare(rel, nil) {
+			t.Errorf("%s, which found an engine bug, is not in the part", rel)
+		}
+	}
+	if !inWholeTreeShare("drivers/nvme/host/x.c", nil) {
+		t.Error("drivers/nvme is not in the part")
+	}
+	n, users := 4000, 0
+	for i := 0; i < n; i++ {
+		rel := fmt.Sprintf("fs/x%d/y.c", i)
+		if inWholeTreeShare(rel, []byte("int f(void) { return ib_post_send(qp, &wr, NULL); }")) {
+			users++
+		}
+	}
+	if users != n {
+		t.Errorf("%d of %d RDMA verb users in the part, want all", users, n)
+	}
+	in := 0
+	for i := 0; i < n; i++ {
+		rel := fmt.Sprintf("net/x%d/y.c", i)
+		a, b := inWholeTreeShare(rel, []byte("int f(void) { return 0; }")), inWholeTreeShare(rel, []byte("int g(void) { return 1; }"))
+		if a != b {
+			t.Fatalf("%s: chosen by its content, not its path", rel)
+		}
+		if a {
+			in++
+		}
+	}
+	if lo, hi := n/wholeTreeShare/2, 2*n/wholeTreeShare; in < lo || in > hi {
+		t.Errorf("%d of %d other files in the part, want about %d", in, n, n/wholeTreeShare)
+	}
+}
