@@ -100,9 +100,22 @@ func compileAgent(ctx context.Context, root string) ([]byte, error) {
 	return b, nil
 }
 
-// AgentKey names what the agent is built from: every Go file of the
-// module at root that a build reads (tests and testdata are not), go.mod
-// and go.sum (which name every dependency by its content), and what the
+// agentSource says whether a file of the module is one a build of the
+// agent may read: Go files (not tests), assembly, C and its headers, and
+// go.mod and go.sum (which name every dependency by its content).
+func agentSource(name string) bool {
+	switch filepath.Ext(name) {
+	case ".go":
+		return !strings.HasSuffix(name, "_test.go")
+	case ".s", ".S", ".c", ".h", ".syso":
+		return true
+	}
+	return name == "go.mod" || name == "go.sum" || name == "go.work" || name == "go.work.sum"
+}
+
+// AgentKey names what the agent is built from: every file of the module
+// at root that a build may read (agentSource; tests and testdata are
+// not) and every file a Go file's //go:embed patterns match, and what the
 // go tool says of itself and of the settings a build follows.
 func AgentKey(ctx context.Context, root string) (string, error) {
 	env, err := (&command.Cmd{Name: "go", Args: []string{"env", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOAMD64", "GOTOOLCHAIN", "GOMODCACHE", "GOWORK"},
@@ -122,7 +135,7 @@ func AgentKey(ctx context.Context, root string) (string, error) {
 			}
 			return nil
 		}
-		if (strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) || p == filepath.Join(root, "go.mod") || p == filepath.Join(root, "go.sum") {
+		if agentSource(name) {
 			files = append(files, p)
 		}
 		return nil
@@ -134,18 +147,55 @@ func AgentKey(ctx context.Context, root string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "agent\x00%s\x00%s\x00", strings.Join(agentEnv, " "), env)
 	for _, p := range files {
-		f, err := os.Open(p)
+		b, err := os.ReadFile(p)
 		if err != nil {
 			return "", fmt.Errorf("reading the agent's sources: %w", err)
 		}
 		rel, _ := filepath.Rel(root, p)
-		fmt.Fprintf(h, "%s\x00", rel)
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return "", fmt.Errorf("reading the agent's sources: %w", err)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+		if strings.HasSuffix(p, ".go") {
+			if err := hashEmbeds(h, root, p, b); err != nil {
+				return "", err
+			}
 		}
-		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashEmbeds adds to h the files the //go:embed lines of the Go file p
+// (content b) match in its folder, folders whole.
+func hashEmbeds(h io.Writer, root, p string, b []byte) error {
+	for _, line := range strings.Split(string(b), "\n") {
+		pats, ok := strings.CutPrefix(strings.TrimSpace(line), "//go:embed ")
+		if !ok {
+			continue
+		}
+		for _, pat := range strings.Fields(pats) {
+			pat = strings.TrimPrefix(strings.Trim(pat, "`\""), "all:")
+			matches, err := filepath.Glob(filepath.Join(filepath.Dir(p), filepath.FromSlash(pat)))
+			if err != nil {
+				return fmt.Errorf("%s: the pattern %q: %w", p, pat, err)
+			}
+			for _, m := range matches {
+				err := filepath.WalkDir(m, func(f string, d fs.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return err
+					}
+					c, err := os.ReadFile(f)
+					if err != nil {
+						return err
+					}
+					rel, _ := filepath.Rel(root, f)
+					fmt.Fprintf(h, "embed\x00%s\x00%d\x00", rel, len(c))
+					_, err = h.Write(c)
+					return err
+				})
+				if err != nil {
+					return fmt.Errorf("reading what %s embeds: %w", p, err)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -51,7 +51,7 @@ func TestAgentKeyFollowsSources(t *testing.T) {
 	if k, _ := AgentKey(ctx, root); k != k1 {
 		t.Errorf("a test, testdata, .git or a non-Go file changed the agent's key")
 	}
-	for _, rel := range []string{"qemu/agent/main.go", "internal/other/other.go", "go.sum"} {
+	for _, rel := range []string{"qemu/agent/main.go", "internal/other/other.go", "go.sum", "internal/other/asm_amd64.s", "qemu/agent/x.syso"} {
 		p := filepath.Join(root, rel)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		old, _ := os.ReadFile(p)
@@ -110,5 +110,39 @@ func TestAgentKept(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "qemu/agent/main.go"), []byte("package main\n\nfunc main() { println(\"changed\") }\n"), 0o644)
 	if b, err := BuildAgent(ctx, root, cache); err != nil || bytes.Equal(b, built) {
 		t.Errorf("changed sources gave the old agent: %v", err)
+	}
+}
+
+// TestAgentKeyFollowsEmbeds: a file a //go:embed pattern matches, in a
+// folder or by a glob, is part of the key.
+func TestAgentKeyFollowsEmbeds(t *testing.T) {
+	ctx := context.Background()
+	root := agentModule(t, `"embeds"`)
+	write := func(rel, s string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(s), 0o644)
+	}
+	write("internal/conf/conf.go", "package conf\n\nimport \"embed\"\n\n//go:embed a/*.txt data\nvar FS embed.FS\n")
+	write("internal/conf/a/one.txt", "one\n")
+	write("internal/conf/data/deep/two.bin", "two\n")
+	k1, err := AgentKey(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"internal/conf/a/one.txt", "internal/conf/data/deep/two.bin"} {
+		write(rel, "changed\n")
+		k, err := AgentKey(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == k1 {
+			t.Errorf("%s, embedded, changed and the agent's key did not", rel)
+		}
+		k1 = k
+	}
+	write("internal/conf/b.txt", "not embedded\n")
+	if k, _ := AgentKey(ctx, root); k != k1 {
+		t.Error("a file no pattern matches changed the key")
 	}
 }
