@@ -152,21 +152,19 @@ func (c *Cache) replaceTree(k *Kernel, top, tmp string, m *manifest) error {
 // dropWorkTree removes k's work tree and check tree, each under its lock
 // (their files link into a pristine tree that was replaced).
 func (c *Cache) dropWorkTree(ctx context.Context, k *Kernel) error {
-	release, err := c.Lock(ctx, "work-"+k.Name)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if err := os.RemoveAll(c.WorkTreeDir(k)); err != nil {
-		return fmt.Errorf("preparing %s: removing the work tree: %w", k.Name, err)
-	}
-	releaseCheck, err := c.Lock(ctx, "check-"+k.Name)
-	if err != nil {
-		return err
-	}
-	defer releaseCheck()
-	if err := os.RemoveAll(c.CheckTreeDir(k)); err != nil {
-		return fmt.Errorf("preparing %s: removing the check tree: %w", k.Name, err)
+	for _, t := range []struct{ lock, dir, what string }{
+		{"work-" + k.Name, c.WorkTreeDir(k), "work tree"},
+		{"check-" + k.Name, c.CheckTreeDir(k), "check tree"},
+	} {
+		release, err := c.Lock(ctx, t.lock)
+		if err != nil {
+			return err
+		}
+		err = os.RemoveAll(t.dir)
+		release()
+		if err != nil {
+			return fmt.Errorf("preparing %s: removing the %s: %w", k.Name, t.what, err)
+		}
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func (c *Cache) holdTree(ctx context.Context, k *Kernel, dir, lock, what string)
 		return nil, nil, fmt.Errorf("removing old %s: %w", what, err)
 	}
 	// A work tree of the former layout (work/K), under the same lock.
-	if old := c.formerWorkTreeDir(k); old != w.Dir && dir == c.WorkTreeDir(k) {
+	if old := c.formerWorkTreeDir(k); dir == c.WorkTreeDir(k) {
 		if _, err := os.Stat(filepath.Join(old, metaDir)); err == nil {
 			os.RemoveAll(old)
 		}
