@@ -1182,8 +1182,16 @@ var compilerVersion = sync.OnceValue(func() string {
 // subdirectory of its source tree makes kbuild name sources "../"
 // (srctree ..), on every pinned kernel, independent of the tree's path
 // (docs/build.md).
+//
+// Depend mode: ccache keys a compile by its command line, its source and
+// the headers the compiler's own dependency file (kbuild's -Wp,-MMD)
+// lists, and never runs the preprocessor a second time. In its default
+// mode every miss preprocesses the file once more to hash it, which made
+// a cold kernel build half as expensive again (measured on 6.12's
+// net/core, net/ipv4 and kernel/: 340 CPU-s against 233 without ccache,
+// and 229 in depend mode); hits are direct either way.
 func ccacheEnv(cacheDir string) []string {
-	env := []string{"CCACHE_NOHASHDIR=true"}
+	env := []string{"CCACHE_NOHASHDIR=true", "CCACHE_DEPEND=true"}
 	if abs, err := filepath.Abs(cacheDir); err == nil && abs != "/" {
 		env = append(env, "CCACHE_BASEDIR="+abs)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,7 @@ func TestCcacheSameSourceAtAnotherPath(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
+	var built []string // the caches built so far
 	build := func(cacheDir, name string) (hits, misses int) {
 		t.Helper()
 		c := &tree.Cache{Dir: cacheDir}
@@ -107,6 +109,25 @@ func TestCcacheSameSourceAtAnotherPath(t *testing.T) {
 				t.Errorf("the build wrote %s into the source tree %s", p, src)
 			}
 		}
+		// kbuild's record of what the object depends on (fixdep's
+		// reading of the compiler's dependency file, which a hit
+		// restores from the cache) names this build's sources: an
+		// edit of them, not of the tree that filled the cache,
+		// rebuilds the object.
+		cmdFile := filepath.Join(obj, filepath.Dir(ccacheObj), "."+filepath.Base(ccacheObj)+".cmd")
+		rec, err := os.ReadFile(cmdFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range built {
+			if strings.Contains(string(rec), other) {
+				t.Errorf("%s names %s, the tree that filled the cache", cmdFile, other)
+			}
+		}
+		if !strings.Contains(string(rec), "include/linux/") {
+			t.Errorf("%s lists no kernel header: kbuild would not rebuild %s after a header edit", cmdFile, ccacheObj)
+		}
+		built = append(built, cacheDir)
 		return stat(out, "direct_cache_hit") + stat(out, "preprocessed_cache_hit"), stat(out, "cache_miss")
 	}
 	h1, m1 := build(filepath.Join(t.TempDir(), "cache"), testkernel.Default)
