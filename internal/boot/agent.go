@@ -26,6 +26,12 @@ var agentEnv = []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"}
 // reused) build it once.
 var builtAgents sync.Map
 
+// agentLocks hold, by key, a *sync.Mutex for the one build of that
+// agent: a boot that asks while a build started ahead of it (the
+// pipeline's, beside the kernel builds) runs waits for it instead of
+// compiling the same sources again.
+var agentLocks sync.Map
+
 // BuildAgent compiles qemu/agent as a static Linux binary and returns it
 // (the flags make the binary a function of its sources). A binary made
 // from the same sources is reused: from this process, or from cacheDir
@@ -39,6 +45,12 @@ func BuildAgent(ctx context.Context, root, cacheDir string) ([]byte, error) {
 	if b, ok := builtAgents.Load(key); ok {
 		return b.([]byte), nil
 	}
+	mu, _ := agentLocks.LoadOrStore(key, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if b, ok := builtAgents.Load(key); ok {
+		return b.([]byte), nil
+	}
 	kept := ""
 	if cacheDir != "" {
 		kept = filepath.Join(cacheDir, key[:32])
@@ -47,7 +59,7 @@ func BuildAgent(ctx context.Context, root, cacheDir string) ([]byte, error) {
 			return b, nil
 		}
 	}
-	b, err := compileAgent(ctx, root)
+	b, err := compileAgentFunc(ctx, root)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +92,9 @@ func readKept(p string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// compileAgentFunc is compileAgent; tests count its calls.
+var compileAgentFunc = compileAgent
 
 func compileAgent(ctx context.Context, root string) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "patchctl-agent-")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -144,5 +145,44 @@ func TestAgentKeyFollowsEmbeds(t *testing.T) {
 	write("internal/conf/b.txt", "not embedded\n")
 	if k, _ := AgentKey(ctx, root); k != k1 {
 		t.Error("a file no pattern matches changed the key")
+	}
+}
+
+// TestAgentBuiltOnce: boots that ask for the same agent while its build
+// runs (the pipeline starts one beside the kernel builds) wait for that
+// build and get its binary; none compiles the sources again.
+func TestAgentBuiltOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compiles a Go program")
+	}
+	root := agentModule(t, `"once"`)
+	var compiles atomic.Int32
+	compileAgentFunc = func(ctx context.Context, root string) ([]byte, error) {
+		compiles.Add(1)
+		return compileAgent(ctx, root)
+	}
+	t.Cleanup(func() { compileAgentFunc = compileAgent })
+	const n = 4
+	got := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = BuildAgent(context.Background(), root, t.TempDir())
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if !bytes.Equal(got[i], got[0]) {
+			t.Errorf("caller %d got another binary", i)
+		}
+	}
+	if c := compiles.Load(); c != 1 {
+		t.Errorf("%d callers at once compiled the agent %d times, want once", n, c)
 	}
 }

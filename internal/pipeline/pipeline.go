@@ -448,6 +448,19 @@ func (r *kernelRun) run(ctx context.Context) {
 		return
 	}
 
+	// The guest agent compiles beside the builds: on a fresh machine its
+	// first compile (static, the standard library again: about 30
+	// CPU-s) then no longer holds up the first boot, which waits for it
+	// (boot.BuildAgent builds each agent once). Warm, it is read back.
+	// A run that ends before its boots stops the compile.
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	agent := make(chan struct{})
+	go func() {
+		defer close(agent)
+		_, _ = boot.BuildAgent(agentCtx, r.o.Root, AgentCache(r.o.Cache)) // a failure is met again, and reported, by the boot
+	}()
+	defer func() { stopAgent(); <-agent }()
+
 	r.defects(pristine)
 	r.build(ctx, out, vocab.Baseline)
 	// The check reads its own tree (the check tree) and the baseline's
