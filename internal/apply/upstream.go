@@ -243,12 +243,25 @@ type folderLine struct {
 func findUpstream(o *overlay, p *mailpatch.Patch) (*UpstreamMatch, error) {
 	want := addedLines(p)
 	u := &UpstreamMatch{Total: len(want)}
-	ix := indexFolders(o, p)
-	u.Files, u.Found = ix.match(want)
 	introduced, used, err := introducedNames(o, p)
 	if err != nil {
 		return nil, err
 	}
+	// What the match and the names below look up: the wanted lines'
+	// distinctive tokens and the names the patch introduces.
+	sought := map[string]bool{}
+	for _, w := range want {
+		for _, t := range w {
+			if distinctive(t) {
+				sought[t] = true
+			}
+		}
+	}
+	for _, n := range introduced {
+		sought[n] = true
+	}
+	ix := indexFoldersFunc(o, p, sought)
+	u.Files, u.Found = ix.match(want)
 	u.NamesInPreimage = used
 	for _, n := range introduced {
 		if ats, ok := ix.names[n]; ok {
@@ -289,8 +302,19 @@ type folderIndex struct {
 	byToken map[string][]int // rare-token index into lines
 }
 
-// indexFolders reads every file of the folders the patch touches.
-func indexFolders(o *overlay, p *mailpatch.Patch) *folderIndex {
+// indexFoldersFunc is indexFolders; tests compare it with an index of
+// every line.
+var indexFoldersFunc = indexFolders
+
+// indexFolders reads every file of the folders the patch touches and
+// indexes the lines that name one of sought: the only lines match and
+// the name lookups can reach (a line is a candidate only through a
+// distinctive token it shares with a wanted line, and names are looked
+// up only for names the patch introduces), kept in the folders' order.
+// The other lines are passed over by a scan for names, without the
+// tokenizing regular expression (most of a folder: a driver's folder is
+// 100k lines).
+func indexFolders(o *overlay, p *mailpatch.Patch, sought map[string]bool) *folderIndex {
 	dirs := map[string]bool{}
 	for _, f := range p.Files {
 		dirs[path.Dir(firstNonEmpty(f.NewName, f.OldName))] = true
@@ -312,16 +336,19 @@ func indexFolders(o *overlay, p *mailpatch.Patch) *folderIndex {
 			if err != nil || !exists {
 				continue
 			}
-			ix.addFile(fp, content)
+			ix.addFile(fp, content, sought)
 		}
 	}
 	return ix
 }
 
-// addFile indexes the lines of the file fp.
-func (ix *folderIndex) addFile(fp string, content []byte) {
+// addFile indexes the lines of the file fp that name one of sought.
+func (ix *folderIndex) addFile(fp string, content []byte, sought map[string]bool) {
 	names := ix.names
 	for i, l := range splitLines(content) {
+		if !namesOneOf(l, sought) {
+			continue
+		}
 		n := normalize(l)
 		if n == "" {
 			continue
@@ -338,6 +365,35 @@ func (ix *folderIndex) addFile(fp string, content []byte) {
 			}
 		}
 	}
+}
+
+// namesOneOf reports whether the line has an identifier token (as tokenRe
+// cuts it: a digit run is a number, so "0x1f" holds the name "x1f") that
+// is in sought.
+func namesOneOf(line string, sought map[string]bool) bool {
+	isLetter := func(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case isLetter(c):
+			j := i + 1
+			for j < len(line) && (isLetter(line[j]) || isDigit(line[j])) {
+				j++
+			}
+			if sought[line[i:j]] {
+				return true
+			}
+			i = j
+		case isDigit(c):
+			for i < len(line) && isDigit(line[i]) {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return false
 }
 
 // match finds each wanted line's most similar line in the folders and
