@@ -452,14 +452,18 @@ func (r *kernelRun) run(ctx context.Context) {
 	// first compile (static, the standard library again: about 30
 	// CPU-s) then no longer holds up the first boot, which waits for it
 	// (boot.BuildAgent builds each agent once). Warm, it is read back.
-	// A run that ends before its boots stops the compile.
-	agentCtx, stopAgent := context.WithCancel(ctx)
-	agent := make(chan struct{})
-	go func() {
-		defer close(agent)
-		_, _ = boot.BuildAgent(agentCtx, r.o.Root, AgentCache(r.o.Cache)) // a failure is met again, and reported, by the boot
-	}()
-	defer func() { stopAgent(); <-agent }()
+	// A run that ends before its boots stops the compile. Likewise the
+	// files of the kernel whose checkpatch.pl judges the patches, when
+	// they come from its package (on a fresh machine: 166 MB fetched and
+	// decompressed for 7.3's), for the check stage, which waits for
+	// them (the kit's lock). A failure of either is met again, and
+	// reported, by the stage that needs it.
+	defer beside(ctx, func(ctx context.Context) { _, _ = boot.BuildAgent(ctx, r.o.Root, AgentCache(r.o.Cache)) })()
+	if ck, err := r.o.Lock.CheckpatchKernel(r.k); err == nil && ck != nil && !r.o.Cache.Prepared(ck) {
+		quiet := *r.o.Cache
+		quiet.Progress = nil
+		defer beside(ctx, func(ctx context.Context) { _, _ = quiet.CheckpatchFiles(ctx, ck) })()
+	}
 
 	r.defects(pristine)
 	r.build(ctx, out, vocab.Baseline)
@@ -475,6 +479,15 @@ func (r *kernelRun) run(ctx context.Context) {
 	r.boot(ctx, out, vocab.Patched)
 	<-checked
 	r.compare(out)
+}
+
+// beside starts fn in a goroutine and returns what stops it: cancel its
+// context, and wait for it to return.
+func beside(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	return func() { cancel(); <-done }
 }
 
 func (r *kernelRun) buildOptions(out *apply.Out, variant string) build.Options {

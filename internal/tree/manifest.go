@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,10 +77,50 @@ func (c *Cache) manifestPath(k *Kernel) string {
 	return filepath.Join(c.Dir, "trees", k.Name+".manifest.json.gz")
 }
 
-// makeManifest walks dir and records every file.
+// makeManifest walks dir and records every file. The walk lists; the
+// hashing (most of the time: 86k files, a gigabyte, on 6.12) runs in
+// workers beside it.
 func makeManifest(dir, key string) (*manifest, error) {
 	m := &manifest{Key: key, Files: map[string]fileEntry{}}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	type job struct{ rel, path string }
+	type done struct {
+		rel string
+		e   fileEntry
+		err error
+	}
+	jobs, results := make(chan job, 256), make(chan done, 256)
+	workers := max(2, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				info, err := os.Lstat(j.path)
+				if err != nil {
+					results <- done{rel: j.rel, err: err}
+					continue
+				}
+				h, err := fsutil.HashFile(j.path)
+				results <- done{rel: j.rel, e: fileEntry{Size: info.Size(), SHA256: h}, err: err}
+			}
+		}()
+	}
+	var firstErr error
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for r := range results {
+			if r.err != nil {
+				if firstErr == nil {
+					firstErr = r.err
+				}
+				continue
+			}
+			m.Files[r.rel] = r.e
+		}
+	}()
+	walkErr := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -93,21 +134,17 @@ func makeManifest(dir, key string) (*manifest, error) {
 			if err != nil {
 				return err
 			}
-			m.Files[rel] = fileEntry{Link: l}
+			results <- done{rel: rel, e: fileEntry{Link: l}}
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h, err := fsutil.HashFile(p)
-		if err != nil {
-			return err
-		}
-		m.Files[rel] = fileEntry{Size: info.Size(), SHA256: h}
+		jobs <- job{rel, p}
 		return nil
 	})
-	if err != nil {
+	close(jobs)
+	wg.Wait()
+	close(results)
+	<-collected
+	if err := errors.Join(walkErr, firstErr); err != nil {
 		return nil, fmt.Errorf("recording the tree's manifest: %w", err)
 	}
 	return m, nil

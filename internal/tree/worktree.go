@@ -11,8 +11,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
@@ -148,7 +150,41 @@ func (c *Cache) holdTree(ctx context.Context, k *Kernel, dir, lock, what string)
 }
 
 // linkFarm recreates src's folders under dst and hardlinks its files.
+// The walk makes the folders (each before what is in it); the links, a
+// system call per file (86k on 6.12), are made by workers beside it.
 func linkFarm(src, dst string) (int, error) {
+	type job struct {
+		from, to string
+		d        fs.DirEntry
+	}
+	jobs := make(chan job, 256)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				err := os.Link(j.from, j.to)
+				if err != nil && isCrossDevice(err) {
+					// A local tree on another file system than the
+					// cache: copy (files are only ever replaced by
+					// rename, so a copy behaves as a link does).
+					err = copyFile(j.from, j.to, j.d)
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
 	n := 0
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -170,17 +206,13 @@ func linkFarm(src, dst string) (int, error) {
 			return os.Symlink(l, target)
 		default:
 			n++
-			err := os.Link(p, target)
-			if err != nil && isCrossDevice(err) {
-				// A local tree on another file system than the cache:
-				// copy (files are only ever replaced by rename, so a
-				// copy behaves as a link does).
-				return copyFile(p, target, d)
-			}
-			return err
+			jobs <- job{p, target, d}
+			return nil
 		}
 	})
-	return n, err
+	close(jobs)
+	wg.Wait()
+	return n, errors.Join(err, firstErr)
 }
 
 // State reads the work tree's state.
