@@ -319,9 +319,9 @@ func (p *Prepared) Stage(outDir string) ([]string, error) {
 	initrd := filepath.Join(outDir, "initramfs.cpio")
 	var files []File
 	for i, m := range o.Modules {
-		b, err := os.ReadFile(m)
+		b, err := guestModule(m, outDir)
 		if err != nil {
-			return nil, fmt.Errorf("reading module %s: %w", m, err)
+			return nil, err
 		}
 		files = append(files, File{Path: p.guest.Modules[i].Path, Data: b})
 	}
