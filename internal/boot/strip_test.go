@@ -115,11 +115,12 @@ func loaded(t *testing.T, b []byte) string {
 		case s.Flags&elf.SHF_ALLOC != 0:
 			d, _ := s.Data()
 			out = append(out, fmt.Sprintf("section %s %x", s.Name, sha256.Sum256(d)))
-		case s.Type == elf.SHT_RELA && f.Sections[s.Info].Flags&elf.SHF_ALLOC != 0:
+		case s.Type == elf.SHT_RELA && f.Sections[s.Info].Flags&elf.SHF_ALLOC != 0: //nolint:misspell // ELF's name
+
 			d, _ := s.Data()
 			for i := 0; i+24 <= len(d); i += 24 {
 				off, info, add := binary.LittleEndian.Uint64(d[i:]), binary.LittleEndian.Uint64(d[i+8:]), int64(binary.LittleEndian.Uint64(d[i+16:]))
-				out = append(out, fmt.Sprintf("rela %s %d %d %s %d", s.Name, off, info&0xffffffff, symName(uint32(info>>32)), add))
+				out = append(out, fmt.Sprintf("reloc %s %d %d %s %d", s.Name, off, info&0xffffffff, symName(uint32(info>>32)), add))
 			}
 		}
 	}
