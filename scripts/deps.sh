@@ -22,6 +22,9 @@ pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
       libxml2-utils python3-junitparser python3-jsonschema python3-rfc3987
       # actionlint runs shellcheck on the workflow's run: scripts (make test)
       shellcheck
+      # public-inbox's over.sqlite3 and msgmap.sqlite3, read with the
+      # sqlite3 program (patch sources: a Message-ID in a local archive)
+      sqlite3
       # the checks' second oracle: the core rules as Coccinelle scripts
       # (checks/coccinelle/*.cocci), spatch and make coccicheck
       coccinelle)

@@ -4,19 +4,18 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
-	"database/sql"
-	"errors"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/mailpatch"
-	_ "modernc.org/sqlite" // pure Go: no cgo, no libsqlite3
 )
 
 // A full public-inbox v2 install keeps, beside its epochs, msgmap.sqlite3
@@ -47,63 +46,60 @@ func overThread(ctx context.Context, dir string, sts []*epochState, id string, o
 		opts.Progress.Note("not using %s: %s: using patchctl's index", overPath, fmt.Sprintf(format, args...))
 		return mailpatch.Input{}, false, nil
 	}
-	mm, err := openRO(mmPath)
-	if err != nil {
-		return skip("%v", err)
-	}
-	defer mm.Close()
 	for _, st := range sts {
 		if filepath.Dir(st.dir) != filepath.Join(dir, "git") {
 			return skip("%s is not an epoch of the inbox", st.dir)
 		}
-		n := epochNum(st.dir)
-		var last string
-		err := mm.QueryRowContext(ctx, "SELECT val FROM meta WHERE key = ? LIMIT 1", fmt.Sprintf("last_xap%d-%d", overSchema, n)).Scan(&last)
-		if err != nil && err != sql.ErrNoRows {
+	}
+	var keys []string
+	for _, st := range sts {
+		keys = append(keys, sqlString(fmt.Sprintf("last_xap%d-%d", overSchema, epochNum(st.dir))))
+	}
+	indexed := map[string]string{}
+	if len(keys) > 0 {
+		rows, err := sqliteQuery(ctx, mmPath, "SELECT key, val FROM meta WHERE key IN ("+strings.Join(keys, ", ")+")")
+		if err != nil {
 			return skip("reading %s: %v", mmPath, err)
 		}
+		for _, r := range rows {
+			indexed[r.str("key")] = r.str("val")
+		}
+	}
+	for _, st := range sts {
+		n := epochNum(st.dir)
+		last := indexed[fmt.Sprintf("last_xap%d-%d", overSchema, n)]
 		if len(st.tips) > 0 && (len(st.tips) != 1 || st.tips[0] != last) {
 			return skip("epoch %d was not indexed up to its tip %s (public-inbox-index has not run since the last fetch)", n, strings.Join(st.tips, " "))
 		}
 	}
-	db, err := openRO(overPath)
+	rows, err := sqliteQuery(ctx, overPath, "SELECT COUNT(*) AS n FROM over WHERE num > 0")
+	if err != nil || len(rows) != 1 {
+		return skip("reading %s: %v", overPath, err)
+	}
+	total := rows[0].int("n")
+	rows, err = sqliteQuery(ctx, overPath, `SELECT over.tid AS tid FROM msgid JOIN id2num ON id2num.id = msgid.id JOIN over ON over.num = id2num.num
+		WHERE msgid.mid = `+sqlString(id)+` AND id2num.num > 0 ORDER BY id2num.num LIMIT 1`)
 	if err != nil {
-		return skip("%v", err)
+		return skip("reading %s: %v", overPath, err)
 	}
-	defer db.Close()
-	var total int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM over WHERE num > 0").Scan(&total); err != nil {
-		return skip("%v", err)
-	}
-	var tid int64
-	err = db.QueryRowContext(ctx, `SELECT over.tid FROM msgid JOIN id2num ON id2num.id = msgid.id JOIN over ON over.num = id2num.num
-		WHERE msgid.mid = ? AND id2num.num > 0 ORDER BY id2num.num LIMIT 1`, id).Scan(&tid)
-	if errors.Is(err, sql.ErrNoRows) {
+	if len(rows) == 0 {
 		return in, true, fmt.Errorf("Message-ID <%s> is not in the archive at %s (%d messages in %s): %w", id, dir, total, overPath, errs.ErrInput)
 	}
+	rows, err = sqliteQuery(ctx, overPath, fmt.Sprintf("SELECT num, hex(ddd) AS ddd FROM over WHERE tid = %d AND num > 0 ORDER BY num", rows[0].int("tid")))
 	if err != nil {
-		return skip("%v", err)
+		return skip("reading %s: %v", overPath, err)
 	}
-	rows, err := db.QueryContext(ctx, "SELECT num, ddd FROM over WHERE tid = ? AND num > 0 ORDER BY num", tid)
-	if err != nil {
-		return skip("%v", err)
-	}
-	defer rows.Close()
 	var blobs []string
-	for rows.Next() {
-		var num int64
-		var ddd []byte
-		if err := rows.Scan(&num, &ddd); err != nil {
-			return skip("%v", err)
+	for _, r := range rows {
+		ddd, err := hex.DecodeString(r.str("ddd"))
+		if err != nil {
+			return skip("article %d: ddd: %v", r.int("num"), err)
 		}
 		blob, err := overBlob(ddd)
 		if err != nil {
-			return skip("article %d: %v", num, err)
+			return skip("article %d: %v", r.int("num"), err)
 		}
 		blobs = append(blobs, blob)
-	}
-	if err := rows.Err(); err != nil {
-		return skip("%v", err)
 	}
 	var b bytes.Buffer
 	err = gitRepo{all}.catBlobs(ctx, blobs, func(_ int, data []byte) error {
@@ -119,18 +115,61 @@ func overThread(ctx context.Context, dir string, sts []*epochState, id string, o
 	return mailpatch.Input{Name: fmt.Sprintf("%s/<%s> (%d messages, over.sqlite3)", filepath.Base(filepath.Clean(dir)), id, len(blobs)), Data: b.Bytes()}, true, nil
 }
 
-// openRO opens an SQLite file read-only.
-func openRO(path string) (*sql.DB, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro&_pragma=query_only(1)&_pragma=busy_timeout(5000)"}
-	db, err := sql.Open("sqlite", u.String())
+// sqlRow is a row as sqlite3's JSON mode gives it: column to value.
+type sqlRow map[string]json.RawMessage
+
+func (r sqlRow) str(col string) string {
+	var s string
+	if json.Unmarshal(r[col], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func (r sqlRow) int(col string) int64 {
+	var n int64
+	if json.Unmarshal(r[col], &n) != nil {
+		return 0
+	}
+	return n
+}
+
+// sqlString quotes s as an SQL string literal (a quote doubled).
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// sqliteQuery runs one query on the SQLite file at path, opened read-only
+// and waiting up to 5 s for a writer's lock (public-inbox-index may be
+// running), with the sqlite3 program (Debian's sqlite3; its JSON mode is
+// in 3.33 and later), and returns the rows. Public-inbox's files are read
+// this way rather than through a Go SQLite library: the pure-Go one is
+// SQLite's C translated (modernc.org/sqlite and its libc, 61 CPU-s of a
+// cold Go build of patchctl, which every fresh machine pays in `make
+// run`) for four queries of an optional shortcut.
+func sqliteQuery(ctx context.Context, path, query string) ([]sqlRow, error) {
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Ping(); err != nil {
-		db.Close()
-		return nil, err
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		return nil, fmt.Errorf("sqlite3 is not installed (Debian: apt-get install sqlite3)")
 	}
-	return db, nil
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "sqlite3", "-readonly", "-batch", "-bail", "-json", "-cmd", ".timeout 5000", abs, query)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, fmt.Errorf("sqlite3: %s", msg)
+		}
+		return nil, fmt.Errorf("sqlite3: %w", err)
+	}
+	if len(bytes.TrimSpace(stdout.Bytes())) == 0 {
+		return nil, nil // no rows: JSON mode prints nothing
+	}
+	var rows []sqlRow
+	if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
+		return nil, fmt.Errorf("sqlite3's answer: %w", err)
+	}
+	return rows, nil
 }
 
 // overBlob reads the blob's name from an over row's ddd: zlib-compressed

@@ -101,6 +101,27 @@ func TestInboxOverSQLite(t *testing.T) {
 	if err := os.WriteFile(over, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// without the sqlite3 program, patchctl's index answers, and says why
+	// (only git on PATH)
+	{
+		bin := t.TempDir()
+		gitPath, err := exec.LookPath("git")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(gitPath, filepath.Join(bin, "git")); err != nil {
+			t.Fatal(err)
+		}
+		orig := os.Getenv("PATH")
+		t.Setenv("PATH", bin)
+		var log bytes.Buffer
+		id := strings.Trim(msgs[5].id, "<>")
+		in, err := patchsource.InboxIndexed(ibx, id, patchsource.InboxOptions{CacheDir: cache, Progress: progress.New(&log)})
+		if err != nil || strings.Contains(in.Name, "over.sqlite3") || !strings.Contains(log.String(), "sqlite3 is not installed") || !slices.Equal(ids(t, in), threadOf(msgs, 5)) {
+			t.Errorf("without sqlite3: %q %v %v\n%s", in.Name, ids(t, in), err, log.String())
+		}
+		t.Setenv("PATH", orig)
+	}
 	// git/1.git gets a message public-inbox has not indexed
 	appendMessages(t, filepath.Join(ibx, "git", "1.git"), map[string]string{"<late@fixture.invalid>": "In-Reply-To: " + msgs[0].id})
 	var log bytes.Buffer
