@@ -102,6 +102,10 @@ type tryJSON struct {
 			Verdict string
 			Stages  []struct{ Name, Status string }
 			Apply   []struct{ Source, Disposition string }
+			Builds  map[string]struct {
+				CcacheStats *struct{ Hits, Misses int } `json:"ccache_stats"`
+				BuildDir    string                      `json:"build_dir"`
+			}
 		}
 	}
 }
@@ -271,10 +275,43 @@ func TestTryTreeAndGit(t *testing.T) {
 	}
 	f := filepath.Join(t.TempDir(), "my.patch")
 	os.WriteFile(f, []byte(p.one), 0o644)
+	// The pinned kernel's baseline, built (or reused) first: the local
+	// tree is the same source at another path, so its build's compiles
+	// come from ccache, not a second cold build.
+	if code, stdout, stderr := run(t, "--root", root, "build", "--kernel", testkernel.Default, "--variant", "baseline"); code != 0 {
+		t.Fatalf("build --kernel %s: exit %d\n%s\n%s", testkernel.Default, code, stdout, stderr)
+	}
 	before, _ := os.ReadFile(filepath.Join(dir, "drivers/nvme/target/rdma.c"))
 	out, stdout := tryRun(t, root, f, "--tree", dir)
 	r := readTryJSON(t, out)
 	passedAll(t, r, "--tree")
+	if len(r.Run.Kernels) == 1 {
+		if b, ok := r.Run.Kernels[0].Builds["baseline"]; !ok || b.CcacheStats == nil {
+			t.Errorf("--tree: the baseline build records no ccache counts (ccache not installed?)")
+		} else if c := b.CcacheStats; c.Hits+c.Misses == 0 {
+			// The local tree's folder, from an earlier run of this
+			// test, was up to date (a fresh cache compiles over 1,000).
+			t.Logf("--tree: the local tree's baseline compiled nothing: its folder was up to date")
+		} else if c.Misses*20 > c.Hits+c.Misses {
+			t.Errorf("--tree: the local tree's baseline compiled %d files, %d of them missing ccache: a second cold build (want under 5%% missed)", c.Hits+c.Misses, c.Misses)
+		} else {
+			t.Logf("--tree: the local tree's baseline: %d of %d compiles from ccache", c.Hits, c.Hits+c.Misses)
+		}
+		// kbuild's dependency records of objects ccache gave back name
+		// the local tree's build, not the pinned tree that filled the
+		// cache: an edit of the local tree rebuilds them.
+		if b := r.Run.Kernels[0].Builds["baseline"]; b.BuildDir != "" {
+			pinned := filepath.Join(testenv.Cache().Dir, "build", testkernel.Default)
+			for _, rec := range []string{"fs/proc/.base.o.cmd", "net/core/.dev.o.cmd", "drivers/nvme/host/.rdma.o.cmd"} {
+				b, err := os.ReadFile(filepath.Join(b.BuildDir, rec))
+				if err != nil {
+					t.Errorf("--tree: %v", err)
+				} else if strings.Contains(string(b), pinned+"/") {
+					t.Errorf("--tree: %s names the pinned tree %s", rec, pinned)
+				}
+			}
+		}
+	}
 	if len(r.Run.Kernels) == 1 && !strings.Contains(r.Run.Kernels[0].Source, "git:"+k.Local.Head) {
 		t.Errorf("--tree source %q does not name HEAD %s", r.Run.Kernels[0].Source, k.Local.Head)
 	}

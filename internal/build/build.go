@@ -175,6 +175,10 @@ type Metadata struct {
 	Ccache       bool              `json:"ccache"`
 	Jobs         int               `json:"jobs"`
 	Duration     float64           `json:"duration_s"`
+	// CcacheStats counts this build's compiles of source files that
+	// ccache answered from its cache and those it compiled (nil: built
+	// without ccache).
+	CcacheStats *CcacheStats `json:"ccache_stats,omitempty"`
 	// TargetDurations are the seconds each step took: config, kernel
 	// (bzImage) and compile-test (tuxmake's targets); setup (the tree
 	// verified and set, the sources synced) and snapshot (the image and
@@ -708,6 +712,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 			}
 		}
 	}
+	if m.ccache {
+		m.statsLog = filepath.Join(md.VariantDir, "ccache.log")
+	}
 	res, err := m.make(ctx, kernelTargets...)
 	m.notWork = nil
 	if md.ModuleGoals {
@@ -744,6 +751,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		md.CompileTested = targets
 	}
 	md.UpToDate = work == 0
+	if m.statsLog != "" {
+		md.CcacheStats = readCcacheLog(m.statsLog)
+	}
 	if b, err := os.ReadFile(filepath.Join(obj, "include", "config", "kernel.release")); err == nil {
 		md.KernelRelease = strings.TrimSpace(string(b))
 	}
@@ -1216,6 +1226,9 @@ type maker struct {
 	jobs     int
 	ccache   bool
 	cacheDir string // patchctl's cache: ccache's base_dir
+	// statsLog is where ccache appends what each compile of this make
+	// was (a hit, a miss), when set (readCcacheLog).
+	statsLog string
 	log      io.Writer
 	progress *progress.Reporter
 	runner   command.Runner
@@ -1315,6 +1328,9 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Runner: m.runner}
 	if m.ccache {
 		cmd.Env = ccacheEnv(m.cacheDir)
+		if m.statsLog != "" {
+			cmd.Env = append(cmd.Env, "CCACHE_STATSLOG="+m.statsLog)
+		}
 	}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
@@ -1372,4 +1388,40 @@ func logName(w io.Writer) string {
 		return f.Name()
 	}
 	return "(not kept)"
+}
+
+// CcacheStats counts a build's compiles of source files: those ccache
+// answered from its cache, those it compiled.
+type CcacheStats struct {
+	Hits   int `json:"hits"`
+	Misses int `json:"misses"`
+}
+
+// readCcacheLog counts ccache's stats log (stats_log: for each call a
+// "# <input>" line, then the counters it bumped): hits and misses of
+// compiles of files, not kbuild's probes (input /dev/null or stdin).
+// nil when the log cannot be read.
+func readCcacheLog(path string) *CcacheStats {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	st := &CcacheStats{}
+	probe := true
+	for _, l := range strings.Split(string(b), "\n") {
+		if in, ok := strings.CutPrefix(l, "# "); ok {
+			probe = in == "/dev/null" || in == "-" || in == ""
+			continue
+		}
+		if probe {
+			continue
+		}
+		switch l {
+		case "direct_cache_hit", "preprocessed_cache_hit":
+			st.Hits++
+		case "cache_miss":
+			st.Misses++
+		}
+	}
+	return st
 }

@@ -567,6 +567,9 @@ func sourceDetail(m *build.Metadata) string {
 		}
 	}
 	d += ", " + HarnessDetail(m)
+	if c := m.CcacheStats; c != nil && c.Hits+c.Misses > 0 {
+		d += fmt.Sprintf(", %d of %d compiles from ccache", c.Hits, c.Hits+c.Misses)
+	}
 	if m.VmlinuxShared != nil {
 		if *m.VmlinuxShared {
 			d += ", vmlinux shared with the baseline"
