@@ -568,7 +568,7 @@ func sourceDetail(m *build.Metadata) string {
 	}
 	d += ", " + HarnessDetail(m)
 	if c := m.CcacheStats; c != nil && c.Hits+c.Misses > 0 {
-		d += fmt.Sprintf(", %d of %d compiles from ccache", c.Hits, c.Hits+c.Misses)
+		d += fmt.Sprintf(", %d compiles (%d from ccache)", c.Hits+c.Misses, c.Hits)
 	}
 	if m.VmlinuxShared != nil {
 		if *m.VmlinuxShared {
