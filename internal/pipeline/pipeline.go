@@ -391,13 +391,9 @@ func (r *kernelRun) run(ctx context.Context) {
 		// Debian's packages download and extract while the source tree
 		// is prepared; the build stage waits for them (the distro lock)
 		// and reports their errors.
-		// Quietly: the reporter shows one task at a time.
-		quiet := *r.o.Cache
-		quiet.Progress = nil
 		r.o.Progress.Note("fetching Debian's binary kernel of %s in the background", r.k.Name)
-		fetched := make(chan struct{})
-		go func() { defer close(fetched); _, _ = distro.Prepare(ctx, &quiet, r.k) }() // a failure is met again, and reported, where the stage needs it
-		defer func() { <-fetched }()
+		quiet := r.quietCache()
+		defer beside(ctx, func(ctx context.Context) { _, _ = distro.Prepare(ctx, quiet, r.k) })() // a failure is met again, and reported, where the stage needs it
 	}
 
 	var pristine string
@@ -460,8 +456,7 @@ func (r *kernelRun) run(ctx context.Context) {
 	// reported, by the stage that needs it.
 	defer beside(ctx, func(ctx context.Context) { _, _ = boot.BuildAgent(ctx, r.o.Root, AgentCache(r.o.Cache)) })()
 	if ck, err := r.o.Lock.CheckpatchKernel(r.k); err == nil && ck != nil && !r.o.Cache.Prepared(ck) {
-		quiet := *r.o.Cache
-		quiet.Progress = nil
+		quiet := r.quietCache()
 		defer beside(ctx, func(ctx context.Context) { _, _ = quiet.CheckpatchFiles(ctx, ck) })()
 	}
 
@@ -479,6 +474,14 @@ func (r *kernelRun) run(ctx context.Context) {
 	r.boot(ctx, out, vocab.Patched)
 	<-checked
 	r.compare(out)
+}
+
+// quietCache is the run's cache without progress, for work beside a
+// stage: the reporter shows one task at a time.
+func (r *kernelRun) quietCache() *tree.Cache {
+	quiet := *r.o.Cache
+	quiet.Progress = nil
+	return &quiet
 }
 
 // beside starts fn in a goroutine and returns what stops it: cancel its
