@@ -752,7 +752,10 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	md.UpToDate = work == 0
 	if m.statsLog != "" {
+		// Counted into the record; the log itself is not part of the
+		// image.
 		md.CcacheStats = readCcacheLog(m.statsLog)
+		os.Remove(m.statsLog)
 	}
 	if b, err := os.ReadFile(filepath.Join(obj, "include", "config", "kernel.release")); err == nil {
 		md.KernelRelease = strings.TrimSpace(string(b))
@@ -1400,13 +1403,16 @@ type CcacheStats struct {
 // readCcacheLog counts ccache's stats log (stats_log: for each call a
 // "# <input>" line, then the counters it bumped): hits and misses of
 // compiles of files, not kbuild's probes (input /dev/null or stdin).
-// nil when the log cannot be read.
+// No log: ccache was not called (no counts); nil when it cannot be read.
 func readCcacheLog(path string) *CcacheStats {
+	st := &CcacheStats{}
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st
+	}
 	if err != nil {
 		return nil
 	}
-	st := &CcacheStats{}
 	probe := true
 	for _, l := range strings.Split(string(b), "\n") {
 		if in, ok := strings.CutPrefix(l, "# "); ok {

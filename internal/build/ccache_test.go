@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/tree"
@@ -133,5 +134,45 @@ func TestCcacheWorkTreeLayout(t *testing.T) {
 	build(filepath.Join(t.TempDir(), "x", "two"), "local-0123abcd")
 	if after := hits(); after == before {
 		t.Errorf("the same source under another kernel name in another cache missed ccache (%s)", after)
+	}
+}
+
+// TestCcacheLogCounts: ccache's own stats log, written with the settings
+// the build gives ccache (depend mode, kbuild's -Wp,-MMD dependency
+// file), counts as readCcacheLog reads it: a miss, then a hit of the same
+// compile, and kbuild-like probes (input /dev/null, stdin) not at all.
+func TestCcacheLogCounts(t *testing.T) {
+	for _, tool := range []string{"ccache", "gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	t.Setenv("CCACHE_DIR", filepath.Join(dir, "cc"))
+	t.Setenv("CCACHE_CONFIGPATH", filepath.Join(dir, "ccache.conf"))
+	log := filepath.Join(dir, "ccache.log")
+	if st := readCcacheLog(log); st == nil || *st != (CcacheStats{}) {
+		t.Errorf("no log (ccache never called): %+v, want no counts", st)
+	}
+	os.WriteFile(filepath.Join(dir, "a.c"), []byte("int a(void) { return 7; }\n"), 0o644)
+	run := func(stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("ccache", append([]string{"gcc"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(append(os.Environ(), ccacheEnv(dir)...), "CCACHE_STATSLOG="+log)
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil && stdin == "" {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+		}
+	}
+	compile := func() { run("", "-Wp,-MMD,.a.o.d", "-c", "-o", "a.o", "a.c") }
+	compile()
+	compile()
+	run("", "-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o")
+	run("", "-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o")
+	run("nop\n", "-c", "-x", "assembler-with-cpp", "-o", "/dev/null", "-")
+	if st := readCcacheLog(log); st == nil || *st != (CcacheStats{Hits: 1, Misses: 1}) {
+		b, _ := os.ReadFile(log)
+		t.Errorf("counts %+v, want 1 hit and 1 miss\n%s", st, b)
 	}
 }
