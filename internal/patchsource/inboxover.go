@@ -46,14 +46,13 @@ func overThread(ctx context.Context, dir string, sts []*epochState, id string, o
 		opts.Progress.Note("not using %s: %s: using patchctl's index", overPath, fmt.Sprintf(format, args...))
 		return mailpatch.Input{}, false, nil
 	}
+	metaKey := func(st *epochState) string { return fmt.Sprintf("last_xap%d-%d", overSchema, epochNum(st.dir)) }
+	var keys []string
 	for _, st := range sts {
 		if filepath.Dir(st.dir) != filepath.Join(dir, "git") {
 			return skip("%s is not an epoch of the inbox", st.dir)
 		}
-	}
-	var keys []string
-	for _, st := range sts {
-		keys = append(keys, sqlString(fmt.Sprintf("last_xap%d-%d", overSchema, epochNum(st.dir))))
+		keys = append(keys, sqlString(metaKey(st)))
 	}
 	indexed := map[string]string{}
 	if len(keys) > 0 {
@@ -66,12 +65,12 @@ func overThread(ctx context.Context, dir string, sts []*epochState, id string, o
 		}
 	}
 	for _, st := range sts {
-		n := epochNum(st.dir)
-		last := indexed[fmt.Sprintf("last_xap%d-%d", overSchema, n)]
-		if len(st.tips) > 0 && (len(st.tips) != 1 || st.tips[0] != last) {
-			return skip("epoch %d was not indexed up to its tip %s (public-inbox-index has not run since the last fetch)", n, strings.Join(st.tips, " "))
+		if len(st.tips) > 0 && (len(st.tips) != 1 || st.tips[0] != indexed[metaKey(st)]) {
+			return skip("epoch %d was not indexed up to its tip %s (public-inbox-index has not run since the last fetch)", epochNum(st.dir), strings.Join(st.tips, " "))
 		}
 	}
+	// The count reads the whole table: a damaged file fails here, and
+	// the thread comes from patchctl's index.
 	rows, err := sqliteQuery(ctx, overPath, "SELECT COUNT(*) AS n FROM over WHERE num > 0")
 	if err != nil || len(rows) != 1 {
 		return skip("reading %s: %v", overPath, err)

@@ -81,6 +81,12 @@ func TestInboxOverSQLite(t *testing.T) {
 	if _, err := patchsource.InboxIndexed(ibx, "nobody@fixture.invalid", patchsource.InboxOptions{}); err == nil || !strings.Contains(err.Error(), "over.sqlite3") {
 		t.Errorf("a miss in over.sqlite3: %v", err)
 	}
+	// quotes in a Message-ID are data, not SQL
+	for _, id := range []string{"o'brien@fixture.invalid", "a''b');--@fixture.invalid"} {
+		if _, err := patchsource.InboxIndexed(ibx, id, patchsource.InboxOptions{}); err == nil || !strings.Contains(err.Error(), "is not in the archive") || !strings.Contains(err.Error(), "over.sqlite3") {
+			t.Errorf("Message-ID %q: %v", id, err)
+		}
+	}
 	// a damaged over.sqlite3 is not used
 	over := filepath.Join(ibx, "xap15", "over.sqlite3")
 	good, err := os.ReadFile(over)
