@@ -159,8 +159,7 @@ func benchRun(k *ktap, n int, transport string, cfg *Config) {
 	if err := delRDMALink(transport); err != nil {
 		terr = append(terr, err.Error())
 	}
-	time.Sleep(200 * time.Millisecond)
-	if left := leftovers(transport); len(left) > 0 {
+	if left := settled(5 * time.Second); len(left) > 0 {
 		terr = append(terr, "left behind: "+strings.Join(left, ", "))
 	}
 	if len(terr) > 0 {
@@ -257,19 +256,6 @@ func readInline(port string) int {
 }
 
 // waitGone waits until path no longer exists (a controller being deleted).
-func waitGone(path string, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for {
-		if _, err := os.Stat(path); os.IsNotExist(err) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s still there after %s", path, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func release() string {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {

@@ -162,7 +162,12 @@ func reproTransport(cfg *Config) string {
 // halt ends the VM: QEMU runs with -no-reboot, so a restart exits it.
 func halt() {
 	unix.Sync()
-	time.Sleep(100 * time.Millisecond)
+	// The console's last lines (the done line the host waits for) leave
+	// the serial port before the restart: tcdrain, or a pause where the
+	// console is no terminal.
+	if unix.IoctlSetInt(int(os.Stdout.Fd()), unix.TCSBRK, 1) != nil {
+		time.Sleep(100 * time.Millisecond)
+	}
 	unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
 	for {
 		time.Sleep(time.Hour)

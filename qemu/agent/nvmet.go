@@ -250,7 +250,7 @@ func waitReady(dev string, d time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s did not become ready within %s (size %q, %v)", dev, d, strings.TrimSpace(string(b)), err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(pollEvery)
 	}
 }
 
@@ -258,21 +258,47 @@ func disconnect(ctrl string) error {
 	return writeFile(filepath.Join("/sys/class/nvme", ctrl, "delete_controller"), "1")
 }
 
-func waitFor(path string, d time.Duration) error {
+// pollEvery is how often a wait looks again. Every wait is on each
+// boot's path, and what it waits for takes the guest milliseconds.
+const pollEvery = 10 * time.Millisecond
+
+// until asks done every pollEvery until it says true, for at most d; it
+// reports whether done said true.
+func until(d time.Duration, done func() bool) bool {
 	deadline := time.Now().Add(d)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return nil
-		}
+	for !done() {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not appear within %s", path, d)
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(pollEvery)
 	}
+	return true
+}
+
+func waitFor(path string, d time.Duration) error {
+	if !until(d, func() bool { _, err := os.Stat(path); return err == nil }) {
+		return fmt.Errorf("%s did not appear within %s", path, d)
+	}
+	return nil
+}
+
+func waitGone(path string, d time.Duration) error {
+	if !until(d, func() bool { _, err := os.Stat(path); return os.IsNotExist(err) }) {
+		return fmt.Errorf("%s still there after %s", path, d)
+	}
+	return nil
+}
+
+// settled waits at most d for a teardown to leave nothing behind and
+// returns what is still there.
+func settled(d time.Duration) []string {
+	var left []string
+	until(d, func() bool { left = leftovers(); return len(left) == 0 })
+	return left
 }
 
 // leftovers lists what a teardown left behind.
-func leftovers(transport string) []string {
+func leftovers() []string {
 	var out []string
 	for _, d := range []string{filepath.Join(nvmetDir, "subsystems"), filepath.Join(nvmetDir, "ports"), "/sys/class/infiniband"} {
 		ents, _ := os.ReadDir(d)
