@@ -138,11 +138,7 @@ func benchRun(k *ktap, n int, transport string, cfg *Config) {
 			unix.Close(t.fd)
 		}
 		if t.ctrl != "" {
-			err := disconnect(t.ctrl)
-			if err == nil {
-				err = waitGone(filepath.Join("/sys/class/nvme", t.ctrl), 10*time.Second)
-			}
-			if err != nil {
+			if err := disconnect(t.ctrl); err != nil {
 				derr = append(derr, err.Error())
 			}
 		}
@@ -255,7 +251,6 @@ func readInline(port string) int {
 	return n
 }
 
-// waitGone waits until path no longer exists (a controller being deleted).
 func release() string {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {

@@ -254,8 +254,14 @@ func waitReady(dev string, d time.Duration) error {
 	}
 }
 
+// disconnect deletes the host's controller, as nvme-cli's disconnect
+// does, and returns once its sysfs entry is gone.
 func disconnect(ctrl string) error {
-	return writeFile(filepath.Join("/sys/class/nvme", ctrl, "delete_controller"), "1")
+	dir := filepath.Join("/sys/class/nvme", ctrl)
+	if err := writeFile(filepath.Join(dir, "delete_controller"), "1"); err != nil {
+		return err
+	}
+	return waitGone(dir, 10*time.Second)
 }
 
 // pollEvery is how often a wait looks again. Every wait is on each
@@ -282,6 +288,7 @@ func waitFor(path string, d time.Duration) error {
 	return nil
 }
 
+// waitGone waits until path no longer exists (a controller being deleted).
 func waitGone(path string, d time.Duration) error {
 	if !until(d, func() bool { _, err := os.Stat(path); return os.IsNotExist(err) }) {
 		return fmt.Errorf("%s still there after %s", path, d)

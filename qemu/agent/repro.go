@@ -78,7 +78,6 @@ func runRepro(k *ktap, n int, transport string, cfg *Config) {
 		return
 	}
 	_ = disconnect(ctrl)
-	time.Sleep(200 * time.Millisecond)
 	_ = teardownTarget(cfg.NQN)
 	_ = delRDMALink(transport)
 }
