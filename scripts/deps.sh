@@ -10,6 +10,8 @@ set -euo pipefail
 
 pkgs=(git ca-certificates build-essential flex bison bc libelf-dev libssl-dev
       cpio ccache xz-utils qemu-system-x86 dpkg-dev patch perl
+      # the kernel image's compressor (kconfig/base.config: KERNEL_LZ4)
+      lz4
       # --kernel-from distro: BTF of modules rebuilt against Debian's headers
       pahole
       # the static shell and tools of patchctl boot --shell / --keep

@@ -318,24 +318,122 @@ func seedVariant(ctx context.Context, dir, obj, key string, p *progress.Reporter
 	if _, err := os.Lstat(obj); err == nil {
 		return nil
 	}
+	if !completeBuild(dir) {
+		return nil // no complete baseline build to start from
+	}
+	return copyFolder(ctx, dir, obj, "seed "+filepath.Base(obj)+" from the baseline's objects", p)
+}
+
+// seedConfig makes dir, the baseline folder of a configuration not built
+// before, when absent, a copy of the folder of another configuration of
+// the same kernel source whose last build completed: the one whose
+// fragments are nearest (the same names first: a fragment's content
+// changed), then the latest built. Make then redoes only what the change
+// of configuration reaches: kbuild records which CONFIG_ symbols each
+// object read (fixdep), and the build's syncconfig marks those whose
+// value changed against the copied include/config/auto.conf; a changed
+// compiler flag is a changed command. A new fragment set, or a new
+// version of a default fragment, then costs the objects it changes, not
+// a cold build. No such folder: dir starts empty.
+func seedConfig(ctx context.Context, dir, key string, names []string, p *progress.Reporter) error {
+	if _, err := os.Lstat(dir); err == nil {
+		return nil
+	}
+	from := nearestConfig(filepath.Dir(dir), key, names)
+	if from == "" {
+		return nil
+	}
+	return copyFolder(ctx, from, dir, "seed "+filepath.Base(dir)+" from the objects of configuration "+filepath.Base(from), p)
+}
+
+// nearestConfig is the completed build folder of kernel source key under
+// parent whose fragment names differ least from names (then the latest
+// completed), or "".
+func nearestConfig(parent, key string, names []string) string {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return ""
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	best, bestDiff := "", 0
+	var bestTime time.Time
+	for _, e := range ents {
+		if !e.IsDir() || !isFolderName(e.Name()) {
+			continue
+		}
+		d := filepath.Join(parent, e.Name())
+		if b, err := os.ReadFile(filepath.Join(d, ".patchctl-kernel")); err != nil || strings.TrimSpace(string(b)) != key || !completeBuild(d) {
+			continue
+		}
+		var st configState
+		b, err := os.ReadFile(filepath.Join(d, ".patchctl-config.json"))
+		if err != nil || json.Unmarshal(b, &st) != nil {
+			continue
+		}
+		diff := len(names)
+		for _, n := range st.Fragments {
+			if want[n] {
+				diff--
+			} else {
+				diff++
+			}
+		}
+		fi, err := os.Stat(sourcesPath(d))
+		if err != nil {
+			continue
+		}
+		if best == "" || diff < bestDiff || diff == bestDiff && fi.ModTime().After(bestTime) {
+			best, bestDiff, bestTime = d, diff, fi.ModTime()
+		}
+	}
+	return best
+}
+
+// isFolderName says whether name is a configuration's build folder
+// (Dir: 12 hex digits), not a variant's folder, a copy under way or
+// another tool's.
+func isFolderName(name string) bool {
+	if len(name) != 12 {
+		return false
+	}
+	for _, c := range name {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// completeBuild says whether the last build in dir completed (its
+// sources record says so) and left a configuration.
+func completeBuild(dir string) bool {
 	var rec sources
 	b, err := os.ReadFile(sourcesPath(dir))
 	if err != nil || json.Unmarshal(b, &rec) != nil || !rec.Complete {
-		return nil // no complete baseline build to start from
+		return false
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".config")); err != nil {
-		return nil
-	}
-	ents, err := os.ReadDir(dir)
+	_, err = os.Stat(filepath.Join(dir, ".config"))
+	return err == nil
+}
+
+// copyFolder copies the build folder from (its snapshots in variants/
+// left out) to to, which must be absent: into a temporary folder beside
+// it, whose command records are then relocated, renamed into place
+// whole, so an interrupted copy leaves no folder behind.
+func copyFolder(ctx context.Context, from, to, what string, p *progress.Reporter) error {
+	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
 	// Leftovers of an interrupted copy.
-	old, _ := filepath.Glob(obj + ".tmp-*")
+	old, _ := filepath.Glob(to + ".tmp-*")
 	for _, o := range old {
 		os.RemoveAll(o)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(obj), filepath.Base(obj)+".tmp-")
+	tmp, err := os.MkdirTemp(filepath.Dir(to), filepath.Base(to)+".tmp-")
 	if err != nil {
 		return err
 	}
@@ -344,22 +442,22 @@ func seedVariant(ctx context.Context, dir, obj, key string, p *progress.Reporter
 		if e.Name() == "variants" {
 			continue
 		}
-		args = append(args, filepath.Join(dir, e.Name()))
+		args = append(args, filepath.Join(from, e.Name()))
 	}
 	args = append(args, tmp)
-	p.Start("seed " + filepath.Base(obj) + " from the baseline's objects")
+	p.Start(what)
 	if err := command.Command("cp", args...).Run(ctx); err != nil {
 		os.RemoveAll(tmp)
-		return fmt.Errorf("copying the baseline's objects to %s (is the disk full?): %w", obj, err)
+		return fmt.Errorf("copying the build folder %s to %s (is the disk full?): %w", from, to, err)
 	}
-	n, err := relocate(tmp, dir, obj)
+	n, err := relocate(tmp, from, to)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, obj); err != nil {
+	if err := os.Rename(tmp, to); err != nil {
 		os.RemoveAll(tmp)
-		return fmt.Errorf("seeding %s: %w", obj, err)
+		return fmt.Errorf("seeding %s: %w", to, err)
 	}
 	p.Done("%d command records relocated", n)
 	return nil
@@ -608,6 +706,9 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	md.SourceDir = wt.Dir
 	dir := Dir(o.Cache, o.Kernel, hash)
+	if err := seedConfig(ctx, dir, o.Kernel.Key(), o.selection.Names, o.Progress); err != nil {
+		return nil, err
+	}
 	if err := claimFolder(dir, o.Kernel.Key(), o.Progress); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,8 @@ var hostTools = []hostTool{
 	{"libelf headers", "libelf-dev", fileExists("/usr/include/libelf.h")},
 	{"OpenSSL headers", "libssl-dev", fileExists("/usr/include/openssl/ssl.h")},
 	{"perl", "perl", onPath("perl")},
+	// The kernel image's compressor (kconfig/base.config: KERNEL_LZ4).
+	{"lz4", "lz4", onPath("lz4")},
 }
 
 // CheckHostTools returns one error listing every missing tool and the
