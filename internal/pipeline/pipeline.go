@@ -396,6 +396,15 @@ func (r *kernelRun) run(ctx context.Context) {
 		defer beside(ctx, func(ctx context.Context) { _, _ = distro.Prepare(ctx, quiet, r.k) })() // a failure is met again, and reported, where the stage needs it
 	}
 
+	// The guest agent compiles from the start, beside the tree's
+	// extraction (one core: xz): on a fresh machine its first compile
+	// (static, the standard library again: about 30 CPU-s) then holds up
+	// neither the configuration nor the first boot, which waits for it
+	// (boot.BuildAgent builds each agent once). Warm, it is read back.
+	// A run that ends before its boots stops the compile; a failure is
+	// met again, and reported, by the boot.
+	defer beside(ctx, func(ctx context.Context) { _, _ = boot.BuildAgent(ctx, r.o.Root, AgentCache(r.o.Cache)) })()
+
 	var pristine string
 	if r.stage(StagePrepare, func(s *Stage) (err error) {
 		pristine, err = r.o.Cache.Prepare(ctx, r.k)
@@ -444,17 +453,12 @@ func (r *kernelRun) run(ctx context.Context) {
 		return
 	}
 
-	// The guest agent compiles beside the builds: on a fresh machine its
-	// first compile (static, the standard library again: about 30
-	// CPU-s) then no longer holds up the first boot, which waits for it
-	// (boot.BuildAgent builds each agent once). Warm, it is read back.
-	// A run that ends before its boots stops the compile. Likewise the
-	// files of the kernel whose checkpatch.pl judges the patches, when
-	// they come from its package (on a fresh machine: 166 MB fetched and
-	// decompressed for 7.3's), for the check stage, which waits for
-	// them (the kit's lock). A failure of either is met again, and
-	// reported, by the stage that needs it.
-	defer beside(ctx, func(ctx context.Context) { _, _ = boot.BuildAgent(ctx, r.o.Root, AgentCache(r.o.Cache)) })()
+	// The files of the kernel whose checkpatch.pl judges the patches,
+	// when they come from its package (on a fresh machine: 166 MB
+	// fetched and decompressed for 7.3's), are made beside the
+	// configuration (one core: make and conf) for the check stage,
+	// which waits for them (the kit's lock). A failure is met again,
+	// and reported, by the stage that needs it.
 	if ck, err := r.o.Lock.CheckpatchKernel(r.k); err == nil && ck != nil && !r.o.Cache.Prepared(ck) {
 		quiet := r.quietCache()
 		defer beside(ctx, func(ctx context.Context) { _, _ = quiet.CheckpatchFiles(ctx, ck) })()
