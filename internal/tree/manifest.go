@@ -222,14 +222,21 @@ func decodeManifest(path string, f io.Reader) (*manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	var m manifest
-	if err := json.NewDecoder(zr).Decode(&m); err != nil {
+	b, err := io.ReadAll(zr)
+	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	m, ok := decodeFast(string(b))
+	if !ok {
+		m = new(manifest)
+		if err := json.Unmarshal(b, m); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
 	}
 	if m.Seal != "" && m.Seal != m.seal() {
 		return nil, fmt.Errorf("%s does not match its seal (edited or damaged)", path)
 	}
-	return &m, nil
+	return m, nil
 }
 
 // loadManifest returns k's manifest. It is never made again from the tree
