@@ -321,7 +321,7 @@ func seedVariant(ctx context.Context, dir, obj, key string, p *progress.Reporter
 	if !completeBuild(dir) {
 		return nil // no complete baseline build to start from
 	}
-	return copyFolder(ctx, dir, obj, "seed "+filepath.Base(obj)+" from the baseline's objects", p)
+	return copyFolder(ctx, dir, obj, "seed "+filepath.Base(obj)+" from the baseline's objects", nil, p)
 }
 
 // seedConfig makes dir, the baseline folder of a configuration not built
@@ -343,7 +343,20 @@ func seedConfig(ctx context.Context, dir, key string, names []string, p *progres
 	if from == "" {
 		return nil
 	}
-	return copyFolder(ctx, from, dir, "seed "+filepath.Base(dir)+" from the objects of configuration "+filepath.Base(from), p)
+	return copyFolder(ctx, from, dir, "seed "+filepath.Base(dir)+" from the objects of configuration "+filepath.Base(from), linkProduct, p)
+}
+
+// linkProduct says whether a file of a build folder is a module's link
+// product: the .ko, its .mod.o and the objects common to every module
+// (.module-common.o, from 6.11), which the other configuration's
+// folder compiled there. kbuild would keep them (nothing it tracks
+// changed), but their DWARF names the folder that compiled them, so a
+// module relinked later from a .mod.o compiled here (or given back by
+// ccache for this configuration) would differ from one kept from the
+// copy: left out, the first build links every module in this folder,
+// and a folder's modules never depend on which folder it was seeded from.
+func linkProduct(name string) bool {
+	return strings.HasSuffix(name, ".ko") || strings.HasSuffix(name, ".mod.o") || name == ".module-common.o"
 }
 
 // nearestConfig is the completed build folder of kernel source key under
@@ -420,10 +433,11 @@ func completeBuild(dir string) bool {
 }
 
 // copyFolder copies the build folder from (its snapshots in variants/
-// left out) to to, which must be absent: into a temporary folder beside
-// it, whose command records are then relocated, renamed into place
-// whole, so an interrupted copy leaves no folder behind.
-func copyFolder(ctx context.Context, from, to, what string, p *progress.Reporter) error {
+// left out, and the files drop names when drop is set) to to, which must
+// be absent: into a temporary folder beside it, whose command records are
+// then relocated, renamed into place whole, so an interrupted copy leaves
+// no folder behind.
+func copyFolder(ctx context.Context, from, to, what string, drop func(name string) bool, p *progress.Reporter) error {
 	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
@@ -450,7 +464,7 @@ func copyFolder(ctx context.Context, from, to, what string, p *progress.Reporter
 		os.RemoveAll(tmp)
 		return fmt.Errorf("copying the build folder %s to %s (is the disk full?): %w", from, to, err)
 	}
-	n, err := relocate(tmp, from, to)
+	n, err := relocate(tmp, from, to, drop)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
@@ -469,8 +483,8 @@ func copyFolder(ctx context.Context, from, to, what string, p *progress.Reporter
 // build folder, but tools built along (objtool, its libsubcmd) record
 // their output's absolute path: a record naming another folder is a
 // changed command, objtool is rebuilt, and every object that depends on
-// it recompiles.
-func relocate(tmp, from, to string) (int, error) {
+// it recompiles. Files drop names (when set) are removed from the copy.
+func relocate(tmp, from, to string, drop func(name string) bool) (int, error) {
 	oldb, newb := []byte(from), []byte(to)
 	n := 0
 	err := filepath.WalkDir(tmp, func(path string, d fs.DirEntry, err error) error {
@@ -478,6 +492,9 @@ func relocate(tmp, from, to string) (int, error) {
 			return err
 		}
 		name := d.Name()
+		if drop != nil && d.Type().IsRegular() && drop(name) {
+			return os.Remove(path)
+		}
 		if d.IsDir() || !d.Type().IsRegular() || !(strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".cmd") || strings.HasSuffix(name, ".d")) {
 			return nil
 		}

@@ -21,6 +21,10 @@ func folder(t *testing.T, parent, name, key string, complete bool, frags ...stri
 		{".config", "CONFIG_X=y\n"},
 		{"kernel/.fork.o.cmd", "cmd := " + d + "/tools/objtool/objtool\n"},
 		{"kernel/fork.o", name},
+		{"net/ipv4/udp_tunnel.ko", name},
+		{"net/ipv4/udp_tunnel.mod.o", name},
+		{"net/ipv4/.udp_tunnel.ko.cmd", "savedcmd := ld"},
+		{".module-common.o", name},
 		{"variants/baseline-0/metadata.json", "{}"},
 	} {
 		os.MkdirAll(filepath.Dir(filepath.Join(d, f.p)), 0o755)
@@ -39,8 +43,8 @@ func folder(t *testing.T, parent, name, key string, complete bool, frags ...stri
 
 // TestSeedConfig: a configuration's new build folder starts as a copy of
 // the nearest completed folder of the same kernel source (the same
-// fragment names first), its command records relocated and its
-// snapshots left out; never from an unfinished build, another source,
+// fragment names first), its command records relocated, its snapshots
+// and its modules' link products left out; never from an unfinished build, another source,
 // a variant's folder or a copy under way; an existing folder is kept.
 func TestSeedConfig(t *testing.T) {
 	parent := t.TempDir()
@@ -74,6 +78,15 @@ func TestSeedConfig(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "variants")); err == nil {
 		t.Error("the snapshots were copied")
+	}
+	// The modules' link products are made again in the new folder.
+	for _, p := range []string{"net/ipv4/udp_tunnel.ko", "net/ipv4/udp_tunnel.mod.o", ".module-common.o"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was copied from the other configuration's folder", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "net/ipv4/.udp_tunnel.ko.cmd")); err != nil {
+		t.Errorf("a command record was left out: %v", err)
 	}
 	if m, _ := filepath.Glob(dir + ".tmp-*"); len(m) > 0 {
 		t.Errorf("copies left behind: %v", m)
