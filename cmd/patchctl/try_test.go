@@ -276,8 +276,8 @@ func TestTryTreeAndGit(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "my.patch")
 	os.WriteFile(f, []byte(p.one), 0o644)
 	// The pinned kernel's baseline, built (or reused) first: the local
-	// tree is the same source at another path, so its build's compiles
-	// come from ccache, not a second cold build.
+	// tree is the same source at another path, so its build folder
+	// starts as a copy of the pinned one's, not a second cold build.
 	if code, stdout, stderr := run(t, "--root", root, "build", "--kernel", testkernel.Default, "--variant", "baseline"); code != 0 {
 		t.Fatalf("build --kernel %s: exit %d\n%s\n%s", testkernel.Default, code, stdout, stderr)
 	}
@@ -292,10 +292,14 @@ func TestTryTreeAndGit(t *testing.T) {
 			// The local tree's folder, from an earlier run of this
 			// test, was up to date (a fresh cache compiles over 1,000).
 			t.Logf("--tree: the local tree's baseline compiled nothing: its folder was up to date")
-		} else if c.Misses*20 > c.Hits+c.Misses {
-			t.Errorf("--tree: the local tree's baseline compiled %d files, %d of them missing ccache: a second cold build (want under 5%% missed)", c.Hits+c.Misses, c.Misses)
+		} else if c.Hits+c.Misses > 200 {
+			// The local tree is the pinned tree at another path: its
+			// folder is a copy of the pinned baseline's (seedLocal),
+			// and make redoes what names the folder (the modules'
+			// links), not the tree.
+			t.Errorf("--tree: the local tree's baseline compiled %d files (%d from ccache): not seeded from the pinned kernel's build (want a copy of its folder, under 200 compiles)", c.Hits+c.Misses, c.Hits)
 		} else {
-			t.Logf("--tree: the local tree's baseline: %d of %d compiles from ccache", c.Hits, c.Hits+c.Misses)
+			t.Logf("--tree: the local tree's baseline, seeded from the pinned build: %d compiles, %d from ccache", c.Hits+c.Misses, c.Hits)
 		}
 		// kbuild's dependency records of objects ccache gave back name
 		// the local tree's build, not the pinned tree that filled the

@@ -438,6 +438,38 @@ func completeBuild(dir string) bool {
 // then relocated, renamed into place whole, so an interrupted copy leaves
 // no folder behind.
 func copyFolder(ctx context.Context, from, to, what string, drop func(name string) bool, p *progress.Reporter) error {
+	return copyFolderWith(ctx, from, to, what, copySpec{drop: drop, moves: folderMoves(from, to)}, p)
+}
+
+// folderMoves are the rewrites of a build folder's records when it is
+// copied from from to to, a folder beside it: its absolute path, and the
+// relative one objtool's build records for the headers it installs into
+// the folder (../../../H/tools/objtool/libsubcmd/include/..., from the
+// work tree's tools/objtool), which would otherwise name the folder the
+// copy came from.
+func folderMoves(from, to string) [][2]string {
+	moves := [][2]string{{from, to}}
+	if a, b := filepath.Base(from), filepath.Base(to); a != b && filepath.Dir(from) == filepath.Dir(to) {
+		moves = append(moves, [2]string{"../" + a + "/", "../" + b + "/"})
+	}
+	return moves
+}
+
+// copySpec says what copyFolderWith does besides copying: the files to
+// leave out (drop), the paths to rewrite in the command records (moves:
+// old, new), and a last step on the copy before it is renamed into place
+// (fix), which may decline the copy (errNoSeed: nothing is made).
+type copySpec struct {
+	drop  func(name string) bool
+	moves [][2]string
+	fix   func(tmp string) error
+}
+
+// errNoSeed is a copy's fix declining it: the folder is not made.
+var errNoSeed = errors.New("not seeded")
+
+// copyFolderWith is copyFolder with a copySpec.
+func copyFolderWith(ctx context.Context, from, to, what string, spec copySpec, p *progress.Reporter) error {
 	ents, err := os.ReadDir(from)
 	if err != nil {
 		return err
@@ -446,6 +478,9 @@ func copyFolder(ctx context.Context, from, to, what string, drop func(name strin
 	old, _ := filepath.Glob(to + ".tmp-*")
 	for _, o := range old {
 		os.RemoveAll(o)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(to), filepath.Base(to)+".tmp-")
 	if err != nil {
@@ -464,10 +499,20 @@ func copyFolder(ctx context.Context, from, to, what string, drop func(name strin
 		os.RemoveAll(tmp)
 		return fmt.Errorf("copying the build folder %s to %s (is the disk full?): %w", from, to, err)
 	}
-	n, err := relocate(tmp, from, to, drop)
+	n, err := relocate(tmp, spec.moves, spec.drop)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
+	}
+	if spec.fix != nil {
+		if err := spec.fix(tmp); err != nil {
+			os.RemoveAll(tmp)
+			if errors.Is(err, errNoSeed) {
+				p.Done("%v", err)
+				return nil
+			}
+			return err
+		}
 	}
 	if err := os.Rename(tmp, to); err != nil {
 		os.RemoveAll(tmp)
@@ -478,14 +523,15 @@ func copyFolder(ctx context.Context, from, to, what string, drop func(name strin
 }
 
 // relocate rewrites, in the command records of the folder copied into
-// tmp, the path of the folder it was copied from (from) to its new place
-// (to), keeping each file's time. kbuild records paths relative to the
+// tmp, each move's old path to its new one (the folder it was copied
+// from to its new place; for a copy from another kernel source, that
+// source's work tree to this one's), keeping each file's time. Two
+// moves' paths are never one within the other. kbuild records paths relative to the
 // build folder, but tools built along (objtool, its libsubcmd) record
 // their output's absolute path: a record naming another folder is a
 // changed command, objtool is rebuilt, and every object that depends on
 // it recompiles. Files drop names (when set) are removed from the copy.
-func relocate(tmp, from, to string, drop func(name string) bool) (int, error) {
-	oldb, newb := []byte(from), []byte(to)
+func relocate(tmp string, moves [][2]string, drop func(name string) bool) (int, error) {
 	n := 0
 	err := filepath.WalkDir(tmp, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -502,21 +548,27 @@ func relocate(tmp, from, to string, drop func(name string) bool) (int, error) {
 		if err != nil {
 			return err
 		}
-		if !bytes.Contains(b, oldb) {
+		nb := b
+		for _, m := range moves {
+			if m[0] != m[1] {
+				nb = bytes.ReplaceAll(nb, []byte(m[0]), []byte(m[1]))
+			}
+		}
+		if bytes.Equal(nb, b) {
 			return nil
 		}
 		st, err := os.Stat(path)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, bytes.ReplaceAll(b, oldb, newb), st.Mode().Perm()); err != nil {
+		if err := os.WriteFile(path, nb, st.Mode().Perm()); err != nil {
 			return err
 		}
 		n++
 		return os.Chtimes(path, st.ModTime(), st.ModTime())
 	})
 	if err != nil {
-		return n, fmt.Errorf("relocating the copied build folder %s: %w", to, err)
+		return n, fmt.Errorf("relocating the command records of the copied build folder %s: %w", tmp, err)
 	}
 	return n, nil
 }
@@ -723,7 +775,13 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	md.SourceDir = wt.Dir
 	dir := Dir(o.Cache, o.Kernel, hash)
+	if err := dropOtherSource(dir, o.Kernel.Key(), o.Progress); err != nil {
+		return nil, err
+	}
 	if err := seedConfig(ctx, dir, o.Kernel.Key(), o.selection.Names, o.Progress); err != nil {
+		return nil, err
+	}
+	if err := seedLocal(ctx, o.Cache, o.Kernel, wt, dir, o.Progress); err != nil {
 		return nil, err
 	}
 	if err := claimFolder(dir, o.Kernel.Key(), o.Progress); err != nil {
@@ -932,13 +990,10 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 // folder that records no source (made before the record existed) is
 // claimed as it is.
 func claimFolder(dir, key string, p *progress.Reporter) error {
-	rec := filepath.Join(dir, ".patchctl-kernel")
-	if b, err := os.ReadFile(rec); err == nil && strings.TrimSpace(string(b)) != key {
-		p.Note("the kernel source of %s changed (re-pinned): starting the build folder afresh", dir)
-		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("emptying the build folder of an old kernel source: %w", err)
-		}
+	if err := dropOtherSource(dir, key, p); err != nil {
+		return err
 	}
+	rec := filepath.Join(dir, ".patchctl-kernel")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -946,6 +1001,21 @@ func claimFolder(dir, key string, p *progress.Reporter) error {
 		return nil // a folder whose files a build leaves untouched keeps them so
 	}
 	return os.WriteFile(rec, []byte(key+"\n"), 0o644)
+}
+
+// dropOtherSource removes dir when it holds the build of another kernel
+// source than key (re-pinned, or a local tree whose content changed), so
+// that it is seeded or built afresh.
+func dropOtherSource(dir, key string, p *progress.Reporter) error {
+	b, err := os.ReadFile(filepath.Join(dir, ".patchctl-kernel"))
+	if err != nil || strings.TrimSpace(string(b)) == key {
+		return nil
+	}
+	p.Note("the kernel source of %s changed (re-pinned, or the local tree's content): starting the build folder afresh", dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("emptying the build folder of an old kernel source: %w", err)
+	}
+	return nil
 }
 
 func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {

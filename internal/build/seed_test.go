@@ -20,6 +20,9 @@ func folder(t *testing.T, parent, name, key string, complete bool, frags ...stri
 		{".patchctl-kernel", key + "\n"},
 		{".config", "CONFIG_X=y\n"},
 		{"kernel/.fork.o.cmd", "cmd := " + d + "/tools/objtool/objtool\n"},
+		// objtool's build names the headers it installs relative to
+		// the work tree's tools/objtool.
+		{"tools/objtool/.check.o.cmd", "deps_check.o := ../../../" + name + "/tools/objtool/libsubcmd/include/subcmd/exec-cmd.h\n"},
 		{"kernel/fork.o", name},
 		{"net/ipv4/udp_tunnel.ko", name},
 		{"net/ipv4/udp_tunnel.mod.o", name},
@@ -75,6 +78,9 @@ func TestSeedConfig(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "kernel/.fork.o.cmd")); !strings.Contains(string(b), dir+"/tools/objtool") || strings.Contains(string(b), near) {
 		t.Errorf("command record not relocated: %s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "tools/objtool/.check.o.cmd")); !strings.Contains(string(b), "../../../ffffffffffff/tools/") {
+		t.Errorf("objtool's relative record not relocated: %s", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "variants")); err == nil {
 		t.Error("the snapshots were copied")

@@ -98,3 +98,18 @@ func lockFile(ctx context.Context, path string, waiting func(holder string)) (fu
 		f.Close()
 	}, nil
 }
+
+// TryTake takes the cache's lock called name when no process holds it,
+// without waiting: ok is false (and err nil) when another holds it.
+func TryTake(cacheDir, name string) (release func(), ok bool, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	release, err = lockFile(ctx, Path(cacheDir, name), nil)
+	if errors.Is(err, context.Canceled) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return release, true, nil
+}
