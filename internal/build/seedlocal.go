@@ -75,6 +75,14 @@ func seedLocal(ctx context.Context, c *tree.Cache, k *tree.Kernel, wt *tree.Work
 		p.Note("%s: not seeded from the objects of %s: %s", filepath.Base(dir), name, why)
 		return nil
 	}
+	why, err := makefileNamed(wt.Pristine, diff)
+	if err != nil {
+		return fmt.Errorf("reading the makefiles of %s: %w", wt.Pristine, err)
+	}
+	if why != "" {
+		p.Note("%s: not seeded from the objects of %s: %s", filepath.Base(dir), name, why)
+		return nil
+	}
 	spec := copySpec{
 		drop:  linkProduct,
 		moves: [][2]string{{from, dir}, {pinnedSrc, wt.Dir}},
@@ -210,7 +218,7 @@ func treeDiff(a, b string) (map[string]string, error) {
 
 // sameFile says whether the files pa and pb (lstat'd as a and b) have one
 // type and content: both symlinks to one target, or both regular files
-// with the same bytes.
+// with the same bytes and the same executable bits.
 func sameFile(pa, pb string, a, b fs.FileInfo) (bool, error) {
 	switch {
 	case os.SameFile(a, b):
@@ -226,6 +234,8 @@ func sameFile(pa, pb string, a, b fs.FileInfo) (bool, error) {
 		return err == nil && ta == tb, err
 	case !a.Mode().IsRegular():
 		return true, nil // neither a file nor a link: nothing a build reads
+	case a.Mode()&0o111 != b.Mode()&0o111:
+		return false, nil // a script kbuild runs directly, executable or not
 	case a.Size() != b.Size():
 		return false, nil
 	}
@@ -322,10 +332,25 @@ func dropStale(tmp, dir, src string, diff map[string]string) (int, error) {
 			return err
 		}
 		hit := ""
-		for _, tok := range bytes.FieldsFunc(b, func(r rune) bool {
-			return r == ' ' || r == '\t' || r == '\n' || r == '\\' || r == '\'' || r == '"' || r == ',' || r == ';' || r == '(' || r == ')' || r == '=' || r == ':'
+		for _, field := range bytes.FieldsFunc(b, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == '\\' || r == '\'' || r == '"' || r == ';' || r == '(' || r == ')'
 		}) {
-			if hit = named(tok); hit != "" {
+			// A path may hold a comma, an equals sign or a colon
+			// (include/dt-bindings/regulator/richtek,rt5190a-regulator.h),
+			// and a field may join a path to an option by one
+			// (-Wp,-MMD,x.d; --script=x.lds) or end in one (a rule's
+			// "x.o:"): each part from the field's start or after one of
+			// them, without the ones it ends in, may be the path.
+			for from := 0; from < len(field) && hit == ""; from++ {
+				if from > 0 && !isSoftSep(field[from-1]) {
+					continue
+				}
+				tok := bytes.TrimRightFunc(field[from:], func(r rune) bool { return r < 128 && isSoftSep(byte(r)) })
+				if len(tok) > 0 {
+					hit = named(tok)
+				}
+			}
+			if hit != "" {
 				break
 			}
 		}
@@ -344,4 +369,67 @@ func dropStale(tmp, dir, src string, diff map[string]string) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// isSoftSep says whether c, in a field of a command record, may join a
+// path to an option (or end a rule's target) or be part of the path.
+func isSoftSep(c byte) bool { return c == ',' || c == '=' || c == ':' }
+
+// makefileNamed says which file of diff that the trees both hold (changed
+// or removed) a makefile of the tree root names, or "". kbuild makes some
+// files by rules that keep no command record ($(call cmd,...)) from
+// sources only their makefile names: arch/x86/lib/inat-tables.c from
+// x86-opcode-map.txt, lib/oid_registry_data.c from
+// include/linux/oid_registry.h, security/apparmor's tables from uapi
+// headers, drivers/tty/vt's from cp437.uni. Only make's times would
+// redo them, and a file of another tree can be older than the copy:
+// a difference a makefile names (by its file name, wherever in the
+// makefile) declines the seed. A rule matching a pattern (%.uni) names
+// no file, and stays unseen.
+func makefileNamed(root string, diff map[string]string) (string, error) {
+	want := map[string][]string{}
+	for rel, kind := range diff {
+		if kind != diffAdded {
+			want[path.Base(rel)] = append(want[path.Base(rel)], rel)
+		}
+	}
+	if len(want) == 0 {
+		return "", nil
+	}
+	found := ""
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			// tools/ is built by its own makefiles, from its own
+			// files (a difference there declines: unseedable).
+			if rel, _ := filepath.Rel(root, p); rel == ".git" || rel == "tools" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !(strings.HasPrefix(name, "Makefile") || strings.HasPrefix(name, "Kbuild") || strings.HasSuffix(name, ".mk")) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, w := range bytes.FieldsFunc(b, func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-' || r == '+' || r == ',')
+		}) {
+			for _, part := range append(bytes.Split(w, []byte(",")), w) {
+				if rels := want[string(part)]; len(rels) > 0 {
+					sort.Strings(rels)
+					rel, _ := filepath.Rel(root, p)
+					found = fmt.Sprintf("%s %s, and %s names a file of that name (a rule without a record may read it)", rels[0], diff[rels[0]], filepath.ToSlash(rel))
+					return filepath.SkipAll
+				}
+			}
+		}
+		return nil
+	})
+	return found, err
 }
