@@ -275,6 +275,9 @@ func unseedable(diff map[string]string) string {
 // isCompiled says whether a file of that name is C, assembly or a header
 // (or included like one).
 func isCompiled(base string) bool {
+	if strings.HasSuffix(base, "_shipped") {
+		return true // a generated file kept in the tree (x.c_shipped, x.h_shipped)
+	}
 	switch path.Ext(base) {
 	case ".c", ".h", ".S", ".s", ".inc", ".lds", ".tbl", ".asn1", ".y", ".l":
 		return true

@@ -199,6 +199,7 @@ func TestSeedLocal(t *testing.T) {
 			writeAt(t, filepath.Join(d, "init/Kconfig"), "config Y\n\tbool\n", old)
 		}},
 		{"a header added", func(d string) { writeAt(t, filepath.Join(d, "include/linux/c.h"), "\n", old) }},
+		{"a shipped file added", func(d string) { writeAt(t, filepath.Join(d, "kernel/gen.h_shipped"), "\n", old) }},
 		{"another release", func(d string) {
 			os.Remove(filepath.Join(d, "Makefile"))
 			writeAt(t, filepath.Join(d, "Makefile"), "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\n", old)
