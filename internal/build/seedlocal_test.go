@@ -17,7 +17,7 @@ import (
 	"github.com/patchctl/patchctl/internal/tree"
 )
 
-// seedLocalFixture is a cache with a pinned kernel (6.12.117) prepared
+// seedLocalFixture is a cache with a pinned kernel (9.9.117, a made-up one) prepared
 // and its baseline folder of configuration hash built: two objects whose
 // records list the headers they read, a generated header whose record
 // has no such list, a module's .ko; and the files of the pinned tree.
@@ -26,19 +26,19 @@ type seedLocalFixture struct {
 }
 
 const (
-	seedKey  = "debian linux-source-6.12=6.12.117-1"
+	seedKey  = "debian linux-source-9.9=9.9.117-1"
 	seedHash = "abcdef012345"
 )
 
 func newSeedLocalFixture(t *testing.T) *seedLocalFixture {
 	t.Helper()
 	f := &seedLocalFixture{cache: t.TempDir()}
-	f.pristine = filepath.Join(f.cache, "trees", "6.12")
-	f.pinnedSrc = filepath.Join(f.cache, "build", "6.12", "src")
-	f.folder = filepath.Join(f.cache, "build", "6.12", seedHash)
+	f.pristine = filepath.Join(f.cache, "trees", "9.9")
+	f.pinnedSrc = filepath.Join(f.cache, "build", "9.9", "src")
+	f.folder = filepath.Join(f.cache, "build", "9.9", seedHash)
 	old := time.Now().Add(-48 * time.Hour)
 	for p, s := range map[string]string{
-		"Makefile":                               "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 117\nEXTRAVERSION =\n",
+		"Makefile":                               "VERSION = 9\nPATCHLEVEL = 9\nSUBLEVEL = 117\nEXTRAVERSION =\n",
 		"init/Kconfig":                           "config X\n\tbool\n",
 		"include/linux/a.h":                      "#define A 1\n",
 		"include/linux/b.h":                      "#define B 1\n",
@@ -50,7 +50,7 @@ func newSeedLocalFixture(t *testing.T) *seedLocalFixture {
 		writeAt(t, filepath.Join(f.pristine, p), s, old)
 	}
 	os.Symlink("a.h", filepath.Join(f.pristine, "include/linux/a-link.h"))
-	writeAt(t, filepath.Join(f.cache, "trees", "6.12.prepared"), seedKey+"\n", old)
+	writeAt(t, filepath.Join(f.cache, "trees", "9.9.prepared"), seedKey+"\n", old)
 	src := f.pinnedSrc
 	rec := func(target string, deps ...string) string {
 		s := "savedcmd_" + target + " := gcc -I" + src + "/include -c -o " + target + "\n\n"
@@ -112,7 +112,7 @@ func (f *seedLocalFixture) local(t *testing.T, name string, edit func(dir string
 	if edit != nil {
 		edit(dir)
 	}
-	k := &tree.Kernel{Name: "local-" + name, Local: &tree.LocalSource{Dir: dir, Release: "6.12.117", Content: name}}
+	k := &tree.Kernel{Name: "local-" + name, Local: &tree.LocalSource{Dir: dir, Release: "9.9.117", Content: name}}
 	if rel, _, err := tree.MakefileRelease(dir); err == nil {
 		k.Local.Release = rel
 	}
@@ -202,7 +202,7 @@ func TestSeedLocal(t *testing.T) {
 		{"a shipped file added", func(d string) { writeAt(t, filepath.Join(d, "kernel/gen.h_shipped"), "\n", old) }},
 		{"another release", func(d string) {
 			os.Remove(filepath.Join(d, "Makefile"))
-			writeAt(t, filepath.Join(d, "Makefile"), "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\n", old)
+			writeAt(t, filepath.Join(d, "Makefile"), "VERSION = 9\nPATCHLEVEL = 9\nSUBLEVEL = 118\n", old)
 		}},
 	} {
 		t.Run("declined: "+c.name, func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestSeedLocal(t *testing.T) {
 		})
 	}
 	t.Run("declined: the pinned kernel's work lock held", func(t *testing.T) {
-		release, ok, err := cachelock.TryTake(f.cache, "work-6.12")
+		release, ok, err := cachelock.TryTake(f.cache, "work-9.9")
 		if err != nil || !ok {
 			t.Fatalf("TryTake: %v %v", ok, err)
 		}
@@ -227,7 +227,7 @@ func TestSeedLocal(t *testing.T) {
 		if exists(dir) {
 			t.Error("seeded while the pinned kernel's work lock was held")
 		}
-		if _, ok, _ := cachelock.TryTake(f.cache, "work-6.12"); !ok {
+		if _, ok, _ := cachelock.TryTake(f.cache, "work-9.9"); !ok {
 			t.Error("the lock stayed taken")
 		}
 	})
