@@ -67,9 +67,13 @@ func seedLocal(ctx context.Context, c *tree.Cache, k *tree.Kernel, wt *tree.Work
 	if err != nil || !filepath.IsAbs(pinnedSrc) {
 		return nil
 	}
+	// The seed only saves time: a tree it cannot compare (a file that
+	// cannot be read, which the build may never read either) is built
+	// as before, not refused.
 	diff, err := treeDiff(c.PristineDir(&tree.Kernel{Name: name}), wt.Pristine)
 	if err != nil {
-		return fmt.Errorf("comparing %s with the pinned kernel %s, whose build could seed its own: %w", wt.Pristine, name, err)
+		p.Note("%s: not seeded from the objects of %s: comparing the trees: %v", filepath.Base(dir), name, err)
+		return nil
 	}
 	if why := unseedable(diff); why != "" {
 		p.Note("%s: not seeded from the objects of %s: %s", filepath.Base(dir), name, why)
@@ -77,7 +81,7 @@ func seedLocal(ctx context.Context, c *tree.Cache, k *tree.Kernel, wt *tree.Work
 	}
 	why, err := makefileNamed(wt.Pristine, diff)
 	if err != nil {
-		return fmt.Errorf("reading the makefiles of %s: %w", wt.Pristine, err)
+		why = fmt.Sprintf("reading the makefiles of %s: %v", wt.Pristine, err)
 	}
 	if why != "" {
 		p.Note("%s: not seeded from the objects of %s: %s", filepath.Base(dir), name, why)
