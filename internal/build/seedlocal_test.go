@@ -177,7 +177,17 @@ func TestSeedLocal(t *testing.T) {
 			t.Error("the removed target's record went too")
 		}
 	})
-	t.Run("a header gone, a link changed", func(t *testing.T) {
+	t.Run("a source changed, at the same size, named by absolute path", func(t *testing.T) {
+		k, wt, dir := f.local(t, "source", func(d string) {
+			os.Remove(filepath.Join(d, "kernel/fork.c"))
+			writeAt(t, filepath.Join(d, "kernel/fork.c"), "#include <linux/b.h>\n", old)
+		})
+		seed(t, k, wt, dir)
+		if exists(filepath.Join(dir, "kernel/fork.o")) || !exists(filepath.Join(dir, "kernel/other.o")) {
+			t.Error("fork.o (its source changed) kept, or other.o removed")
+		}
+	})
+	t.Run("a header gone", func(t *testing.T) {
 		k, wt, dir := f.local(t, "gone", func(d string) {
 			os.Remove(filepath.Join(d, "include/linux/a.h"))
 		})
