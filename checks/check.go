@@ -46,6 +46,20 @@ func Run(opts Options) (*Report, error) {
 	if len(opts.Paths) == 0 {
 		opts.Paths = DefaultPaths
 	}
+	// Checkpatch reads only the patches and its own tree: it runs beside
+	// the analysis (or the reuse's verification).
+	type cpResult struct {
+		fs  []Finding
+		err error
+	}
+	var cpCh chan cpResult
+	if len(opts.Patches) > 0 {
+		cpCh = make(chan cpResult, 1)
+		go func() {
+			fs, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
+			cpCh <- cpResult{fs, err}
+		}()
+	}
 	var rep *Report
 	if reusable(opts) {
 		if r, _ := reuseReport(opts); r != nil {
@@ -63,6 +77,9 @@ func Run(opts Options) (*Report, error) {
 			reads.Stop()
 		}
 		if err != nil {
+			if cpCh != nil {
+				<-cpCh
+			}
 			return nil, err
 		}
 		if reads != nil {
@@ -73,12 +90,12 @@ func Run(opts Options) (*Report, error) {
 		}
 		rep = r
 	}
-	if len(opts.Patches) > 0 {
-		cp, err := checkpatch(cmp.Or(opts.CheckpatchTree, opts.Tree), opts.Patches)
-		if err != nil {
-			return nil, err
+	if cpCh != nil {
+		cp := <-cpCh
+		if cp.err != nil {
+			return nil, cp.err
 		}
-		rep.Findings = findings.Sort(append(rep.Findings, cp...))
+		rep.Findings = findings.Sort(append(rep.Findings, cp.fs...))
 	}
 	rep.Duration = time.Since(start).Seconds()
 	return rep, nil

@@ -870,11 +870,15 @@ func (c *sizeCheck) sizeofType(f *engine.File, at *sitter.Node, typ string) (int
 	c.layouts[typ] = row
 	if c.opts.BuildDir != "" {
 		obj := filepath.Join(c.opts.BuildDir, strings.TrimSuffix(f.Rel, ".c")+".o")
-		if r, err := dwarflayout.Open(obj); err == nil {
-			if st, err := r.Struct(name); err == nil {
-				row.DWARF, row.Object = st.Size, obj
-				if st.Size != size {
-					c.add(f, at, "", SevError, fmt.Sprintf("%s is %d bytes by the headers but %d bytes in the build's DWARF (%s): the layout calculation is wrong here", typ, size, st.Size, obj))
+		// Read through the recorder: a kept report is reused only while
+		// the object reads the same (reuse.go).
+		if b, err := engine.ReadFile(obj); err == nil {
+			if r, err := dwarflayout.FromBytes(obj, b); err == nil {
+				if st, err := r.Struct(name); err == nil {
+					row.DWARF, row.Object = st.Size, obj
+					if st.Size != size {
+						c.add(f, at, "", SevError, fmt.Sprintf("%s is %d bytes by the headers but %d bytes in the build's DWARF (%s): the layout calculation is wrong here", typ, size, st.Size, obj))
+					}
 				}
 			}
 		}

@@ -25,9 +25,10 @@ import (
 // analysis looked, even one that decided nothing, makes a new analysis.
 // Checkpatch is not part of it: it runs on the patches every time.
 //
-// Not reused (always analysed): a preprocessed analysis (its units have
-// their own cache, keyed by the compiler's inputs) and one that reads a
-// build's DWARF.
+// A build's objects whose DWARF the layout rule reads are recorded reads
+// too, and the build folder is part of the key: a rebuilt object is read
+// again. Not reused (always analysed): a preprocessed analysis (its units
+// have their own cache, keyed by the compiler's inputs).
 
 // reuseFormat names the layout of a kept report; a change of it, like
 // a change of the code, makes every kept report unused.
@@ -42,18 +43,29 @@ type keptReport struct {
 }
 
 func reusable(opts Options) bool {
-	return opts.Cache != "" && opts.Code != "" && opts.Preprocessor == nil && opts.BuildDir == ""
+	return opts.Cache != "" && opts.Code != "" && opts.Preprocessor == nil
 }
 
-// reuseKey names a report by the code, the tree's folder and the paths.
+// reuseKey names a report by the code, the tree's folder, the paths and
+// the build folder whose objects' DWARF it may read (those objects are
+// recorded reads like the sources: a rebuilt object is read again).
 func reuseKey(opts Options) (string, map[string]any) {
-	tree, err := filepath.Abs(opts.Tree)
-	if err != nil {
-		tree = opts.Tree
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
 	}
+	tree, build := abs(opts.Tree), abs(opts.BuildDir)
 	o := map[string]any{"tree": tree, "paths": opts.Paths}
+	if build != "" {
+		o["build"] = build
+	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", reuseFormat, opts.Code, tree, strings.Join(opts.Paths, "\x00"))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00build\x00%s", reuseFormat, opts.Code, tree, strings.Join(opts.Paths, "\x00"), build)
 	return hex.EncodeToString(h.Sum(nil)), o
 }
 

@@ -3,8 +3,10 @@ package checks
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/patchctl/patchctl/checks/engine"
@@ -104,16 +106,11 @@ func TestReuse(t *testing.T) {
 	if r := run(opts); r.Reused || len(r.Findings) == 0 {
 		t.Errorf("a damaged kept report: reused %v, %d findings", r.Reused, len(r.Findings))
 	}
-	// Never reused: without Code, or with a build's DWARF or a
-	// preprocessor (inputs the recorder does not see).
-	for name, o := range map[string]Options{
-		"no code":     {Tree: tree, Paths: opts.Paths, Cache: cache},
-		"a build dir": {Tree: tree, Paths: opts.Paths, Cache: cache, Code: "code-1", BuildDir: t.TempDir()},
-	} {
-		run(o)
-		if r := run(o); r.Reused {
-			t.Errorf("%s: reused", name)
-		}
+	// Never reused without Code.
+	o := Options{Tree: tree, Paths: opts.Paths, Cache: cache}
+	run(o)
+	if r := run(o); r.Reused {
+		t.Error("no code: reused")
 	}
 	if reusable(Options{Tree: tree, Cache: cache, Code: "code-1", Preprocessor: engine.NewPreprocessor(context.Background(), nil)}) {
 		t.Error("a preprocessed analysis would be reused")
@@ -174,6 +171,88 @@ func TestReadsRecordEveryListing(t *testing.T) {
 		}
 		if ok, what := r.Verify(); !ok {
 			t.Errorf("%s changed back, Verify says %s", c.name, what)
+		}
+	}
+}
+
+// TestReuseWithBuildDWARF: a check that reads a build's objects for
+// their DWARF layouts is reused only while each object it read reads the
+// same, in the same build folder; each report, reused or not, equals a
+// fresh analysis's. The objects are compiled here with gcc -g.
+func TestReuseWithBuildDWARF(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc to compile the objects whose DWARF is read (scripts/deps.sh installs it)")
+	}
+	tree := t.TempDir()
+	mod := "drivers/infiniband/ulp/tcase"
+	rtWrite(t, tree, map[string]string{mod + "/m.c": readCase(t, "grant_restatesizeof_bug.c")})
+	// compile writes build/mod/m.o with struct gs_credit_ext holding
+	// window[n]: 4 is the headers' layout, another count disagrees.
+	compile := func(build string, n int) {
+		t.Helper()
+		src := filepath.Join(t.TempDir(), "m.c")
+		c := "struct gs_credit { unsigned int seq, credits; } a;\n" +
+			"struct gs_credit_ext { unsigned int seq, credits; unsigned long long window[" + string(rune('0'+n)) + "]; } b;\n"
+		rtWrite(t, filepath.Dir(src), map[string]string{"m.c": c})
+		obj := filepath.Join(build, mod, "m.o")
+		if err := os.MkdirAll(filepath.Dir(obj), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("gcc", "-g", "-c", "-o", obj, src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+	}
+	dwarfOf := func(r *Report) int64 {
+		for _, l := range r.Layouts {
+			if l.Struct == "struct gs_credit_ext" {
+				return l.DWARF
+			}
+		}
+		return -1
+	}
+	mismatch := func(r *Report) bool {
+		return slices.ContainsFunc(r.Findings, func(f Finding) bool { return strings.Contains(f.Message, "in the build's DWARF") })
+	}
+	b1, b2 := t.TempDir(), t.TempDir()
+	opts := Options{Tree: tree, Paths: []string{mod}, BuildDir: b1, Cache: filepath.Join(t.TempDir(), "checks"), Code: "c1"}
+	for _, step := range []struct {
+		name     string
+		change   func()
+		opts     func(Options) Options
+		dwarf    int64 // struct gs_credit_ext's size by DWARF; 0: no object read
+		mismatch bool
+	}{
+		{"the object agrees", func() { compile(b1, 4) }, nil, 40, false},
+		{"the object rebuilt, disagreeing", func() { compile(b1, 5) }, nil, 48, true},
+		{"the object removed", func() { os.Remove(filepath.Join(b1, mod, "m.o")) }, nil, 0, false},
+		{"the object back", func() { compile(b1, 4) }, nil, 40, false},
+		{"another build folder", func() { compile(b2, 5) }, func(o Options) Options { o.BuildDir = b2; return o }, 48, true},
+		{"no build folder", nil, func(o Options) Options { o.BuildDir = ""; return o }, 0, false},
+	} {
+		if step.change != nil {
+			step.change()
+		}
+		o := opts
+		if step.opts != nil {
+			o = step.opts(o)
+		}
+		r := rtRun(t, o)
+		if r.Reused {
+			t.Errorf("%s: the report was reused", step.name)
+		}
+		fresh := rtFresh(t, o)
+		if d := rtDiff(r, fresh); d != "" {
+			t.Errorf("%s: differs from a fresh analysis: %s", step.name, d)
+		}
+		if got := dwarfOf(fresh); got != step.dwarf || mismatch(fresh) != step.mismatch {
+			t.Errorf("%s: DWARF size %d, mismatch reported %v; want %d, %v", step.name, got, mismatch(fresh), step.dwarf, step.mismatch)
+		}
+		again := rtRun(t, o)
+		if !again.Reused {
+			t.Errorf("%s: nothing changed after it, not reused", step.name)
+		}
+		if d := rtDiff(again, fresh); d != "" {
+			t.Errorf("%s: the reused report differs from a fresh analysis: %s", step.name, d)
 		}
 	}
 }

@@ -89,6 +89,10 @@ func recordingOn() bool {
 	return len(recording.on) > 0
 }
 
+// ReadFile reads a file, reporting it to the recorders: an input of the
+// analysis outside the tree's sources (a build's object).
+func ReadFile(p string) ([]byte, error) { return readFile(p) }
+
 // readFile reads a file, reporting it to the recorders.
 func readFile(p string) ([]byte, error) {
 	b, err := os.ReadFile(p)

@@ -5,6 +5,7 @@
 package dwarflayout
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"errors"
@@ -35,6 +36,21 @@ func Open(path string) (*Reader, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer f.Close()
+	return fromELF(path, f)
+}
+
+// FromBytes reads the DWARF of an ELF object already read into memory
+// (b, read from path: named in errors), for a caller that must see the
+// very bytes it read, such as one that records them by digest.
+func FromBytes(path string, b []byte) (*Reader, error) {
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return fromELF(path, f)
+}
+
+func fromELF(path string, f *elf.File) (*Reader, error) {
 	d, err := f.DWARF()
 	if err != nil {
 		return nil, fmt.Errorf("%s has no usable DWARF (compile it with -g: patchctl builds modules with CFLAGS_MODULE=-g, CONFIG_DEBUG_INFO gives all objects DWARF): %w", path, err)
