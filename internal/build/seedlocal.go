@@ -41,7 +41,8 @@ import (
 // find it before the file the copied objects read); or a target made by
 // a rule that records no list of what it read (its command names a file
 // that differs). The pinned kernel's folder is copied under its work
-// lock, taken only if free: a build of it under way is not waited for.
+// lock and its tree compared under its tree lock, each taken only if
+// free: a build or a prepare of it under way is not waited for.
 func seedLocal(ctx context.Context, c *tree.Cache, k *tree.Kernel, wt *tree.WorkTree, dir string, p *progress.Reporter) error {
 	if !k.IsLocal() {
 		return nil
@@ -58,7 +59,15 @@ func seedLocal(ctx context.Context, c *tree.Cache, k *tree.Kernel, wt *tree.Work
 		return nil // a build of it holds it: the seed is not worth a wait
 	}
 	defer release()
-	if !completeBuild(from) {
+	// Its pristine tree is compared under its lock too: a prepare of it
+	// (a re-pin) under way is not waited for either, and one that ended
+	// since pinnedFolder looked shows in a second look.
+	releaseTree, ok, err := cachelock.TryTake(c.Dir, "tree-"+name)
+	if err != nil || !ok {
+		return nil
+	}
+	defer releaseTree()
+	if again, at := pinnedFolder(c, k, filepath.Base(dir)); again != name || at != from || !completeBuild(from) {
 		return nil
 	}
 	// The work tree the pinned folder's objects were compiled in, as

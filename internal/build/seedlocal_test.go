@@ -226,21 +226,26 @@ func TestSeedLocal(t *testing.T) {
 			}
 		})
 	}
-	t.Run("declined: the pinned kernel's work lock held", func(t *testing.T) {
-		release, ok, err := cachelock.TryTake(f.cache, "work-9.9")
-		if err != nil || !ok {
-			t.Fatalf("TryTake: %v %v", ok, err)
-		}
-		k, wt, dir := f.local(t, "locked", nil)
-		seed(t, k, wt, dir)
-		release()
-		if exists(dir) {
-			t.Error("seeded while the pinned kernel's work lock was held")
-		}
-		if _, ok, _ := cachelock.TryTake(f.cache, "work-9.9"); !ok {
-			t.Error("the lock stayed taken")
-		}
-	})
+	for _, lock := range []string{"work-9.9", "tree-9.9"} {
+		t.Run("declined: the pinned kernel's lock "+lock+" held", func(t *testing.T) {
+			release, ok, err := cachelock.TryTake(f.cache, lock)
+			if err != nil || !ok {
+				t.Fatalf("TryTake: %v %v", ok, err)
+			}
+			k, wt, dir := f.local(t, "locked-"+lock, nil)
+			seed(t, k, wt, dir)
+			release()
+			if exists(dir) {
+				t.Errorf("seeded while %s was held", lock)
+			}
+			again, ok, _ := cachelock.TryTake(f.cache, lock)
+			if !ok {
+				t.Errorf("%s stayed taken", lock)
+			} else {
+				again()
+			}
+		})
+	}
 	t.Run("declined: the pinned build unfinished", func(t *testing.T) {
 		fsutil.WriteJSON(sourcesPath(f.folder), sources{Complete: false, Files: map[string]string{}})
 		defer fsutil.WriteJSON(sourcesPath(f.folder), sources{Complete: true, Files: map[string]string{}})
