@@ -255,4 +255,17 @@ func TestReuseWithBuildDWARF(t *testing.T) {
 			t.Errorf("%s: the reused report differs from a fresh analysis: %s", step.name, d)
 		}
 	}
+	// An object written again with the same bytes (a build that rewrote
+	// it, a copy) is the same input: reused, by content, not by time.
+	obj := filepath.Join(b1, mod, "m.o")
+	b, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtRun(t, opts)
+	os.Remove(obj)
+	rtWrite(t, filepath.Dir(obj), map[string]string{"m.o": string(b)})
+	if r := rtRun(t, opts); !r.Reused || dwarfOf(r) != 40 {
+		t.Errorf("the object rewritten with the same bytes: reused %v, DWARF size %d (want reused, 40)", r.Reused, dwarfOf(r))
+	}
 }

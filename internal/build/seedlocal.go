@@ -61,13 +61,14 @@ func seedLocal(ctx context.Context, c *tree.Cache, k *tree.Kernel, wt *tree.Work
 	defer release()
 	// Its pristine tree is compared under its lock too: a prepare of it
 	// (a re-pin) under way is not waited for either, and one that ended
-	// since pinnedFolder looked shows in a second look.
+	// since pinnedFolder looked shows in a second look (which also
+	// finds the folder's build complete).
 	releaseTree, ok, err := cachelock.TryTake(c.Dir, "tree-"+name)
 	if err != nil || !ok {
 		return nil
 	}
 	defer releaseTree()
-	if again, at := pinnedFolder(c, k, filepath.Base(dir)); again != name || at != from || !completeBuild(from) {
+	if again, at := pinnedFolder(c, k, filepath.Base(dir)); again != name || at != from {
 		return nil
 	}
 	// The work tree the pinned folder's objects were compiled in, as

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,24 @@ int flags(void) { return SEND_INLINE | SEND_SIGNALED; }
 	}
 	if _, err := r.Struct("nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing struct: %v", err)
+	}
+	// The same object read into memory reads the same; bytes that are no
+	// ELF object are an error naming the file.
+	b, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := FromBytes(obj, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb, err := rb.Struct("send_wr"); err != nil || sb.Size != s.Size || len(sb.Members) != len(s.Members) || sb.Members["send_flags"] != s.Members["send_flags"] {
+		t.Errorf("from bytes: %+v %v, from the file: %+v", sb, err, s)
+	}
+	if _, err := FromBytes(obj, b[:len(b)/3]); err == nil {
+		t.Error("a truncated object read without an error")
+	}
+	if _, err := FromBytes("not.o", []byte("not an object")); err == nil || !strings.Contains(err.Error(), "not.o") {
+		t.Errorf("not an object: %v", err)
 	}
 }
