@@ -191,6 +191,26 @@ func (o *Options) defaults() {
 	}
 }
 
+// AccelArg is QEMU's -accel value for an accelerator. TCG runs every
+// vCPU on one host thread (thread=single) instead of one thread per vCPU
+// (MTTCG, QEMU's default for an x86 guest on an x86 host): under MTTCG a
+// guest that sees two CPUs (Debian's kernel with --kernel-from distro; a
+// user's tree with ACPI) can execute code another CPU has just patched
+// as it was before; the kernel patches its text at run time (kprobes,
+// static keys) with a breakpoint in, then out. Seen once (2026-12-05, a
+// fresh .ci/run on a loaded host): Debian's 6.12 oopsed with "Oops: int3"
+// in __schedule, on a 5-byte nop, after every test had passed: a false
+// FAIL. One host thread sees every write to code at once. Cost, measured
+// on 2 idle cores: Debian's 6.12 (two CPUs in the guest) 5.2-5.4 s a boot
+// against 4.8-5.2 s, with less CPU; patchctl's own builds (no ACPI: the
+// guest sees one CPU) the same 2.5-3.3 s either way.
+func AccelArg(accel string) string {
+	if accel == vocab.AccelTCG {
+		return accel + ",thread=single"
+	}
+	return accel
+}
+
 // Command is the QEMU command line for a kernel and initramfs.
 func Command(o *Options, accel, initrd string) []string {
 	// no_timer_check: the kernel's test that the IO-APIC timer ticks
@@ -205,7 +225,7 @@ func Command(o *Options, accel, initrd string) []string {
 	// -vga none: the console is the serial port; an emulated VGA card
 	// only costs the guest its VGA setup and arbitration (2026-12-05,
 	// TCG, 6.12: 2.93 s against 3.01 s per boot, mean of 6).
-	args := []string{o.QEMU, "-accel", accel, "-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
+	args := []string{o.QEMU, "-accel", AccelArg(accel), "-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
 		"-nographic", "-vga", "none", "-no-reboot", "-kernel", o.BzImage, "-initrd", initrd, "-append", cmdline,
 		"-nic", "user,model=virtio-net-pci,restrict=on"}
 	if accel == "kvm" {
@@ -281,7 +301,7 @@ func Prepare(ctx context.Context, o Options) (*Prepared, error) {
 		shell = p.bb.Binary
 	}
 	p.key, err = stagecache.NewKey("boot").Code().Bytes("agent", agent).Bytes("busybox", shell).JSON("guest", g).File(o.BzImage).File(o.Modules...).
-		Add("qemu", o.QEMU, o.Memory, strconv.Itoa(o.CPUs), o.Cmdline, p.accel).
+		Add("qemu", o.QEMU, o.Memory, strconv.Itoa(o.CPUs), o.Cmdline, AccelArg(p.accel)).
 		Add("timeouts", o.BootTimeout.String(), o.TestTimeout.String(), o.TotalTimeout.String()).Sum()
 	if err != nil {
 		return nil, fmt.Errorf("boot key: %w", err)

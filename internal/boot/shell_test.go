@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/patchctl/patchctl/internal/command"
+	"github.com/patchctl/patchctl/internal/vocab"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -30,6 +32,21 @@ func TestCommandPastesIntoAShell(t *testing.T) {
 	}
 	if got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); strings.Join(got, "\x00") != strings.Join(args, "\x00") {
 		t.Errorf("the shell read back\n%q\nwant\n%q", got, args)
+	}
+}
+
+// TestTCGOneHostThread: a TCG boot runs its vCPUs on one host thread
+// (AccelArg), in the command line and in the boot's key; KVM's command is
+// unchanged. That QEMU accepts it (it refuses an unknown thread= value
+// at start) is what every real boot of the tests shows.
+func TestTCGOneHostThread(t *testing.T) {
+	o := &Options{QEMU: "qemu-system-x86_64", Memory: "1G", CPUs: 2, BzImage: "/tmp/bzImage"}
+	for accel, want := range map[string]string{vocab.AccelTCG: "tcg,thread=single", vocab.AccelKVM: "kvm"} {
+		args := Command(o, accel, "/tmp/initramfs.cpio")
+		i := slices.Index(args, "-accel")
+		if i < 0 || i+1 >= len(args) || args[i+1] != want {
+			t.Errorf("%s: -accel in %q, want %s", accel, args, want)
+		}
 	}
 }
 
