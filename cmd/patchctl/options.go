@@ -18,7 +18,7 @@ type SharedOptions struct {
 	Tree       string
 	Fragments  []string
 	Transport  string // rxe, siw or all
-	Accel      string // auto, kvm or tcg
+	Accel      string // auto, kvm, tcg or tcg-multi
 	KernelFrom string // source or distro
 	NoCcache   bool
 	URLBase    string
@@ -60,7 +60,7 @@ var sharedHelp = map[string]string{
 	"tree":        "a local kernel tree (git checkout or folder) as the pristine tree, never written to; --kernel K picks series/K (default: its Makefile's version)",
 	"fragment":    "kconfig/ fragments in order (default base,rdma-loopback,compile-test)",
 	"transport":   "rxe, siw or all",
-	"accel":       "auto (KVM when it runs guest code here, else TCG), kvm or tcg",
+	"accel":       "auto (KVM when it runs guest code here, else tcg), kvm, tcg (QEMU's emulator, every vCPU on one host thread) or tcg-multi (a host thread per vCPU: a guest that sees several CPUs runs them in parallel)",
 	"kernel-from": "source (build the pinned tree) or distro (Debian's binary kernel of the pinned version, the touched modules rebuilt against its headers)",
 	"no-ccache":   "compile without ccache even when it is installed",
 	"url-base":    "http(s) URL where --out will be published: KCIDB and SARIF link under it",

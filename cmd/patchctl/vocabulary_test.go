@@ -45,7 +45,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"boot", "--variant", ""}, "baseline\npatched"},
 		{[]string{"run", "--transport", ""}, "rxe\nsiw\nall"},
 		{[]string{"check", "--format", ""}, "text\njson\nsarif"},
-		{[]string{"boot", "--accel", ""}, "auto\nkvm\ntcg"},
+		{[]string{"boot", "--accel", ""}, "auto\nkvm\ntcg\ntcg-multi"},
 		{[]string{"bench", "--kernel", ""}, kernels},
 		{[]string{"apply", "--series", ""}, strings.Join(seriesNames, "\n")},
 		{[]string{"build", "--fragment", ""}, strings.Join(fragmentNames(t, root), "\n")},

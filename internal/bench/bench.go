@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		accel = boot.Accel()
 	}
 	clock := ""
-	if accel == "tcg" {
+	if vocab.IsTCG(accel) {
 		clock = TCGClockCmdline()
 	}
 	for _, bo := range []*boot.Options{&o.Baseline, &o.Patched} {
@@ -520,7 +520,7 @@ func notes(r *Result) []string {
 	var out []string
 	provider := map[string]string{vocab.RXE: "soft-RoCE (rxe)", vocab.SIW: "soft-iWARP (siw)"}[r.Transport]
 	out = append(out, provider+" copies every payload and every capsule in software, on the same CPUs as the host and the target: it does not model the HCA's DMA read of the command capsule that seed 000 removes, so a null result here is an expected, reportable outcome, not a verdict on the patch.")
-	if r.Accel == "tcg" {
+	if vocab.IsTCG(r.Accel) {
 		out = append(out, "QEMU runs under TCG (no KVM here): every instruction is emulated, so absolute latencies are tens to hundreds of times a real host's; only differences measured in the same conditions mean something.")
 	}
 	if r.GuestCPUs > 0 && r.GuestCPUs < r.VCPUs {
@@ -529,6 +529,9 @@ func notes(r *Result) []string {
 			why = " (the kernel is built without ACPI, which enumerates the others)"
 		}
 		out = append(out, fmt.Sprintf("QEMU gives %d vCPUs but the guest sees %d%s: the queue depth of %d is kept by threads blocked in I/O, not by more CPUs.", r.VCPUs, r.GuestCPUs, why, r.Workload.QueueDepth))
+	}
+	if r.Accel == vocab.AccelTCG && r.GuestCPUs > 1 {
+		out = append(out, fmt.Sprintf("TCG runs the guest's %d CPUs on one host thread, in turns: work that would run on its CPUs in parallel is measured one after another (--accel tcg-multi gives each a host thread).", r.GuestCPUs))
 	}
 	if n := len(r.Sweep); n > 1 {
 		out = append(out, fmt.Sprintf("The sweep makes %d A/B comparisons at 95 %%: about %.1f of them read faster or slower by chance alone when nothing differs; a lone verdict among them is not a finding.", n, 0.05*float64(n)))

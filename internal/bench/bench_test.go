@@ -286,3 +286,40 @@ func TestCheckWorkload(t *testing.T) {
 		t.Errorf("the default bench is estimated at %s", e)
 	}
 }
+
+// TestNotesSayHowTCGRanTheCPUs: a guest that sees several CPUs under
+// one-thread TCG is told apart from one under a thread per vCPU, and a
+// one-CPU guest (patchctl's own builds) gets no such note.
+func TestNotesSayHowTCGRanTheCPUs(t *testing.T) {
+	turns := func(r *Result) bool {
+		for _, n := range notes(r) {
+			if strings.Contains(n, "one host thread, in turns") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		accel      string
+		guest      int
+		wantTurns  bool
+		wantTCGBit bool
+	}{
+		{vocab.AccelTCG, 2, true, true},
+		{vocab.AccelTCG, 1, false, true},
+		{vocab.AccelTCGMulti, 2, false, true},
+		{vocab.AccelKVM, 2, false, false},
+	} {
+		r := &Result{Accel: c.accel, VCPUs: 2, GuestCPUs: c.guest, ACPI: c.guest > 1, Transport: vocab.RXE}
+		if got := turns(r); got != c.wantTurns {
+			t.Errorf("%s, guest sees %d: the one-thread note present=%v, want %v", c.accel, c.guest, got, c.wantTurns)
+		}
+		tcg := false
+		for _, n := range notes(r) {
+			tcg = tcg || strings.Contains(n, "QEMU runs under TCG")
+		}
+		if tcg != c.wantTCGBit {
+			t.Errorf("%s: the TCG note present=%v, want %v", c.accel, tcg, c.wantTCGBit)
+		}
+	}
+}

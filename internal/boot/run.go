@@ -60,8 +60,8 @@ type Options struct {
 	TotalTimeout time.Duration
 	Cmdline      string // appended to the kernel command line
 	Stop         string // agent fault injection ("before-tests")
-	// Accel is kvm or tcg; "" or "auto" probes (KVM when it really runs
-	// guest code here).
+	// Accel is kvm, tcg or tcg-multi (vocab; AccelArg); "" or "auto"
+	// probes (KVM when it really runs guest code here).
 	Accel    string
 	Progress *progress.Reporter
 	// Shell: the guest sets up the first transport (link, target,
@@ -153,9 +153,9 @@ type Result struct {
 // Accel picks KVM when it really runs guest code here, TCG otherwise.
 func Accel() string {
 	if kvmRunsCode() {
-		return "kvm"
+		return vocab.AccelKVM
 	}
-	return "tcg"
+	return vocab.AccelTCG
 }
 
 func (o *Options) defaults() {
@@ -191,22 +191,29 @@ func (o *Options) defaults() {
 	}
 }
 
-// AccelArg is QEMU's -accel value for an accelerator. TCG runs every
-// vCPU on one host thread (thread=single) instead of one thread per vCPU
-// (MTTCG, QEMU's default for an x86 guest on an x86 host): under MTTCG a
-// guest that sees two CPUs (Debian's kernel with --kernel-from distro; a
-// user's tree with ACPI) can execute code another CPU has just patched
-// as it was before; the kernel patches its text at run time (kprobes,
-// static keys) with a breakpoint in, then out. Seen once (2026-12-05, a
-// fresh .ci/run on a loaded host): Debian's 6.12 oopsed with "Oops: int3"
-// in __schedule, on a 5-byte nop, after every test had passed: a false
-// FAIL. One host thread sees every write to code at once. Cost, measured
-// on 2 idle cores: Debian's 6.12 (two CPUs in the guest) 5.2-5.4 s a boot
-// against 4.8-5.2 s, with less CPU; patchctl's own builds (no ACPI: the
-// guest sees one CPU) the same 2.5-3.3 s either way.
+// AccelArg is QEMU's -accel value for an accelerator word. tcg runs
+// every vCPU on one host thread (thread=single); tcg-multi gives each vCPU
+// a host thread (MTTCG, QEMU's default for an x86 guest on an x86 host).
+// Why one thread by default: under MTTCG a guest that sees two CPUs
+// (Debian's kernel with --kernel-from distro; a tree configured with
+// ACPI) once oopsed after every test had passed, "Oops: int3" on a 5-byte
+// nop in __schedule (2026-12-05, Debian's 6.12, during a fresh .ci/run
+// with other tests beside it): a false FAIL. The likely cause is a vCPU
+// executing code as it was before the kernel patched it (static keys,
+// tracepoints and kprobes are patched with a breakpoint in, then out);
+// with one thread every vCPU sees each write to code at once. Not
+// reproduced in 50 later boots, so this is a likely cause, not a proven
+// one. What it costs: Debian's 6.12 boots in 5.2-5.4 s against 4.8-5.2 s
+// (2 idle cores); patchctl's own builds have no ACPI, their guest sees one
+// CPU, and boot in 2.5-3.3 s either way. What it takes away: a guest that
+// sees two CPUs runs them in turns, so races between its CPUs show less
+// often; tcg-multi (or KVM) is for that.
 func AccelArg(accel string) string {
-	if accel == vocab.AccelTCG {
-		return accel + ",thread=single"
+	switch accel {
+	case vocab.AccelTCG:
+		return "tcg,thread=single"
+	case vocab.AccelTCGMulti:
+		return "tcg,thread=multi"
 	}
 	return accel
 }
@@ -228,7 +235,7 @@ func Command(o *Options, accel, initrd string) []string {
 	args := []string{o.QEMU, "-accel", AccelArg(accel), "-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
 		"-nographic", "-vga", "none", "-no-reboot", "-kernel", o.BzImage, "-initrd", initrd, "-append", cmdline,
 		"-nic", "user,model=virtio-net-pci,restrict=on"}
-	if accel == "kvm" {
+	if accel == vocab.AccelKVM {
 		args = append(args, "-cpu", "host")
 	}
 	return args

@@ -89,26 +89,32 @@ func ParseKernelFrom(s string) (string, error) {
 }
 
 // Accelerators QEMU runs the guests under (--accel): auto picks KVM when
-// it runs guest code here, else TCG.
+// it runs guest code here, else TCG. TCG runs every vCPU on one host
+// thread; TCGMulti gives each vCPU a host thread (QEMU's MTTCG).
 const (
-	AccelAuto = "auto"
-	AccelKVM  = "kvm"
-	AccelTCG  = "tcg"
+	AccelAuto     = "auto"
+	AccelKVM      = "kvm"
+	AccelTCG      = "tcg"
+	AccelTCGMulti = "tcg-multi"
 )
 
 // Accels are --accel's words.
-func Accels() []string { return []string{AccelAuto, AccelKVM, AccelTCG} }
+func Accels() []string { return []string{AccelAuto, AccelKVM, AccelTCG, AccelTCGMulti} }
+
+// IsTCG reports whether an accelerator word is QEMU's emulator, on one
+// host thread or several.
+func IsTCG(accel string) bool { return accel == AccelTCG || accel == AccelTCGMulti }
 
 // ParseAccel checks an --accel word: "" for auto (the boot probes), else
-// kvm or tcg.
+// kvm, tcg or tcg-multi.
 func ParseAccel(s string) (string, error) {
 	switch s {
 	case "", AccelAuto:
 		return "", nil
-	case AccelKVM, AccelTCG:
+	case AccelKVM, AccelTCG, AccelTCGMulti:
 		return s, nil
 	}
-	return "", fmt.Errorf("accel %q: want auto, kvm or tcg: %w", s, errs.ErrUsage)
+	return "", fmt.Errorf("accel %q: want auto, kvm, tcg or tcg-multi: %w", s, errs.ErrUsage)
 }
 
 // DMA modes of the kernels built from source (--dma): faithful applies

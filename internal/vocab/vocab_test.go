@@ -163,7 +163,7 @@ func TestParsers(t *testing.T) {
 			t.Errorf("ParseKernelFrom(%q) = %q, %v", in, got, err)
 		}
 	}
-	for in, want := range map[string]string{"": "", "auto": "", "tcg": "tcg", "kvm": "kvm"} {
+	for in, want := range map[string]string{"": "", "auto": "", "tcg": "tcg", "tcg-multi": "tcg-multi", "kvm": "kvm"} {
 		if got, err := ParseAccel(in); err != nil || got != want {
 			t.Errorf("ParseAccel(%q) = %q, %v", in, got, err)
 		}
