@@ -319,6 +319,9 @@ func TestKeyCoversAgentAndImage(t *testing.T) {
 		"inline size": func(o *Options) { o.InlineDataSize = 4096 },
 		"transports":  func(o *Options) { o.Transports = []string{"rxe", "siw"} },
 		"accel":       func(o *Options) { o.Accel = "kvm" },
+		// One host thread or a thread per vCPU: the same emulator, another
+		// QEMU command line (AccelArg).
+		"TCG's threads": func(o *Options) { o.Accel = "tcg-multi" },
 	}
 	for name, edit := range edits {
 		e := o

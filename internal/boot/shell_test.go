@@ -36,8 +36,9 @@ func TestCommandPastesIntoAShell(t *testing.T) {
 }
 
 // TestTCGOneHostThread: a tcg boot runs its vCPUs on one host thread
-// (AccelArg), tcg-multi on a thread each; KVM's command is unchanged. That QEMU accepts it (it refuses an unknown thread= value
-// at start) is what every real boot of the tests shows.
+// (AccelArg), tcg-multi on a thread each; KVM's command is unchanged.
+// That QEMU accepts it (it refuses an unknown thread= value at start) is
+// what every real boot of the tests shows.
 func TestTCGOneHostThread(t *testing.T) {
 	o := &Options{QEMU: "qemu-system-x86_64", Memory: "1G", CPUs: 2, BzImage: "/tmp/bzImage"}
 	for accel, want := range map[string]string{vocab.AccelTCG: "tcg,thread=single", vocab.AccelTCGMulti: "tcg,thread=multi", vocab.AccelKVM: "kvm"} {
