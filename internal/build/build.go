@@ -184,7 +184,8 @@ type Metadata struct {
 	// verified and set, the sources synced) and snapshot (the image and
 	// modules copied out), patchctl's own.
 	TargetDurations map[string]float64 `json:"target_durations,omitempty"`
-	UpToDate        bool               `json:"up_to_date"` // make had nothing to do
+	UpToDate        bool               `json:"up_to_date"`                  // make had nothing to do
+	Proved          bool               `json:"proved_up_to_date,omitempty"` // up to date without make: every input as after the last complete one (uptodate.go)
 	Warnings        int                `json:"warnings"`
 	Errors          int                `json:"errors"`
 	Status          string             `json:"status"` // PASS or FAIL
@@ -891,9 +892,32 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if m.ccache {
 		m.statsLog = filepath.Join(md.VariantDir, "ccache.log")
 	}
-	res, err := m.make(ctx, kernelTargets...)
+	// Compile-test every C file the patches that apply change, whether
+	// or not the boot config needs it (the conditional fragments turn on
+	// what those objects need).
+	targets := compileTargets(wt.Dir, o.Apply.Result.Touched())
+	// Objects of modules were compiled by the modules-only make.
+	pending := slices.DeleteFunc(slices.Clone(targets), func(t string) bool { return members[t] })
+	// Nothing changed since the folder's last complete make: no make
+	// (uptodate.go). A source whose content changed since then needs
+	// make anyway.
+	inputs := makeInputs(ctx, append(append(m.args(kernelTargets...), "compile-test:"), pending...), m.env())
+	byContent := map[string]bool{}
+	for _, p := range plan.Paths() {
+		byContent[p] = true
+	}
+	if len(rec.changed) == 0 && provedUpToDate(wt.Dir, obj, inputs, byContent) {
+		md.Proved = true
+		pending = nil
+	} else if err := forgetUpToDate(obj); err != nil {
+		return finish(md, start, err)
+	}
+	var res makeResult
+	if !md.Proved {
+		res, err = m.make(ctx, kernelTargets...)
+	}
 	m.notWork = nil
-	if md.ModuleGoals {
+	if md.ModuleGoals && !md.Proved {
 		// kbuild wrote modules.order with the goals (sorted) and removed
 		// it; the folder's list is the same modules in the tree's order.
 		if rerr := goals.restore(); rerr != nil && err == nil {
@@ -906,12 +930,6 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return finish(md, start, err)
 	}
 	work := res.work
-	// Compile-test every C file the patches that apply change, whether
-	// or not the boot config needs it (the conditional fragments turn on
-	// what those objects need).
-	targets := compileTargets(wt.Dir, o.Apply.Result.Touched())
-	// Objects of modules were compiled by the modules-only make.
-	pending := slices.DeleteFunc(slices.Clone(targets), func(t string) bool { return members[t] })
 	if len(pending) > 0 {
 		step = time.Now()
 		res, err := m.make(ctx, pending...)
@@ -973,6 +991,13 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	rec.Complete = true
 	if err := writeRecord(obj, rec); err != nil {
 		return finish(md, start, err)
+	}
+	if !md.Proved {
+		// Without a proof the next build runs make, as before: a
+		// folder that cannot be listed is not an error of this build.
+		if err := recordUpToDate(wt.Dir, obj, inputs, byContent); err != nil {
+			forgetUpToDate(obj)
+		}
 	}
 	if md.UpToDate {
 		o.Progress.Done("up to date")
@@ -1500,8 +1525,8 @@ var (
 	errorLine = regexp.MustCompile(`^(\S+?):(\d+):(\d+:)? (fatal )?error: `)
 )
 
-func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error) {
-	var res makeResult
+// args are make's arguments for targets.
+func (m *maker) args(targets ...string) []string {
 	// The image is a function of the sources and the configuration:
 	// kbuild's build number and timestamp (uname -v) are fixed, the
 	// timestamp the source's own (its top Makefile's time), so a relink
@@ -1514,14 +1539,23 @@ func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error)
 	if m.ccache {
 		args = append(args, "CC=ccache gcc", "HOSTCC=ccache gcc")
 	}
-	args = append(args, targets...)
-	pr, pw := io.Pipe()
-	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Runner: m.runner}
+	return append(args, targets...)
+}
+
+// env is what make's environment adds to patchctl's (ccache's settings).
+func (m *maker) env() []string {
 	if m.ccache {
-		cmd.Env = ccacheEnv(m.cacheDir)
-		if m.statsLog != "" {
-			cmd.Env = append(cmd.Env, "CCACHE_STATSLOG="+m.statsLog)
-		}
+		return ccacheEnv(m.cacheDir)
+	}
+	return nil
+}
+
+func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error) {
+	var res makeResult
+	pr, pw := io.Pipe()
+	cmd := &command.Cmd{Name: "make", Args: m.args(targets...), Stdout: pw, Runner: m.runner, Env: m.env()}
+	if m.ccache && m.statsLog != "" {
+		cmd.Env = append(cmd.Env, "CCACHE_STATSLOG="+m.statsLog)
 	}
 	proc, err := cmd.Start(ctx)
 	if err != nil {

@@ -382,7 +382,9 @@ func TestBaselineNeverRebuilt(t *testing.T) {
 		}
 	}
 	for p := range got {
-		if _, ok := want[p]; !ok && !strings.HasPrefix(p, "variants") {
+		// The snapshots and the proof that the folder is up to date
+		// (uptodate.go) are patchctl's, not objects.
+		if _, ok := want[p]; !ok && !strings.HasPrefix(p, "variants") && p != upToDateFile {
 			t.Errorf("baseline folder: %s appeared", p)
 		}
 	}
