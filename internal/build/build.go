@@ -901,12 +901,12 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// Nothing changed since the folder's last complete make: no make
 	// (uptodate.go). A source whose content changed since then needs
 	// make anyway.
-	inputs := makeInputs(ctx, append(append(m.args(kernelTargets...), "compile-test:"), pending...), m.env())
+	inputs, provable := makeInputs(ctx, append(append(m.args(kernelTargets...), "compile-test:"), pending...), m.env())
 	byContent := map[string]bool{}
 	for _, p := range plan.Paths() {
 		byContent[p] = true
 	}
-	if len(rec.changed) == 0 && provedUpToDate(wt.Dir, obj, inputs, byContent) {
+	if provable && len(rec.changed) == 0 && provedUpToDate(wt.Dir, obj, inputs, byContent) {
 		md.Proved = true
 		pending = nil
 	} else if err := forgetUpToDate(obj); err != nil {
@@ -992,7 +992,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := writeRecord(obj, rec); err != nil {
 		return finish(md, start, err)
 	}
-	if !md.Proved {
+	if provable && !md.Proved {
 		// Without a proof the next build runs make, as before: a
 		// folder that cannot be listed is not an error of this build.
 		if err := recordUpToDate(wt.Dir, obj, inputs, byContent); err != nil {

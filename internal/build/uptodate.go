@@ -27,14 +27,18 @@ import (
 // completed, and whose inputs are the same files as then, is proved up to
 // date without make: the proof (upToDateFile, in the folder) names every
 // entry of the source tree and of the build folder with its type, inode,
-// size and modification time, as they were after that make, and what make
-// was asked (its arguments, the environment kbuild reads, the compiler and
-// linker). Make itself compares modification times only, so whatever it
-// would redo changes one of these; a proof that differs in anything runs
-// make as before. The proof is removed before make runs, and is not
-// written when a file changed in the last moments before it was taken
-// (racy: a second change within the file system's clock tick would keep
-// the time).
+// size and modification time, as they were after that make, every file
+// outside both that the folder's command records name (the host's headers
+// of its host programs, the compiler's own), and what make was asked (its
+// arguments, the environment kbuild reads, the compiler and linker). Make
+// itself compares modification times only, so whatever it would redo
+// changes one of these; a proof that differs in anything runs make as
+// before. The proof is removed before make runs, and is not written when
+// a source changed in the last moments before it was taken (racy: a
+// second change within the file system's clock tick would keep the time),
+// nor when kbuild would run other tools (CROSS_COMPILE, LLVM), read the
+// environment over its Makefile (make -e), follow a link out of the trees
+// or name a git commit in the release (a .git in the tree).
 
 // upToDateFile is the proof's name in the build folder; patchctl's own
 // files there (".patchctl-*") and the snapshots (variants/) are not
@@ -42,10 +46,10 @@ import (
 const upToDateFile = ".patchctl-uptodate.json"
 
 // upToDateVersion changes when what the proof covers changes.
-const upToDateVersion = "1"
+const upToDateVersion = "2"
 
-// racyWindow: a file changed this close before the proof was taken might
-// change again with the same time; no proof is written then.
+// racyWindow: a source changed this close before the proof was taken
+// might change again with the same time; no proof is written then.
 const racyWindow = 200 * time.Millisecond
 
 type upToDate struct {
@@ -53,37 +57,73 @@ type upToDate struct {
 	Make    string `json:"make"`   // make's arguments, environment and tools
 	Source  string `json:"source"` // the source tree's entries
 	Folder  string `json:"folder"` // the build folder's entries
+	// Outside are the files outside both trees that the folder's
+	// command records name (the host's headers its host programs
+	// include, the compiler's own), and OutsideStamp their stamp.
+	Outside      []string `json:"outside"`
+	OutsideStamp string   `json:"outside_stamp"`
 }
 
 // kbuildEnv matches the environment variables kbuild (or make) reads
 // from the environment: its K*FLAGS and KBUILD_*/KCONFIG_* settings, the
-// *FLAGS* variables, the architecture and cross compiler, LLVM, the
-// install paths, PATH (which compiler runs) and MAKEFLAGS.
-var kbuildEnv = regexp.MustCompile(`^(K[A-Z0-9_]*|[A-Z0-9_]*FLAGS[A-Z0-9_]*|ARCH|SUBARCH|SRCARCH|CROSS_COMPILE|LLVM[A-Z0-9_]*|LOCALVERSION|INSTALL_[A-Z0-9_]*|PATH|SOURCE_DATE_EPOCH)$`)
+// *FLAGS* variables, the architecture, the install paths, PATH (which
+// compiler runs) and MAKEFLAGS.
+var kbuildEnv = regexp.MustCompile(`^(K[A-Z0-9_]*|[A-Z0-9_]*FLAGS[A-Z0-9_]*|ARCH|SUBARCH|SRCARCH|LOCALVERSION|INSTALL_[A-Z0-9_]*|PATH|SOURCE_DATE_EPOCH)$`)
+
+// otherTools are environment variables that make kbuild run other
+// tools than gcc and ld (whose versions the proof holds) or read other
+// makefiles: with one set, no proof.
+var otherTools = []string{"CROSS_COMPILE", "LLVM", "LLVM_IAS", "MAKEFILES"}
 
 // jobserver is make's own bookkeeping in MAKEFLAGS (a new pipe or fifo
-// each run), not an input.
+// each run) and the number of jobs, not inputs.
 var jobserver = regexp.MustCompile(`\s*--jobserver-(auth|fds)=\S+|\s+-j\d*`)
 
 // makeInputs is what make is given besides files: its arguments (the
-// folder's targets and variables), the environment kbuild reads and the
-// compiler and linker's versions.
-func makeInputs(ctx context.Context, args, env []string) string {
+// folder's targets and variables; not -j), the environment kbuild reads
+// and the compiler and linker's versions. ok is false when the
+// environment makes kbuild run other tools (otherTools) or lets it
+// override the Makefile's variables (make -e).
+func makeInputs(ctx context.Context, args, env []string) (inputs string, ok bool) {
 	var vars []string
+	ok = true
 	for _, kv := range append(os.Environ(), env...) {
 		name, val, _ := strings.Cut(kv, "=")
+		if slices.Contains(otherTools, name) && val != "" {
+			ok = false
+		}
 		if !kbuildEnv.MatchString(name) {
 			continue
 		}
 		if strings.HasSuffix(name, "MAKEFLAGS") || name == "MFLAGS" {
 			val = jobserver.ReplaceAllString(val, "")
+			if environmentOverrides(val) {
+				ok = false
+			}
 		}
-		vars = append(vars, name+"="+val)
+		if strings.TrimSpace(val) != "" { // empty is unset, to kbuild
+			vars = append(vars, name+"="+val)
+		}
 	}
 	slices.Sort(vars)
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-j") })
 	parts := []string{"args", command.Quote(args), "env", strings.Join(vars, "\n"), "gcc", compilerVersion(), "ld", linkerVersion(ctx)}
 	s := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(s[:])
+	return hex.EncodeToString(s[:]), ok
+}
+
+// environmentOverrides says whether MAKEFLAGS holds make's -e (its first
+// word is the single-letter flags, without a dash).
+func environmentOverrides(makeflags string) bool {
+	for i, f := range strings.Fields(makeflags) {
+		if f == "--" {
+			break
+		}
+		if f == "-e" || f == "--environment-overrides" || i == 0 && !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") && strings.Contains(f, "e") {
+			return true
+		}
+	}
+	return false
 }
 
 // linkerVersion is ld's first line of --version, once per process.
@@ -109,28 +149,44 @@ func folderEntry(rel string) bool {
 }
 
 // sourceEntry leaves out the work tree's record of its state (.patchctl,
-// rewritten by each checkout) and a git repository's own folder (a local
-// tree's: git rewrites its index on a status): make reads neither.
+// rewritten by each checkout): make does not read it.
 func sourceEntry(rel string) bool {
 	top, _, _ := strings.Cut(rel, "/")
-	return top != ".git" && top != ".patchctl"
+	return top != ".patchctl"
+}
+
+// stamp is what treeStamp found.
+type stamp struct {
+	digest string
+	// racy: a file changed within racyWindow before the stamp.
+	racy bool
+	// unprovable says why no proof can stand for the tree ("" when one
+	// can): a symbolic link out of it, a .git that scripts/setlocalversion
+	// would consult.
+	unprovable string
+	// outside are the paths outside roots that command records (*.cmd,
+	// *.d) name, when asked for.
+	outside []string
 }
 
 // treeStamp digests every entry under dir that keep accepts: its path,
-// type, inode, size and modification time (a symbolic link's target; a
-// folder's path and type only, its entries being listed). The files of
-// byContent (the harness's: written in for each build, with the pristine
-// file's time, and taken out after it) are digested by content instead
-// of inode. racy says a file was modified within racyWindow of since.
-func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool, since time.Time) (digest string, racy bool, err error) {
+// type, inode, size and modification time (a symbolic link's target and
+// what it points at; a folder's path and type only, its entries being
+// listed). The files of byContent (the harness's: written in for each
+// build, with the pristine file's time, and taken out after it) are
+// digested by content instead of inode. roots are the trees the proof
+// covers; records says to collect the paths outside them that command
+// records name.
+func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool, roots []string, records bool, since time.Time) (stamp, error) {
 	top, err := os.ReadDir(dir)
 	if err != nil {
-		return "", false, err
+		return stamp{}, err
 	}
 	type result struct {
-		lines []string
-		racy  bool
-		err   error
+		lines, outside []string
+		racy           bool
+		unprovable     string
+		err            error
 	}
 	results := make([]result, len(top))
 	sem := make(chan struct{}, max(2, runtime.NumCPU()))
@@ -146,6 +202,9 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			r := &results[i]
+			if e.Name() == ".git" {
+				r.unprovable = "a .git (the kernel release names its commit)"
+			}
 			r.err = filepath.WalkDir(filepath.Join(dir, e.Name()), func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
 					return err
@@ -169,24 +228,33 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 				if err != nil {
 					return err
 				}
-				var ino uint64
-				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-					ino = st.Ino
-				}
-				line := fmt.Sprintf("%s\x00%v\x00%d\x00%d\x00%d", rel, fi.Mode(), ino, fi.Size(), fi.ModTime().UnixNano())
-				if byContent[rel] && fi.Mode().IsRegular() {
+				line := fmt.Sprintf("%s\x00%v\x00%s\x00%d\x00%d", rel, fi.Mode(), inode(fi), fi.Size(), fi.ModTime().UnixNano())
+				switch {
+				case fi.Mode()&fs.ModeSymlink != 0:
+					target, err := os.Readlink(p)
+					if err != nil {
+						return err
+					}
+					abs := target
+					if !filepath.IsAbs(abs) {
+						abs = filepath.Join(filepath.Dir(p), target)
+					}
+					if !under(abs, roots) {
+						r.unprovable = "a symbolic link out of the tree (" + rel + ")"
+					}
+					line += "\x00" + target + "\x00" + statLine(p)
+				case byContent[rel] && fi.Mode().IsRegular():
 					h, err := fsutil.HashFile(p)
 					if err != nil {
 						return err
 					}
 					line = fmt.Sprintf("%s\x00%v\x00%s\x00%d\x00%d", rel, fi.Mode(), h, fi.Size(), fi.ModTime().UnixNano())
-				}
-				if fi.Mode()&fs.ModeSymlink != 0 {
-					target, err := os.Readlink(p)
+				case records && (strings.HasSuffix(rel, ".cmd") || strings.HasSuffix(rel, ".d")):
+					b, err := os.ReadFile(p)
 					if err != nil {
 						return err
 					}
-					line += "\x00" + target
+					r.outside = append(r.outside, outsidePaths(b, roots)...)
 				}
 				if fi.ModTime().UnixNano() > limit {
 					r.racy = true
@@ -197,23 +265,90 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 		}()
 	}
 	wg.Wait()
+	var st stamp
 	h := sha256.New()
+	seen := map[string]bool{}
 	for i, r := range results {
 		if r.err != nil {
-			return "", false, fmt.Errorf("listing %s: %w", filepath.Join(dir, top[i].Name()), r.err)
+			return stamp{}, fmt.Errorf("listing %s: %w", filepath.Join(dir, top[i].Name()), r.err)
 		}
-		racy = racy || r.racy
+		st.racy = st.racy || r.racy
+		if st.unprovable == "" {
+			st.unprovable = r.unprovable
+		}
 		for _, l := range r.lines {
 			h.Write([]byte(l))
 			h.Write([]byte{'\n'})
 		}
+		for _, p := range r.outside {
+			if !seen[p] {
+				seen[p] = true
+				st.outside = append(st.outside, p)
+			}
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), racy, nil
+	slices.Sort(st.outside)
+	st.digest = hex.EncodeToString(h.Sum(nil))
+	return st, nil
+}
+
+// inode is a file's inode number ("" where the system has none).
+func inode(fi fs.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprint(st.Ino)
+	}
+	return ""
+}
+
+// statLine is what p points at (followed): type, inode, size and time,
+// or "missing".
+func statLine(p string) string {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%v\x00%s\x00%d\x00%d", fi.Mode(), inode(fi), fi.Size(), fi.ModTime().UnixNano())
+}
+
+// under says whether p is in one of roots (lexically).
+func under(p string, roots []string) bool {
+	p = filepath.Clean(p)
+	for _, r := range roots {
+		r = filepath.Clean(r)
+		if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// outsidePaths are the absolute paths outside roots that a command
+// record names: its dependencies (the host's headers, the compiler's own)
+// and what its command line names.
+func outsidePaths(b []byte, roots []string) []string {
+	var out []string
+	for _, f := range strings.Fields(string(b)) {
+		f = strings.Trim(f, "'\"():;,\\")
+		if !strings.HasPrefix(f, "/") || strings.Contains(f, "$") || under(f, roots) {
+			continue
+		}
+		out = append(out, filepath.Clean(f))
+	}
+	return out
+}
+
+// outsideStamp digests what statLine says of each path.
+func outsideStamp(paths []string) string {
+	h := sha256.New()
+	for _, p := range paths {
+		fmt.Fprintf(h, "%s\x00%s\n", p, statLine(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // provedUpToDate says whether obj's proof stands: written after a
-// complete make with the same inputs, and every entry of src and obj as
-// it was then.
+// complete make with the same inputs, and every entry of src and obj,
+// and every file outside them its command records name, as it was then.
 func provedUpToDate(src, obj, inputs string, byContent map[string]bool) bool {
 	b, err := os.ReadFile(filepath.Join(obj, upToDateFile))
 	if err != nil {
@@ -223,13 +358,16 @@ func provedUpToDate(src, obj, inputs string, byContent map[string]bool) bool {
 	if json.Unmarshal(b, &p) != nil || p.Version != upToDateVersion || p.Make != inputs {
 		return false
 	}
-	now := time.Now()
-	folder, _, err := treeStamp(obj, folderEntry, nil, now)
-	if err != nil || folder != p.Folder {
+	if outsideStamp(p.Outside) != p.OutsideStamp {
 		return false
 	}
-	source, _, err := treeStamp(src, sourceEntry, byContent, now)
-	return err == nil && source == p.Source
+	roots, now := []string{src, obj}, time.Now()
+	folder, err := treeStamp(obj, folderEntry, nil, roots, false, now)
+	if err != nil || folder.digest != p.Folder || folder.unprovable != "" {
+		return false
+	}
+	source, err := treeStamp(src, sourceEntry, byContent, roots, false, now)
+	return err == nil && source.digest == p.Source && source.unprovable == ""
 }
 
 // forgetUpToDate removes obj's proof: make is about to change the folder.
@@ -240,20 +378,24 @@ func forgetUpToDate(obj string) error {
 	return nil
 }
 
-// recordUpToDate writes obj's proof after a complete make; none when an
-// entry changed too recently to be told apart from a later change.
+// recordUpToDate writes obj's proof after a complete make; none when a
+// source changed too recently to be told apart from a later change, or
+// when the trees cannot be proved (a link out of them, a .git). The
+// build folder is written by make and patchctl only, under the work
+// tree's lock: its entries are never racy.
 func recordUpToDate(src, obj, inputs string, byContent map[string]bool) error {
-	now := time.Now()
-	folder, racy, err := treeStamp(obj, folderEntry, nil, now)
+	roots, now := []string{src, obj}, time.Now()
+	folder, err := treeStamp(obj, folderEntry, nil, roots, true, now)
 	if err != nil {
 		return err
 	}
-	source, racySrc, err := treeStamp(src, sourceEntry, byContent, now)
+	source, err := treeStamp(src, sourceEntry, byContent, roots, false, now)
 	if err != nil {
 		return err
 	}
-	if racy || racySrc {
+	if source.racy || folder.unprovable != "" || source.unprovable != "" {
 		return forgetUpToDate(obj)
 	}
-	return fsutil.WriteJSON(filepath.Join(obj, upToDateFile), upToDate{Version: upToDateVersion, Make: inputs, Source: source, Folder: folder})
+	return fsutil.WriteJSON(filepath.Join(obj, upToDateFile), upToDate{Version: upToDateVersion, Make: inputs, Source: source.digest,
+		Folder: folder.digest, Outside: folder.outside, OutsideStamp: outsideStamp(folder.outside)})
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
@@ -34,7 +36,7 @@ func age(t *testing.T, dirs ...string) {
 	t.Helper()
 	for _, d := range dirs {
 		err := filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-			if err != nil || e.Type()&fs.ModeSymlink != 0 {
+			if err != nil {
 				return err
 			}
 			fi, err := e.Info()
@@ -42,6 +44,10 @@ func age(t *testing.T, dirs ...string) {
 				return err
 			}
 			old := fi.ModTime().Add(-time.Minute)
+			if e.Type()&fs.ModeSymlink != 0 {
+				tv := unix.NsecToTimeval(old.UnixNano())
+				return unix.Lutimes(p, []unix.Timeval{tv, tv})
+			}
 			return os.Chtimes(p, old, old)
 		})
 		if err != nil {
@@ -76,17 +82,13 @@ func TestProvedUpToDateSkipsMake(t *testing.T) {
 	first := build(true)
 	src, obj := first.SourceDir, first.BuildDir
 	proof := filepath.Join(obj, upToDateFile)
-	// Just built: main.o and bzImage are a moment old, so no proof.
-	if _, err := os.Stat(proof); err == nil {
-		t.Fatal("a proof was written with files changed a moment before")
-	}
 	// settle: the folder aged, one make (a no-op) writes the proof, and
 	// the next build runs none.
 	settle := func() *Metadata {
 		t.Helper()
 		age(t, src, obj)
 		if md := build(true); !md.UpToDate {
-			t.Fatalf("make after aging the folder did work")
+			t.Fatalf("make after aging the folder did work:\n%s", mustRead(t, md.Log))
 		}
 		if _, err := os.Stat(proof); err != nil {
 			t.Fatalf("no proof after a make of an aged folder: %v", err)
@@ -130,30 +132,168 @@ func TestProvedUpToDateSkipsMake(t *testing.T) {
 	build(false)
 }
 
-// TestMakeInputs: make's arguments and the environment kbuild reads are
-// inputs; other variables and make's jobserver are not.
+// TestRacyStamp: a file changed less than racyWindow before the stamp
+// (or dated ahead of the clock) makes it racy, and then recordUpToDate
+// writes no proof; older files do not.
+func TestRacyStamp(t *testing.T) {
+	src, obj := t.TempDir(), t.TempDir()
+	f := filepath.Join(src, "a.c")
+	os.WriteFile(f, []byte("int a;\n"), 0o644)
+	inputs, _ := makeInputs(context.Background(), []string{"x"}, nil)
+	for _, c := range []struct {
+		at   time.Duration
+		racy bool
+	}{{-time.Minute, false}, {-racyWindow / 4, true}, {time.Minute, true}} {
+		at := time.Now().Add(c.at)
+		os.Chtimes(f, at, at)
+		st, err := treeStamp(src, sourceEntry, nil, []string{src, obj}, false, time.Now())
+		if err != nil || st.racy != c.racy {
+			t.Errorf("a file %v from now: racy %v (%v), want %v", c.at, st.racy, err, c.racy)
+		}
+		os.Remove(filepath.Join(obj, upToDateFile))
+		if err := recordUpToDate(src, obj, inputs, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(obj, upToDateFile)); (err == nil) == c.racy {
+			t.Errorf("a file %v from now: proof written %v", c.at, err == nil)
+		}
+	}
+}
+
+// TestMakeInputs: make's arguments (not -j) and the environment kbuild
+// reads are inputs; other variables and make's jobserver are not; other
+// tools or make -e allow no proof.
 func TestMakeInputs(t *testing.T) {
 	ctx := context.Background()
-	base := makeInputs(ctx, []string{"bzImage"}, nil)
-	if makeInputs(ctx, []string{"modules"}, nil) == base {
+	in := func(args []string, env ...string) string {
+		t.Helper()
+		s, ok := makeInputs(ctx, args, env)
+		if !ok {
+			t.Fatalf("%v %v: no proof possible", args, env)
+		}
+		return s
+	}
+	base := in([]string{"-j2", "bzImage"})
+	if in([]string{"-j2", "modules"}) == base {
 		t.Error("the targets are not an input")
 	}
-	if makeInputs(ctx, []string{"bzImage"}, []string{"CCACHE_BASEDIR=/x"}) != base {
+	if in([]string{"-j8", "bzImage"}) != base {
+		t.Error("the number of jobs changes the inputs")
+	}
+	if in([]string{"-j2", "bzImage"}, "CCACHE_BASEDIR=/x") != base {
 		t.Error("ccache's settings change the inputs")
 	}
-	for _, kv := range []string{"KCFLAGS=-O0", "KBUILD_BUILD_USER=x", "HOSTCFLAGS=-g", "ARCH=i386", "CROSS_COMPILE=x-", "LLVM=1", "PATH=/opt/bin", "MAKEFLAGS=KCFLAGS=-O0"} {
-		if makeInputs(ctx, []string{"bzImage"}, []string{kv}) == base {
+	for _, kv := range []string{"KCFLAGS=-O0", "KBUILD_BUILD_USER=x", "HOSTCFLAGS=-g", "ARCH=i386", "PATH=/opt/bin", "MAKEFLAGS=KCFLAGS=-O0", "LOCALVERSION=-x"} {
+		if in([]string{"-j2", "bzImage"}, kv) == base {
 			t.Errorf("%s is not an input", kv)
 		}
 	}
-	for _, kv := range []string{"TERM=dumb", "HOME=/x", "SSH_TTY=/dev/pts/1"} {
-		if makeInputs(ctx, []string{"bzImage"}, []string{kv}) != base {
+	for _, kv := range []string{"TERM=dumb", "HOME=/x", "SSH_TTY=/dev/pts/1", "CROSS_COMPILE=", "MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo1"} {
+		if in([]string{"-j2", "bzImage"}, kv) != base {
 			t.Errorf("%s is an input", kv)
 		}
 	}
-	a := makeInputs(ctx, []string{"bzImage"}, []string{"MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo1"})
-	b := makeInputs(ctx, []string{"bzImage"}, []string{"MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo2"})
-	if a != b {
-		t.Error("make's jobserver changes the inputs")
+	for _, kv := range []string{"CROSS_COMPILE=aarch64-linux-gnu-", "LLVM=1", "MAKEFILES=/x.mk", "MAKEFLAGS=e -- CC=clang", "MAKEFLAGS=se", "MAKEFLAGS= -e", "MAKEFLAGS=--environment-overrides"} {
+		if _, ok := makeInputs(ctx, []string{"bzImage"}, []string{kv}); ok {
+			t.Errorf("%s: a proof is possible", kv)
+		}
+	}
+	for _, kv := range []string{"MAKEFLAGS=s -- KCFLAGS=-Werror", "MAKEFLAGS=rR"} {
+		if _, ok := makeInputs(ctx, []string{"bzImage"}, []string{kv}); !ok {
+			t.Errorf("%s: no proof possible", kv)
+		}
+	}
+}
+
+// TestProofOutsideTheTrees: a file outside both trees that a command
+// record names (a host header objtool includes) is part of the proof; a
+// link out of the source tree, a .git in it or CROSS_COMPILE allow none;
+// the harness's files count by content, not inode.
+func TestProofOutsideTheTrees(t *testing.T) {
+	o, _ := fakeKernel(t)
+	ctx := context.Background()
+	runner := &countMakes{}
+	o.Variant, o.Runner = vocab.Baseline, runner
+	build := func(wantMake bool) *Metadata {
+		t.Helper()
+		before := runner.n
+		md, err := Build(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ran := runner.n > before; ran != wantMake {
+			t.Fatalf("make ran %v, want %v", ran, wantMake)
+		}
+		return md
+	}
+	first := build(true)
+	src, obj := first.SourceDir, first.BuildDir
+	proof := filepath.Join(obj, upToDateFile)
+	settle := func() {
+		t.Helper()
+		age(t, src, obj)
+		build(true)
+		if _, err := os.Stat(proof); err != nil {
+			t.Fatalf("no proof: %v", err)
+		}
+		build(false)
+	}
+	outside := filepath.Join(t.TempDir(), "stdio.h")
+	os.WriteFile(outside, []byte("int x;\n"), 0o644)
+	os.WriteFile(filepath.Join(obj, ".main.o.cmd"), []byte("savedcmd_main.o := gcc -c main.c\n\ndeps_main.o := \\\n  main.c \\\n  "+outside+" \\\n\n"), 0o644)
+	settle()
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(outside, old, old)
+	build(true)
+	settle()
+
+	// The harness's files: the same content under a new inode keeps the
+	// proof (stamped by content), other content does not.
+	main := filepath.Join(src, "main.c")
+	byContent := map[string]bool{"main.c": true}
+	b, _ := os.ReadFile(main)
+	st, _ := os.Stat(main)
+	inputs, _ := makeInputs(ctx, []string{"x"}, nil)
+	if err := recordUpToDate(src, obj, inputs, byContent); err != nil {
+		t.Fatal(err)
+	}
+	if !provedUpToDate(src, obj, inputs, byContent) {
+		t.Fatal("no proof of an aged folder")
+	}
+	os.Remove(main)
+	os.WriteFile(main, b, st.Mode())
+	os.Chtimes(main, st.ModTime(), st.ModTime())
+	if !provedUpToDate(src, obj, inputs, byContent) {
+		t.Error("a harness file rewritten with the same content and time broke the proof")
+	}
+	if provedUpToDate(src, obj, inputs, nil) {
+		t.Error("a file rewritten (new inode) kept the proof")
+	}
+	os.WriteFile(main, append([]byte("/* */"), b[5:]...), st.Mode())
+	os.Chtimes(main, st.ModTime(), st.ModTime())
+	if provedUpToDate(src, obj, inputs, byContent) {
+		t.Error("a harness file with other content, same size and time, kept the proof")
+	}
+	os.WriteFile(main, b, st.Mode())
+	settle()
+
+	// No proof: a link out of the tree, a .git, another compiler.
+	for _, c := range []struct {
+		name        string
+		make, clean func()
+	}{
+		{"link out", func() { os.Symlink(t.TempDir(), filepath.Join(src, "ext")) }, func() { os.Remove(filepath.Join(src, "ext")) }},
+		{".git", func() { os.WriteFile(filepath.Join(src, ".git"), []byte("gitdir: /x\n"), 0o644) }, func() { os.Remove(filepath.Join(src, ".git")) }},
+		{"CROSS_COMPILE", func() { os.Setenv("CROSS_COMPILE", "x86_64-linux-gnu-") }, func() { os.Unsetenv("CROSS_COMPILE") }},
+	} {
+		c.make()
+		age(t, src, obj)
+		build(true)
+		if _, err := os.Stat(proof); err == nil {
+			t.Errorf("%s: a proof was written", c.name)
+		}
+		build(true)
+		c.clean()
+		settle()
 	}
 }
