@@ -994,9 +994,10 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	}
 	if provable && !md.Proved {
 		// Without a proof the next build runs make, as before: a
-		// folder that cannot be listed is not an error of this build.
+		// folder that cannot be listed is not an error of this build
+		// (and a proof that cannot be removed was removed before make).
 		if err := recordUpToDate(wt.Dir, obj, inputs, byContent); err != nil {
-			forgetUpToDate(obj)
+			_ = forgetUpToDate(obj)
 		}
 	}
 	if md.UpToDate {
