@@ -56,21 +56,16 @@ func age(t *testing.T, dirs ...string) {
 	}
 }
 
-// TestProvedUpToDateSkipsMake: a build whose folder and sources are as
-// its last complete make left them runs no make and is up to date, with
-// the same image; each change make would see (a source's time, a new
-// file in the tree, an object removed, a flag kbuild reads from the
-// environment) runs make again, and a folder changed too recently to be
-// told apart from a later change gets no proof.
-func TestProvedUpToDateSkipsMake(t *testing.T) {
+// fakeBuilds builds the fake kernel's baseline, each call failing the
+// test unless make ran (and the build was not proved) as wantMake says.
+func fakeBuilds(t *testing.T) func(wantMake bool) *Metadata {
 	o, _ := fakeKernel(t)
-	ctx := context.Background()
 	runner := &countMakes{}
 	o.Variant, o.Runner = vocab.Baseline, runner
-	build := func(wantMake bool) *Metadata {
+	return func(wantMake bool) *Metadata {
 		t.Helper()
 		before := runner.n
-		md, err := Build(ctx, o)
+		md, err := Build(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,6 +74,16 @@ func TestProvedUpToDateSkipsMake(t *testing.T) {
 		}
 		return md
 	}
+}
+
+// TestProvedUpToDateSkipsMake: a build whose folder and sources are as
+// its last complete make left them runs no make and is up to date, with
+// the same image; each change make would see (a source's time, a new
+// file in the tree, an object removed, a flag kbuild reads from the
+// environment) runs make again, and a folder changed too recently to be
+// told apart from a later change gets no proof.
+func TestProvedUpToDateSkipsMake(t *testing.T) {
+	build := fakeBuilds(t)
 	first := build(true)
 	src, obj := first.SourceDir, first.BuildDir
 	proof := filepath.Join(obj, upToDateFile)
@@ -210,22 +215,8 @@ func TestMakeInputs(t *testing.T) {
 // link out of the source tree, a .git in it or CROSS_COMPILE allow none;
 // the harness's files count by content, not inode.
 func TestProofOutsideTheTrees(t *testing.T) {
-	o, _ := fakeKernel(t)
+	build := fakeBuilds(t)
 	ctx := context.Background()
-	runner := &countMakes{}
-	o.Variant, o.Runner = vocab.Baseline, runner
-	build := func(wantMake bool) *Metadata {
-		t.Helper()
-		before := runner.n
-		md, err := Build(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ran := runner.n > before; ran != wantMake {
-			t.Fatalf("make ran %v, want %v", ran, wantMake)
-		}
-		return md
-	}
 	first := build(true)
 	src, obj := first.SourceDir, first.BuildDir
 	proof := filepath.Join(obj, upToDateFile)
