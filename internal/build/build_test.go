@@ -377,13 +377,14 @@ func TestBaselineNeverRebuilt(t *testing.T) {
 	}
 	got := folderState(t, base.BuildDir)
 	for p, w := range want {
-		if got[p] != w {
+		// The proof that the folder is up to date (uptodate.go) is
+		// patchctl's, not an object: a make with nothing to do writes
+		// it anew.
+		if got[p] != w && p != upToDateFile {
 			t.Errorf("baseline folder: %s changed (%s -> %s)", p, w, got[p])
 		}
 	}
 	for p := range got {
-		// The snapshots and the proof that the folder is up to date
-		// (uptodate.go) are patchctl's, not objects.
 		if _, ok := want[p]; !ok && !strings.HasPrefix(p, "variants") && p != upToDateFile {
 			t.Errorf("baseline folder: %s appeared", p)
 		}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/fsutil"
 )
@@ -46,7 +48,7 @@ import (
 const upToDateFile = ".patchctl-uptodate.json"
 
 // upToDateVersion changes when what the proof covers changes.
-const upToDateVersion = "2"
+const upToDateVersion = "3"
 
 // racyWindow: a source changed this close before the proof was taken
 // might change again with the same time; no proof is written then.
@@ -176,111 +178,124 @@ type stamp struct {
 // build, with the pristine file's time, and taken out after it) are
 // digested by content instead of inode. roots are the trees the proof
 // covers; records says to collect the paths outside them that command
-// records name.
+// records name. Folders are listed in parallel, each entry stat'ed
+// relative to its open folder (6.12's 92,000 entries: BenchmarkProofStamp).
 func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool, roots []string, records bool, since time.Time) (stamp, error) {
-	top, err := os.ReadDir(dir)
-	if err != nil {
-		return stamp{}, err
+	type listing struct {
+		rel, unprovable string
+		lines, outside  []string
+		racy            bool
+		err             error
 	}
-	type result struct {
-		lines, outside []string
-		racy           bool
-		unprovable     string
-		err            error
-	}
-	results := make([]result, len(top))
+	var (
+		mu       sync.Mutex
+		listings []*listing
+		wg       sync.WaitGroup
+	)
 	sem := make(chan struct{}, max(2, runtime.NumCPU()))
-	var wg sync.WaitGroup
 	limit := since.Add(-racyWindow).UnixNano()
-	for i, e := range top {
-		if !keep(e.Name()) {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r := &results[i]
-			if e.Name() == ".git" {
-				r.unprovable = "a .git (the kernel release names its commit)"
+	var list func(rel string)
+	list = func(rel string) {
+		defer wg.Done()
+		sem <- struct{}{}
+		l := &listing{rel: rel}
+		l.err = func() error {
+			full := filepath.Join(dir, filepath.FromSlash(rel))
+			f, err := os.Open(full)
+			if err != nil {
+				return err
 			}
-			r.err = filepath.WalkDir(filepath.Join(dir, e.Name()), func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
+			defer f.Close()
+			names, err := f.Readdirnames(-1)
+			if err != nil {
+				return err
+			}
+			slices.Sort(names)
+			fd := int(f.Fd())
+			for _, name := range names {
+				r := name
+				if rel != "." {
+					r = rel + "/" + name
 				}
-				rel, err := filepath.Rel(dir, p)
-				if err != nil {
-					return err
+				if !keep(r) {
+					continue
 				}
-				rel = filepath.ToSlash(rel)
-				if !keep(rel) {
-					if d.IsDir() {
-						return filepath.SkipDir
-					}
-					return nil
+				if r == ".git" {
+					l.unprovable = "a .git (the kernel release names its commit)"
 				}
-				if d.IsDir() {
-					r.lines = append(r.lines, rel+"\x00d")
-					return nil
+				var st unix.Stat_t
+				if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					return fmt.Errorf("%s: %w", r, err)
 				}
-				fi, err := d.Info()
-				if err != nil {
-					return err
+				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+					l.lines = append(l.lines, r+"\x00d")
+					wg.Add(1)
+					go list(r)
+					continue
 				}
-				line := fmt.Sprintf("%s\x00%v\x00%s\x00%d\x00%d", rel, fi.Mode(), inode(fi), fi.Size(), fi.ModTime().UnixNano())
+				mtime := st.Mtim.Nano()
+				line := fmt.Sprintf("%s\x00%o\x00%d\x00%d\x00%d", r, st.Mode, st.Ino, st.Size, mtime)
+				p := filepath.Join(full, name)
 				switch {
-				case fi.Mode()&fs.ModeSymlink != 0:
+				case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 					target, err := os.Readlink(p)
 					if err != nil {
 						return err
 					}
 					abs := target
 					if !filepath.IsAbs(abs) {
-						abs = filepath.Join(filepath.Dir(p), target)
+						abs = filepath.Join(full, target)
 					}
 					if !under(abs, roots) {
-						r.unprovable = "a symbolic link out of the tree (" + rel + ")"
+						l.unprovable = "a symbolic link out of the tree (" + r + ")"
 					}
 					line += "\x00" + target + "\x00" + statLine(p)
-				case byContent[rel] && fi.Mode().IsRegular():
+				case byContent[r] && st.Mode&unix.S_IFMT == unix.S_IFREG:
 					h, err := fsutil.HashFile(p)
 					if err != nil {
 						return err
 					}
-					line = fmt.Sprintf("%s\x00%v\x00%s\x00%d\x00%d", rel, fi.Mode(), h, fi.Size(), fi.ModTime().UnixNano())
-				case records && (strings.HasSuffix(rel, ".cmd") || strings.HasSuffix(rel, ".d")):
+					line = fmt.Sprintf("%s\x00%o\x00%s\x00%d\x00%d", r, st.Mode, h, st.Size, mtime)
+				case records && (strings.HasSuffix(name, ".cmd") || strings.HasSuffix(name, ".d")):
 					b, err := os.ReadFile(p)
 					if err != nil {
 						return err
 					}
-					r.outside = append(r.outside, outsidePaths(b, roots)...)
+					l.outside = append(l.outside, outsidePaths(b, roots)...)
 				}
-				if fi.ModTime().UnixNano() > limit {
-					r.racy = true
+				if mtime > limit {
+					l.racy = true
 				}
-				r.lines = append(r.lines, line)
-				return nil
-			})
+				l.lines = append(l.lines, line)
+			}
+			return nil
 		}()
+		<-sem
+		mu.Lock()
+		listings = append(listings, l)
+		mu.Unlock()
 	}
+	wg.Add(1)
+	list(".")
 	wg.Wait()
+	slices.SortFunc(listings, func(a, b *listing) int { return strings.Compare(a.rel, b.rel) })
 	var st stamp
 	h := sha256.New()
 	seen := map[string]bool{}
-	for i, r := range results {
-		if r.err != nil {
-			return stamp{}, fmt.Errorf("listing %s: %w", filepath.Join(dir, top[i].Name()), r.err)
+	for _, l := range listings {
+		if l.err != nil {
+			return stamp{}, fmt.Errorf("listing %s: %w", filepath.Join(dir, l.rel), l.err)
 		}
-		st.racy = st.racy || r.racy
+		st.racy = st.racy || l.racy
 		if st.unprovable == "" {
-			st.unprovable = r.unprovable
+			st.unprovable = l.unprovable
 		}
-		for _, l := range r.lines {
-			h.Write([]byte(l))
+		h.Write([]byte(l.rel + "/\n"))
+		for _, line := range l.lines {
+			h.Write([]byte(line))
 			h.Write([]byte{'\n'})
 		}
-		for _, p := range r.outside {
+		for _, p := range l.outside {
 			if !seen[p] {
 				seen[p] = true
 				st.outside = append(st.outside, p)
