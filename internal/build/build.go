@@ -901,7 +901,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// Nothing changed since the folder's last complete make: no make
 	// (uptodate.go). A source whose content changed since then needs
 	// make anyway.
-	inputs, provable := makeInputs(ctx, append(append(m.args(kernelTargets...), "compile-test:"), pending...), m.env())
+	inputs, provable := makeInputs(append(append(m.args(kernelTargets...), "compile-test:"), pending...), m.env())
 	byContent := map[string]bool{}
 	for _, p := range plan.Paths() {
 		byContent[p] = true

@@ -86,7 +86,7 @@ var jobserver = regexp.MustCompile(`\s*--jobserver-(auth|fds)=\S+|\s+-j\d*`)
 // and the compiler and linker's versions. ok is false when the
 // environment makes kbuild run other tools (otherTools) or lets it
 // override the Makefile's variables (make -e).
-func makeInputs(ctx context.Context, args, env []string) (inputs string, ok bool) {
+func makeInputs(args, env []string) (inputs string, ok bool) {
 	var vars []string
 	ok = true
 	for _, kv := range append(os.Environ(), env...) {
@@ -109,7 +109,7 @@ func makeInputs(ctx context.Context, args, env []string) (inputs string, ok bool
 	}
 	slices.Sort(vars)
 	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-j") })
-	parts := []string{"args", command.Quote(args), "env", strings.Join(vars, "\n"), "gcc", compilerVersion(), "ld", linkerVersion(ctx)}
+	parts := []string{"args", command.Quote(args), "env", strings.Join(vars, "\n"), "gcc", compilerVersion(), "ld", linkerVersion()}
 	s := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(s[:]), ok
 }
@@ -128,20 +128,16 @@ func environmentOverrides(makeflags string) bool {
 	return false
 }
 
-// linkerVersion is ld's first line of --version, once per process.
-var linkerVersion = func() func(context.Context) string {
-	var once sync.Once
-	var v string
-	return func(ctx context.Context) string {
-		once.Do(func() {
-			out, err := command.Command("ld", "--version").Output(ctx)
-			if err == nil {
-				v, _, _ = strings.Cut(string(out), "\n")
-			}
-		})
-		return v
+// linkerVersion is ld's first line of --version, once per process (as
+// compilerVersion is gcc's).
+var linkerVersion = sync.OnceValue(func() string {
+	out, err := command.Command("ld", "--version").Output(context.Background())
+	if err != nil {
+		return ""
 	}
-}()
+	v, _, _ := strings.Cut(string(out), "\n")
+	return v
+})
 
 // folderEntry leaves out what is patchctl's in a build folder: its
 // records and the snapshots.

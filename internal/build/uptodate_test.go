@@ -144,7 +144,7 @@ func TestRacyStamp(t *testing.T) {
 	src, obj := t.TempDir(), t.TempDir()
 	f := filepath.Join(src, "a.c")
 	os.WriteFile(f, []byte("int a;\n"), 0o644)
-	inputs, _ := makeInputs(context.Background(), []string{"x"}, nil)
+	inputs, _ := makeInputs([]string{"x"}, nil)
 	for _, c := range []struct {
 		at   time.Duration
 		racy bool
@@ -169,10 +169,9 @@ func TestRacyStamp(t *testing.T) {
 // reads are inputs; other variables and make's jobserver are not; other
 // tools or make -e allow no proof.
 func TestMakeInputs(t *testing.T) {
-	ctx := context.Background()
 	in := func(args []string, env ...string) string {
 		t.Helper()
-		s, ok := makeInputs(ctx, args, env)
+		s, ok := makeInputs(args, env)
 		if !ok {
 			t.Fatalf("%v %v: no proof possible", args, env)
 		}
@@ -199,12 +198,12 @@ func TestMakeInputs(t *testing.T) {
 		}
 	}
 	for _, kv := range []string{"CROSS_COMPILE=aarch64-linux-gnu-", "LLVM=1", "MAKEFILES=/x.mk", "MAKEFLAGS=e -- CC=clang", "MAKEFLAGS=se", "MAKEFLAGS= -e", "MAKEFLAGS=--environment-overrides"} {
-		if _, ok := makeInputs(ctx, []string{"bzImage"}, []string{kv}); ok {
+		if _, ok := makeInputs([]string{"bzImage"}, []string{kv}); ok {
 			t.Errorf("%s: a proof is possible", kv)
 		}
 	}
 	for _, kv := range []string{"MAKEFLAGS=s -- KCFLAGS=-Werror", "MAKEFLAGS=rR"} {
-		if _, ok := makeInputs(ctx, []string{"bzImage"}, []string{kv}); !ok {
+		if _, ok := makeInputs([]string{"bzImage"}, []string{kv}); !ok {
 			t.Errorf("%s: no proof possible", kv)
 		}
 	}
@@ -216,7 +215,6 @@ func TestMakeInputs(t *testing.T) {
 // the harness's files count by content, not inode.
 func TestProofOutsideTheTrees(t *testing.T) {
 	build := fakeBuilds(t)
-	ctx := context.Background()
 	first := build(true)
 	src, obj := first.SourceDir, first.BuildDir
 	proof := filepath.Join(obj, upToDateFile)
@@ -237,6 +235,16 @@ func TestProofOutsideTheTrees(t *testing.T) {
 	os.Chtimes(outside, old, old)
 	build(true)
 	settle()
+	// The same named by a dependency file (*.d) deeper in the folder,
+	// and a file that is gone.
+	other := filepath.Join(t.TempDir(), "limits.h")
+	os.WriteFile(other, []byte("int y;\n"), 0o644)
+	os.MkdirAll(filepath.Join(obj, "usr"), 0o755)
+	os.WriteFile(filepath.Join(obj, "usr", ".x.cpio.d"), []byte("usr/x.cpio: "+other+"\n"), 0o644)
+	settle()
+	os.Remove(other)
+	build(true)
+	settle()
 
 	// The harness's files: the same content under a new inode keeps the
 	// proof (stamped by content), other content does not.
@@ -244,7 +252,7 @@ func TestProofOutsideTheTrees(t *testing.T) {
 	byContent := map[string]bool{"main.c": true}
 	b, _ := os.ReadFile(main)
 	st, _ := os.Stat(main)
-	inputs, _ := makeInputs(ctx, []string{"x"}, nil)
+	inputs, _ := makeInputs([]string{"x"}, nil)
 	if err := recordUpToDate(src, obj, inputs, byContent); err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +282,11 @@ func TestProofOutsideTheTrees(t *testing.T) {
 		make, clean func()
 	}{
 		{"link out", func() { os.Symlink(t.TempDir(), filepath.Join(src, "ext")) }, func() { os.Remove(filepath.Join(src, "ext")) }},
+		// Relative, climbing out from a folder deeper in the tree.
+		{"relative link out", func() {
+			os.MkdirAll(filepath.Join(src, "inc", "sub"), 0o755)
+			os.Symlink("../../../..", filepath.Join(src, "inc", "sub", "up"))
+		}, func() { os.RemoveAll(filepath.Join(src, "inc")) }},
 		{".git", func() { os.WriteFile(filepath.Join(src, ".git"), []byte("gitdir: /x\n"), 0o644) }, func() { os.Remove(filepath.Join(src, ".git")) }},
 		{"CROSS_COMPILE", func() { os.Setenv("CROSS_COMPILE", "x86_64-linux-gnu-") }, func() { os.Unsetenv("CROSS_COMPILE") }},
 	} {
