@@ -103,6 +103,9 @@ func makeInputs(args, env []string) (inputs string, ok bool) {
 				ok = false
 			}
 		}
+		if name == "PATH" {
+			val = firstOfEach(val)
+		}
 		if strings.TrimSpace(val) != "" { // empty is unset, to kbuild
 			vars = append(vars, name+"="+val)
 		}
@@ -112,6 +115,20 @@ func makeInputs(args, env []string) (inputs string, ok bool) {
 	parts := []string{"args", command.Quote(args), "env", strings.Join(vars, "\n"), "gcc", compilerVersion(), "ld", linkerVersion()}
 	s := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(s[:]), ok
+}
+
+// firstOfEach is a PATH without the later repeats of a folder, which
+// name no other program: a lookup stops at the first. `go test` puts
+// GOROOT/bin first for its test binaries, where .ci/run already has it,
+// so a test's make and the command line's have the same inputs.
+func firstOfEach(path string) string {
+	var dirs []string
+	for _, d := range strings.Split(path, ":") {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return strings.Join(dirs, ":")
 }
 
 // environmentOverrides says whether MAKEFLAGS holds make's -e (its first

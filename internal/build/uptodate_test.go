@@ -192,6 +192,17 @@ func TestMakeInputs(t *testing.T) {
 			t.Errorf("%s is not an input", kv)
 		}
 	}
+	// A folder named again later in PATH changes no lookup; any other
+	// change of PATH, its order included, is an input.
+	path := in([]string{"bzImage"}, "PATH=/a:/b::/c")
+	if in([]string{"bzImage"}, "PATH=/a:/b:/a::/c:/b:") != path {
+		t.Error("a repeated PATH folder changes the inputs")
+	}
+	for _, p := range []string{"PATH=/b:/a::/c", "PATH=/a:/b:/c", "PATH=/a:/b::/c:/d", "PATH=/a/:/b::/c"} {
+		if in([]string{"bzImage"}, p) == path {
+			t.Errorf("%s: same inputs as PATH=/a:/b::/c", p)
+		}
+	}
 	for _, kv := range []string{"TERM=dumb", "HOME=/x", "SSH_TTY=/dev/pts/1", "CROSS_COMPILE=", "MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo1"} {
 		if in([]string{"-j2", "bzImage"}, kv) != base {
 			t.Errorf("%s is an input", kv)
