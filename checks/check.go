@@ -459,12 +459,12 @@ func addMacroEvidence(fs []Finding, files []*engine.File) {
 func definesFlag(f *engine.File) bool {
 	found := false
 	engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-		if n.Kind() == "preproc_def" {
+		if engine.KindOf(n) == "preproc_def" {
 			v := f.Text(n.ChildByFieldName("value"))
 			found = found || strings.Contains(v, "IB_SEND_INLINE") && !strings.Contains(v, "~")
 			return false
 		}
-		return !found && n.Kind() != "function_definition"
+		return !found && engine.KindOf(n) != "function_definition"
 	})
 	return found
 }
@@ -587,7 +587,7 @@ func recordsCaps(f *engine.File, fn *sitter.Node) bool {
 	}
 	found := false
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
+		if engine.KindOf(n) == "call_expression" && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
 			found = true
 		}
 		return !found
@@ -603,11 +603,11 @@ func worthRunning(f *engine.File, fn *sitter.Node, facts *engine.Facts) bool {
 	}
 	found := false
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" {
+		if engine.KindOf(n) == "call_expression" {
 			c := n.ChildByFieldName("function")
 			name := f.Text(c)
 			_, poster := facts.PosterOf(name)
-			if name == "ib_post_send" || poster || facts.TakesSGEs(name) || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
+			if name == "ib_post_send" || poster || facts.TakesSGEs(name) || engine.KindOf(c) == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
 				found = true
 			}
 		}
@@ -620,10 +620,10 @@ func worthRunning(f *engine.File, fn *sitter.Node, facts *engine.Facts) bool {
 func callsAt(f *engine.File, fn *sitter.Node, line int) []*sitter.Node {
 	var out []*sitter.Node
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && f.Line(n) == line {
+		if engine.KindOf(n) == "call_expression" && f.Line(n) == line {
 			out = append(out, n)
 		}
-		return f.Line(n) <= line || n.Kind() == "compound_statement"
+		return f.Line(n) <= line || engine.KindOf(n) == "compound_statement"
 	})
 	return out
 }

@@ -83,7 +83,7 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 		if n == nil {
 			return false
 		}
-		switch n.Kind() {
+		switch engine.KindOf(n) {
 		case "identifier":
 			_, ok := wire[f.Text(n)]
 			return ok
@@ -141,12 +141,12 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 	}
 	dropped := map[string]droppedVal{}
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch engine.KindOf(n) {
 		case "call_expression":
 			if ovfDropped(f, n) {
 				args := engine.Named(n.ChildByFieldName("arguments"))
 				if len(args) == 3 {
-					if d := engine.StripParens(args[2]); d != nil && d.Kind() == "pointer_expression" {
+					if d := engine.StripParens(args[2]); d != nil && engine.KindOf(d) == "pointer_expression" {
 						for _, a := range args[:2] {
 							if isWire(a) {
 								dropped[f.Text(d.ChildByFieldName("argument"))] = droppedVal{engine.CondKey(f, stripCasts(a)), f.Line(n)}
@@ -175,7 +175,7 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 				narrowSum(d, types[d], n.ChildByFieldName("value"), n)
 			}
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
+			if l := n.ChildByFieldName("left"); l != nil && engine.KindOf(l) == "identifier" {
 				if isWire(n.ChildByFieldName("right")) {
 					wire[f.Text(l)] = wireVal{strings.Join(strings.Fields(f.Text(n.ChildByFieldName("right"))), " "), f.Line(n)}
 				} else if f.Text(n.ChildByFieldName("operator")) == "=" {
@@ -220,13 +220,13 @@ func incapsuleFunction(f *engine.File, fn *sitter.Node) []Finding {
 				for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
 					var tv truncVal
 					engine.Walk(side, func(c *sitter.Node) bool {
-						if c.Kind() == "identifier" && tv.v == "" {
+						if engine.KindOf(c) == "identifier" && tv.v == "" {
 							if t, ok := trunc[f.Text(c)]; ok {
 								tv = t
 								tv.sum = f.Text(c) + " = " + t.sum
 							}
 						}
-						return tv.v == "" && c.Kind() != "call_expression"
+						return tv.v == "" && engine.KindOf(c) != "call_expression"
 					})
 					if tv.v != "" && !guarded(f, fn, tv.v, cmp) {
 						w := wire[tv.v]
@@ -264,7 +264,7 @@ var wideTypes = map[string]bool{"u64": true, "__u64": true, "uint64_t": true, "u
 // storedSum finds a side of cmp that is a local holding a wire sum.
 func storedSum[V any](f *engine.File, cmp *sitter.Node, get func(string) (V, bool)) (string, V, bool) {
 	for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
-		if side = stripCasts(side); side != nil && side.Kind() == "identifier" {
+		if side = stripCasts(side); side != nil && engine.KindOf(side) == "identifier" {
 			if v, ok := get(f.Text(side)); ok {
 				return f.Text(side), v, true
 			}
@@ -298,7 +298,7 @@ func storedGuarded(f *engine.File, fn, cmp *sitter.Node, w string, addends []str
 		if ok || n.StartByte() >= cmp.EndByte() {
 			return false
 		}
-		if n.Kind() == "if_statement" && exitsPath(f, n.ChildByFieldName("consequence")) {
+		if engine.KindOf(n) == "if_statement" && exitsPath(f, n.ChildByFieldName("consequence")) {
 			for _, c := range engine.Comparisons(f, n.ChildByFieldName("condition"), nil) {
 				if storedWrapTest(f, c, w, addends) {
 					ok = true
@@ -327,7 +327,7 @@ func wrapTest(f *engine.File, cmp *sitter.Node) bool {
 	if op == ">" || op == ">=" {
 		sum, other = r, l
 	}
-	if sum.Kind() != "binary_expression" || f.Text(sum.ChildByFieldName("operator")) != "+" {
+	if engine.KindOf(sum) != "binary_expression" || f.Text(sum.ChildByFieldName("operator")) != "+" {
 		return false
 	}
 	o := engine.CondKey(f, stripCasts(other))
@@ -340,10 +340,10 @@ func wireSum(f *engine.File, side *sitter.Node, isWire func(*sitter.Node) bool) 
 	var sum *sitter.Node
 	var v string
 	engine.Walk(side, func(n *sitter.Node) bool {
-		if sum != nil || n.Kind() == "call_expression" {
+		if sum != nil || engine.KindOf(n) == "call_expression" {
 			return false
 		}
-		if n.Kind() == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
+		if engine.KindOf(n) == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
 			for _, op := range []*sitter.Node{n.ChildByFieldName("left"), n.ChildByFieldName("right")} {
 				if isWire(op) {
 					sum, v = n, strings.Join(strings.Fields(f.Text(stripCasts(op))), "")
@@ -365,7 +365,7 @@ func guarded(f *engine.File, fn *sitter.Node, v string, cmp *sitter.Node) bool {
 		if ok || n.StartByte() >= cmp.StartByte() {
 			return false
 		}
-		switch n.Kind() {
+		switch engine.KindOf(n) {
 		case "call_expression":
 			if name := f.Text(n.ChildByFieldName("function")); (name == "check_add_overflow" || name == "check_sub_overflow") && !ovfDropped(f, n) {
 				ok = mentionsText(f, n.ChildByFieldName("arguments"), v)
@@ -408,10 +408,10 @@ func testsAlone(f *engine.File, cond *sitter.Node, v string) bool {
 		if found {
 			return false
 		}
-		if n.Kind() == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
+		if engine.KindOf(n) == "binary_expression" && f.Text(n.ChildByFieldName("operator")) == "+" {
 			return false
 		}
-		if n.Kind() == "identifier" && f.Text(n) == v {
+		if engine.KindOf(n) == "identifier" && f.Text(n) == v {
 			found = true
 		}
 		return true
@@ -423,7 +423,7 @@ func testsAlone(f *engine.File, cond *sitter.Node, v string) bool {
 func exitsPath(f *engine.File, n *sitter.Node) bool {
 	found := false
 	engine.Walk(n, func(c *sitter.Node) bool {
-		switch c.Kind() {
+		switch engine.KindOf(c) {
 		case "return_statement", "goto_statement", "break_statement":
 			found = true
 		}
@@ -435,7 +435,7 @@ func exitsPath(f *engine.File, n *sitter.Node) bool {
 func stripCasts(n *sitter.Node) *sitter.Node {
 	for {
 		n = engine.StripParens(n)
-		if n == nil || n.Kind() != "cast_expression" {
+		if n == nil || engine.KindOf(n) != "cast_expression" {
 			return n
 		}
 		n = n.ChildByFieldName("value")
@@ -446,24 +446,24 @@ func stripCasts(n *sitter.Node) *sitter.Node {
 // check_sub_overflow() call whose result nothing reads (the call is a
 // statement of its own, or cast to void).
 func ovfDropped(f *engine.File, n *sitter.Node) bool {
-	if n.Kind() != "call_expression" {
+	if engine.KindOf(n) != "call_expression" {
 		return false
 	}
 	if name := f.Text(n.ChildByFieldName("function")); name != "check_add_overflow" && name != "check_sub_overflow" {
 		return false
 	}
 	p := n.Parent()
-	for p != nil && (p.Kind() == "parenthesized_expression" || p.Kind() == "cast_expression") {
+	for p != nil && (engine.KindOf(p) == "parenthesized_expression" || engine.KindOf(p) == "cast_expression") {
 		p = p.Parent()
 	}
-	return p != nil && p.Kind() == "expression_statement"
+	return p != nil && engine.KindOf(p) == "expression_statement"
 }
 
 // droppedSide finds, on a side of cmp, a local that a dropped
 // check_add_overflow() filled; it returns the wire value and the local.
 func droppedSide(f *engine.File, cmp *sitter.Node, dropped func(string) (string, int, bool)) (string, string, bool) {
 	for _, side := range []*sitter.Node{cmp.ChildByFieldName("left"), cmp.ChildByFieldName("right")} {
-		if s := engine.StripParens(side); s != nil && s.Kind() == "identifier" {
+		if s := engine.StripParens(side); s != nil && engine.KindOf(s) == "identifier" {
 			if v, _, ok := dropped(f.Text(s)); ok {
 				return v, f.Text(s), true
 			}

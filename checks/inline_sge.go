@@ -289,7 +289,7 @@ func (r *inlineSGE) pointsSGEs(w string, st *engine.State) bool {
 }
 
 func (r *inlineSGE) exitLine(cp engine.Checkpoint) int {
-	if cp.Node.Kind() == "function_definition" {
+	if engine.KindOf(cp.Node) == "function_definition" {
 		return int(cp.Node.EndPosition().Row) + 1
 	}
 	return r.in.F.Line(cp.Node)
@@ -507,7 +507,7 @@ func (r *inlineSGE) paramBound(e string) (int, bool) {
 			if !ok {
 				return false
 			}
-			if n.Kind() != "call_expression" || f.Text(n.ChildByFieldName("function")) != name {
+			if engine.KindOf(n) != "call_expression" || f.Text(n.ChildByFieldName("function")) != name {
 				return true
 			}
 			args := engine.Named(n.ChildByFieldName("arguments"))

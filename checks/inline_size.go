@@ -110,7 +110,7 @@ func (c *sizeCheck) guard(s engine.InlineSite, visits, posts []engine.SiteVisit)
 	if len(visits) == 0 {
 		var cmps []engine.GuardRef
 		for p := s.Node.Parent(); p != nil && !engine.Same(p, s.Fn); p = p.Parent() {
-			if p.Kind() == "if_statement" {
+			if engine.KindOf(p) == "if_statement" {
 				cmps = append(cmps, c.guardComparisons(f, s.Fn, p.ChildByFieldName("condition"), facts)...)
 			}
 		}
@@ -167,7 +167,7 @@ func (c *sizeCheck) judge(s engine.InlineSite, name string, cmps []engine.GuardR
 	// flag set through it: no size to compare.
 	var asks []engine.GuardRef
 	for _, g := range cmps {
-		if e := engine.StripParens(g.Cmp); e == nil || e.Kind() != "false" && g.F.Text(e) != "0" {
+		if e := engine.StripParens(g.Cmp); e == nil || engine.KindOf(e) != "false" && g.F.Text(e) != "0" {
 			asks = append(asks, g)
 		}
 	}
@@ -267,7 +267,7 @@ func (c *sizeCheck) requested(f *engine.File) (int64, bool) {
 				if min == -2 {
 					return false
 				}
-				if n.Kind() != "assignment_expression" {
+				if engine.KindOf(n) != "assignment_expression" {
 					return true
 				}
 				lt := strings.Join(strings.Fields(g.Text(n.ChildByFieldName("left"))), "")
@@ -319,7 +319,7 @@ func (c *sizeCheck) constBound(f *engine.File, fn, expr *sitter.Node) (int64, bo
 	if v, _, ok := c.constSize(f, expr); ok {
 		return v, true
 	}
-	if expr.Kind() != "identifier" {
+	if engine.KindOf(expr) != "identifier" {
 		return 0, false
 	}
 	srcs := c.localSources(f, fn, f.Text(expr))
@@ -394,7 +394,7 @@ func (c *sizeCheck) partial(s engine.InlineSite, name string, g engine.GuardRef,
 	var split func(n *sitter.Node)
 	split = func(n *sitter.Node) {
 		n = stripCasts(n)
-		if n != nil && n.Kind() == "binary_expression" && g.F.Text(n.ChildByFieldName("operator")) == "+" {
+		if n != nil && engine.KindOf(n) == "binary_expression" && g.F.Text(n.ChildByFieldName("operator")) == "+" {
 			split(n.ChildByFieldName("left"))
 			split(n.ChildByFieldName("right"))
 			return
@@ -471,7 +471,7 @@ func (c *sizeCheck) guardComparisons1(f *engine.File, fn, cond *sitter.Node, fac
 	// when all do, one stands for them; else those that do not.
 	ps := engine.Params(f, fn)
 	engine.Walk(cond, func(n *sitter.Node) bool {
-		if n.Kind() != "identifier" {
+		if engine.KindOf(n) != "identifier" {
 			return true
 		}
 		for i, p := range ps {
@@ -520,7 +520,7 @@ func (c *sizeCheck) guardComparisons1(f *engine.File, fn, cond *sitter.Node, fac
 		return true
 	})
 	engine.Walk(cond, func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" {
+		if engine.KindOf(n) == "call_expression" {
 			if s := facts.Summary(f.Text(n.ChildByFieldName("function"))); s != nil {
 				out = append(out, s.Guards...)
 			}
@@ -556,7 +556,7 @@ func (c *sizeCheck) callerArgs(f *engine.File, fn *sitter.Node, i int) []callerA
 		}
 		for _, cfn := range engine.Functions(g) {
 			engine.Walk(cfn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-				if n.Kind() == "call_expression" && g.Text(n.ChildByFieldName("function")) == name {
+				if engine.KindOf(n) == "call_expression" && g.Text(n.ChildByFieldName("function")) == name {
 					if args := engine.Named(n.ChildByFieldName("arguments")); i < len(args) {
 						out = append(out, callerArg{g, cfn, args[i]})
 					}
@@ -574,7 +574,7 @@ func (c *sizeCheck) ternaryComparisons(f *engine.File, site, fn *sitter.Node) []
 	var out []engine.GuardRef
 	facts := c.facts[path.Dir(f.Rel)]
 	engine.Walk(site, func(n *sitter.Node) bool {
-		if n.Kind() == "conditional_expression" {
+		if engine.KindOf(n) == "conditional_expression" {
 			out = append(out, c.guardComparisons(f, fn, n.ChildByFieldName("condition"), facts)...)
 		}
 		return true
@@ -594,7 +594,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 	if expr == nil || depth > 8 {
 		return false, ""
 	}
-	switch expr.Kind() {
+	switch engine.KindOf(expr) {
 	case "call_expression":
 		// READ_ONCE(q->max_inline_data) and the like are the value.
 		if args := engine.Named(expr.ChildByFieldName("arguments")); engine.PassThrough[f.Text(expr.ChildByFieldName("function"))] && len(args) == 1 {
@@ -628,7 +628,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 		}
 		return false, ""
 	}
-	if expr.Kind() != "field_expression" {
+	if engine.KindOf(expr) != "field_expression" {
 		return false, ""
 	}
 	as, owner := facts.GrantedAt(engine.FieldKey(engine.PlaceOf(f, expr, engine.StaticAlias(f, fn))))
@@ -638,7 +638,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 	for _, a := range as {
 		ok := false
 		engine.Walk(a.Rhs, func(n *sitter.Node) bool {
-			if n.Kind() == "field_expression" && strings.HasSuffix(a.File.Text(n), "cap.max_inline_data") {
+			if engine.KindOf(n) == "field_expression" && strings.HasSuffix(a.File.Text(n), "cap.max_inline_data") {
 				if g, _ := c.granted(a.File, a.Fn, n, owner); g {
 					ok = true
 				}
@@ -657,7 +657,7 @@ func (c *sizeCheck) grantedDepth(f *engine.File, fn, expr *sitter.Node, facts *e
 func createdBefore(f *engine.File, fn *sitter.Node, attr string, node *sitter.Node) bool {
 	found := false
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
+		if engine.KindOf(n) == "call_expression" && n.EndByte() <= node.StartByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
 			for _, a := range engine.Named(n.ChildByFieldName("arguments")) {
 				if strings.TrimPrefix(strings.Join(strings.Fields(f.Text(a)), ""), "&") == attr {
 					found = true
@@ -688,7 +688,7 @@ func (c *sizeCheck) localSources(f *engine.File, fn *sitter.Node, name string) [
 func localSources(f *engine.File, fn *sitter.Node, name string) []*sitter.Node {
 	var out []*sitter.Node
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch engine.KindOf(n) {
 		case "init_declarator":
 			if d, _ := engine.DeclName(f, n.ChildByFieldName("declarator")); d == name {
 				if v := n.ChildByFieldName("value"); v != nil {
@@ -696,7 +696,7 @@ func localSources(f *engine.File, fn *sitter.Node, name string) []*sitter.Node {
 				}
 			}
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" && f.Text(l) == name {
+			if l := n.ChildByFieldName("left"); l != nil && engine.KindOf(l) == "identifier" && f.Text(l) == name {
 				out = append(out, n.ChildByFieldName("right"))
 			}
 		}
@@ -708,7 +708,7 @@ func localSources(f *engine.File, fn *sitter.Node, name string) []*sitter.Node {
 func mentionsText(f *engine.File, n *sitter.Node, name string) bool {
 	found := false
 	engine.Walk(n, func(c *sitter.Node) bool {
-		if (c.Kind() == "identifier" || c.Kind() == "field_expression") && f.Text(c) == name {
+		if (engine.KindOf(c) == "identifier" || engine.KindOf(c) == "field_expression") && f.Text(c) == name {
 			found = true
 		}
 		return !found
@@ -731,7 +731,7 @@ func (c *sizeCheck) requests(f *engine.File) {
 	var reqs []engine.Assign
 	for _, fn := range engine.Functions(f) {
 		engine.Walk(fn, func(n *sitter.Node) bool {
-			if n.Kind() != "assignment_expression" {
+			if engine.KindOf(n) != "assignment_expression" {
 				return true
 			}
 			lhs := n.ChildByFieldName("left")
@@ -739,7 +739,7 @@ func (c *sizeCheck) requests(f *engine.File) {
 			switch {
 			case strings.HasSuffix(lt, "cap.max_inline_data"):
 				reqs = append(reqs, engine.Assign{File: f, Fn: fn, Node: n, Lhs: lhs, Rhs: n.ChildByFieldName("right")})
-			case lhs.Kind() == "field_expression" && f.Text(lhs.ChildByFieldName("field")) == "length" && strings.Contains(strings.ToLower(f.Text(lhs.ChildByFieldName("argument"))), "sge"):
+			case engine.KindOf(lhs) == "field_expression" && f.Text(lhs.ChildByFieldName("field")) == "length" && strings.Contains(strings.ToLower(f.Text(lhs.ChildByFieldName("argument"))), "sge"):
 				if sz, expr, ok := c.constSize(f, n.ChildByFieldName("right")); ok {
 					payloads = append(payloads, payload{sz, expr, n, fn})
 				}
@@ -798,7 +798,7 @@ func (c *sizeCheck) unguardedSite(f *engine.File, fn string) int {
 func anyCreateBefore(f *engine.File, fn, node *sitter.Node) bool {
 	found := false
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && n.EndByte() <= node.StartByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] && f.Text(n.ChildByFieldName("function")) != "ib_query_qp" {
+		if engine.KindOf(n) == "call_expression" && n.EndByte() <= node.StartByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] && f.Text(n.ChildByFieldName("function")) != "ib_query_qp" {
 			found = true
 		}
 		return !found
@@ -810,7 +810,7 @@ func anyCreateBefore(f *engine.File, fn, node *sitter.Node) bool {
 func calledAfter(f *engine.File, fn *sitter.Node, attr string, node *sitter.Node) bool {
 	found := false
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "call_expression" && n.StartByte() >= node.EndByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
+		if engine.KindOf(n) == "call_expression" && n.StartByte() >= node.EndByte() && engine.CreateFuncs[f.Text(n.ChildByFieldName("function"))] {
 			for _, a := range engine.Named(n.ChildByFieldName("arguments")) {
 				if strings.TrimPrefix(strings.Join(strings.Fields(f.Text(a)), ""), "&") == attr {
 					found = true
@@ -827,7 +827,7 @@ func calledAfter(f *engine.File, fn *sitter.Node, attr string, node *sitter.Node
 func (c *sizeCheck) constSize(f *engine.File, n *sitter.Node) (int64, string, bool) {
 	n = engine.StripParens(n)
 	expr := strings.Join(strings.Fields(f.Text(n)), " ")
-	switch n.Kind() {
+	switch engine.KindOf(n) {
 	case "number_literal":
 		var v int64
 		if _, err := fmt.Sscanf(f.Text(n), "%v", &v); err == nil {
@@ -910,7 +910,7 @@ func providerTable(tree string) ([]ProviderRow, error) {
 			row := ProviderRow{Provider: name}
 			for _, f := range files {
 				engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-					switch n.Kind() {
+					switch engine.KindOf(n) {
 					case "if_statement":
 						for _, cmp := range engine.Comparisons(f, n.ChildByFieldName("condition"), nil) {
 							l := f.Text(cmp.ChildByFieldName("left"))

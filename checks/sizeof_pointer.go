@@ -241,7 +241,7 @@ func fileMembers(f *engine.File) []memberDecl {
 	}
 	var out []memberDecl
 	engine.Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-		if n.Kind() == "field_declaration" {
+		if engine.KindOf(n) == "field_declaration" {
 			for _, d := range engine.Named(n) {
 				if engine.Same(d, n.ChildByFieldName("type")) {
 					continue
@@ -251,7 +251,7 @@ func fileMembers(f *engine.File) []memberDecl {
 				}
 			}
 		}
-		return n.Kind() != "function_definition"
+		return engine.KindOf(n) != "function_definition"
 	})
 	if f.Macros == nil {
 		membersCache.Store(f, out)
@@ -276,7 +276,7 @@ func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool, an
 	// Parameters declared as arrays are pointers too; locals by their
 	// innermost declarator.
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "declaration" {
+		if engine.KindOf(n) == "declaration" {
 			for _, d := range engine.Named(n) {
 				if engine.Same(d, n.ChildByFieldName("type")) {
 					continue
@@ -298,9 +298,9 @@ func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool, an
 				obj = s
 			}
 			ptr := anyOperand
-			if obj.Kind() == "identifier" {
+			if engine.KindOf(obj) == "identifier" {
 				ptr = ptr || ptrs[f.Text(obj)]
-			} else if obj.Kind() == "field_expression" {
+			} else if engine.KindOf(obj) == "field_expression" {
 				ptr = ptr || members[f.Text(obj.ChildByFieldName("field"))]
 			}
 			if !ptr {
@@ -314,7 +314,7 @@ func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool, an
 		}
 	}
 	engine.Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch engine.KindOf(n) {
 		case "assignment_expression":
 			lhs := strings.Join(strings.Fields(f.Text(n.ChildByFieldName("left"))), "")
 			if sizeofSink(lhs) {
@@ -327,7 +327,7 @@ func sizeofFunction(f *engine.File, fn *sitter.Node, members map[string]bool, an
 		case "initializer_pair":
 			var member string
 			for _, d := range engine.Named(n) {
-				if d.Kind() == "field_designator" {
+				if engine.KindOf(d) == "field_designator" {
 					member += f.Text(d)
 				}
 			}
@@ -357,7 +357,7 @@ func sizeofTerms(f *engine.File, n *sitter.Node) []*sitter.Node {
 	if n == nil {
 		return nil
 	}
-	switch n.Kind() {
+	switch engine.KindOf(n) {
 	case "sizeof_expression":
 		return []*sitter.Node{n}
 	case "binary_expression":
@@ -373,14 +373,14 @@ func sizeofTerms(f *engine.File, n *sitter.Node) []*sitter.Node {
 func sizeofOperand(f *engine.File, s *sitter.Node) (*sitter.Node, bool) {
 	if v := s.ChildByFieldName("value"); v != nil {
 		v = engine.StripParens(v)
-		if v != nil && (v.Kind() == "identifier" || v.Kind() == "field_expression") {
+		if v != nil && (engine.KindOf(v) == "identifier" || engine.KindOf(v) == "field_expression") {
 			return v, true
 		}
 		return nil, false
 	}
 	if t := s.ChildByFieldName("type"); t != nil {
 		// sizeof(hdr): read as the type named hdr.
-		if c := engine.Named(t); len(c) == 1 && c[0].Kind() == "type_identifier" {
+		if c := engine.Named(t); len(c) == 1 && engine.KindOf(c[0]) == "type_identifier" {
 			return c[0], true
 		}
 	}
@@ -393,16 +393,16 @@ func sizeofOperand(f *engine.File, s *sitter.Node) (*sitter.Node, bool) {
 func pointerDecl(f *engine.File, d *sitter.Node) (string, bool) {
 	last := ""
 	for d != nil {
-		switch d.Kind() {
+		switch engine.KindOf(d) {
 		case "identifier", "field_identifier":
 			return f.Text(d), last == "pointer_declarator"
 		case "pointer_declarator", "array_declarator", "function_declarator":
-			last = d.Kind()
+			last = engine.KindOf(d)
 		}
 		next := d.ChildByFieldName("declarator")
 		if next == nil {
 			for _, c := range engine.Named(d) {
-				if c.Kind() == "identifier" || c.Kind() == "field_identifier" {
+				if engine.KindOf(c) == "identifier" || engine.KindOf(c) == "field_identifier" {
 					return f.Text(c), last == "pointer_declarator"
 				}
 			}

@@ -92,7 +92,7 @@ func (b *cfgBuilder) loop() loopCtx {
 func (b *cfgBuilder) hoisted(n *sitter.Node, entry int) int {
 	var blocks []*sitter.Node
 	Walk(n, func(c *sitter.Node) bool {
-		if c.Kind() == "compound_statement" && !Same(c, n) {
+		if KindOf(c) == "compound_statement" && !Same(c, n) {
 			blocks = append(blocks, c)
 			return false
 		}
@@ -117,7 +117,7 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 		b.g.skipped["nesting deeper than the analysis follows"]++
 		return next
 	}
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "compound_statement", "ERROR", "translation_unit":
 		return b.sequence(n, next)
 	case "expression_statement":
@@ -130,7 +130,7 @@ func (b *cfgBuilder) stmt(n *sitter.Node, next int) int {
 	case "if_statement":
 		return b.ifStmt(n, next)
 	case "else_clause", "attributed_statement":
-		return b.children(n, next, func(k *sitter.Node) bool { return k.Kind() != "attribute_declaration" })
+		return b.children(n, next, func(k *sitter.Node) bool { return KindOf(k) != "attribute_declaration" })
 	case "while_statement":
 		return b.whileStmt(n, next)
 	case "do_statement":
@@ -179,7 +179,7 @@ func (b *cfgBuilder) sequence(n *sitter.Node, next int) int {
 		c := kids[i]
 		// iterator(...) { body }: the macro call parses as a
 		// statement missing its ';', then the block.
-		if c.Kind() == "compound_statement" && i > 0 && iteratorCall(kids[i-1]) {
+		if KindOf(c) == "compound_statement" && i > 0 && iteratorCall(kids[i-1]) {
 			head := b.node(cNop, nil)
 			body := b.loopBody(c, next, head)
 			b.g.nodes[head].succ = []int{body, next}
@@ -260,7 +260,7 @@ func (b *cfgBuilder) forStmt(n *sitter.Node, next int) int {
 	}
 	if init := n.ChildByFieldName("initializer"); init != nil {
 		k := cExpr
-		if init.Kind() == "declaration" {
+		if KindOf(init) == "declaration" {
 			k = cDecl
 		}
 		entry = b.node(k, init, entry)
@@ -280,7 +280,7 @@ func (b *cfgBuilder) switchStmt(n *sitter.Node, next int) int {
 	cases := Named(body)
 	for i := len(cases) - 1; i >= 0; i-- {
 		c := cases[i]
-		if c.Kind() != "case_statement" {
+		if KindOf(c) != "case_statement" {
 			fall = b.stmt(c, fall)
 			continue
 		}
@@ -309,7 +309,7 @@ func (b *cfgBuilder) caseBody(c *sitter.Node, next int) int {
 func (b *cfgBuilder) labeled(n *sitter.Node, next int) int {
 	l := b.node(cNop, nil)
 	b.labels[b.f.Text(n.ChildByFieldName("label"))] = l
-	inner := b.children(n, next, func(k *sitter.Node) bool { return k.Kind() != "statement_identifier" })
+	inner := b.children(n, next, func(k *sitter.Node) bool { return KindOf(k) != "statement_identifier" })
 	b.g.nodes[l].succ = []int{inner}
 	return l
 }
@@ -325,7 +325,7 @@ func (b *cfgBuilder) preprocIf(n *sitter.Node, next int) int {
 	body := b.children(n, next, func(k *sitter.Node) bool {
 		return !Same(k, altNode) && !Same(k, name) && !Same(k, cond)
 	})
-	if n.Kind() == "preproc_else" {
+	if KindOf(n) == "preproc_else" {
 		return body
 	}
 	return b.node(cNop, nil, body, alt)
@@ -334,14 +334,14 @@ func (b *cfgBuilder) preprocIf(n *sitter.Node, next int) int {
 // unknownStmt: an expression where a statement goes (macro damage) is
 // evaluated; any other kind is skipped with its note.
 func (b *cfgBuilder) unknownStmt(n *sitter.Node, next int) int {
-	if note, ok := NodeKinds[n.Kind()]; ok && note.stmt == "" {
-		if isExpression(n.Kind()) {
+	if note, ok := NodeKinds[KindOf(n)]; ok && note.stmt == "" {
+		if isExpression(KindOf(n)) {
 			return b.node(cExpr, n, next)
 		}
-		b.g.skipped[n.Kind()+": "+note.note]++
+		b.g.skipped[KindOf(n)+": "+note.note]++
 		return next
 	}
-	b.g.skipped[n.Kind()+": not a C statement kind this analysis knows"]++
+	b.g.skipped[KindOf(n)+": not a C statement kind this analysis knows"]++
 	return next
 }
 
@@ -349,11 +349,11 @@ func (b *cfgBuilder) unknownStmt(n *sitter.Node, next int) int {
 // parser closed with a missing ';' (a for_each-style iterator before its
 // block).
 func iteratorCall(n *sitter.Node) bool {
-	if n.Kind() != "expression_statement" {
+	if KindOf(n) != "expression_statement" {
 		return false
 	}
 	kids := Named(n)
-	if len(kids) != 1 || kids[0].Kind() != "call_expression" {
+	if len(kids) != 1 || KindOf(kids[0]) != "call_expression" {
 		return false
 	}
 	last := n.Child(n.ChildCount() - 1)
@@ -369,23 +369,23 @@ func isExpression(k string) bool {
 func runsOnce(f *File, loop *sitter.Node) bool {
 	cond := StripParens(loop.ChildByFieldName("condition"))
 	if cond == nil {
-		return loop.Kind() == "for_statement"
+		return KindOf(loop) == "for_statement"
 	}
-	if cond.Kind() == "number_literal" || cond.Kind() == "true" {
+	if KindOf(cond) == "number_literal" || KindOf(cond) == "true" {
 		return f.Text(cond) != "0"
 	}
 	init := loop.ChildByFieldName("initializer")
-	if loop.Kind() != "for_statement" || init == nil || cond.Kind() != "binary_expression" {
+	if KindOf(loop) != "for_statement" || init == nil || KindOf(cond) != "binary_expression" {
 		return false
 	}
 	op := f.Text(cond.ChildByFieldName("operator"))
 	l, r := cond.ChildByFieldName("left"), cond.ChildByFieldName("right")
-	if (op != "<" && op != "<=") || l.Kind() != "identifier" || r.Kind() != "number_literal" {
+	if (op != "<" && op != "<=") || KindOf(l) != "identifier" || KindOf(r) != "number_literal" {
 		return false
 	}
 	var start *sitter.Node
 	Walk(init, func(n *sitter.Node) bool {
-		if n.Kind() == "assignment_expression" || n.Kind() == "init_declarator" {
+		if KindOf(n) == "assignment_expression" || KindOf(n) == "init_declarator" {
 			lhs := n.ChildByFieldName("left")
 			if lhs == nil {
 				lhs = n.ChildByFieldName("declarator")
@@ -400,7 +400,7 @@ func runsOnce(f *File, loop *sitter.Node) bool {
 		}
 		return true
 	})
-	if start == nil || start.Kind() != "number_literal" {
+	if start == nil || KindOf(start) != "number_literal" {
 		return false
 	}
 	a, err1 := strconv.ParseInt(f.Text(start), 0, 64)

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"hash/fnv"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -96,35 +94,85 @@ func (s *State) clone() *State {
 
 // hash identifies a state for merging (a 64-bit FNV-1a of its key).
 func (s *State) hash() uint64 {
-	h := fnv.New64a()
-	s.write(h)
-	return h.Sum64()
+	h := stateHash(fnvOffset64)
+	hashMap(&h, "A", s.Addr, func(v *Val) string { return v.key() })
+	h.add("F")
+	for _, k := range SortedKeys(s.Flags) {
+		h.add(k)
+		h.add("=")
+		h.add(s.Flags[k].key())
+		h.add("@")
+		h.addInt(int64(s.FlagLine[k]))
+		h.add(";")
+	}
+	hashMap(&h, "S", s.Sgl, identity)
+	hashMap(&h, "N", s.Nsge, identity)
+	hashMap(&h, "O", s.Opc, identity)
+	hashMap(&h, "X", s.next, identity)
+	hashMap(&h, "P", s.alias, identity)
+	hashMap(&h, "L", s.locals, func(v *Val) string { return v.key() })
+	hashMap(&h, "E", s.localExpr, identity)
+	hashMap(&h, "C", s.Facts, strconv.FormatBool)
+	hashInts(&h, "M", s.Nums)
+	hashInts(&h, "H", s.Hi)
+	hashMap(&h, "Q", s.created, identity)
+	h.add("G")
+	for _, k := range SortedKeys(s.grant) {
+		h.add(k)
+		h.add("=")
+		h.addInt(int64(s.grant[k]))
+		h.add(";")
+	}
+	return uint64(h)
 }
 
-func (s *State) write(b io.Writer) {
-	write := func(name string, keys []string, get func(string) string) {
-		io.WriteString(b, name)
-		for _, k := range keys {
-			io.WriteString(b, k)
-			io.WriteString(b, "=")
-			io.WriteString(b, get(k))
-			io.WriteString(b, ";")
-		}
+// stateHash is 64-bit FNV-1a (hash/fnv's New64a), fed strings without
+// copying them: a state is hashed on every visit of every statement.
+type stateHash uint64
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func (h *stateHash) add(s string) {
+	x := *h
+	for i := 0; i < len(s); i++ {
+		x ^= stateHash(s[i])
+		x *= fnvPrime64
 	}
-	write("A", SortedKeys(s.Addr), func(k string) string { return s.Addr[k].key() })
-	write("F", SortedKeys(s.Flags), func(k string) string { return s.Flags[k].key() + "@" + strconv.Itoa(s.FlagLine[k]) })
-	write("S", SortedKeys(s.Sgl), func(k string) string { return s.Sgl[k] })
-	write("N", SortedKeys(s.Nsge), func(k string) string { return s.Nsge[k] })
-	write("O", SortedKeys(s.Opc), func(k string) string { return s.Opc[k] })
-	write("X", SortedKeys(s.next), func(k string) string { return s.next[k] })
-	write("P", SortedKeys(s.alias), func(k string) string { return s.alias[k] })
-	write("L", SortedKeys(s.locals), func(k string) string { return s.locals[k].key() })
-	write("E", SortedKeys(s.localExpr), func(k string) string { return s.localExpr[k] })
-	write("C", SortedKeys(s.Facts), func(k string) string { return strconv.FormatBool(s.Facts[k]) })
-	write("M", SortedKeys(s.Nums), func(k string) string { return strconv.FormatInt(s.Nums[k], 10) })
-	write("H", SortedKeys(s.Hi), func(k string) string { return strconv.FormatInt(s.Hi[k], 10) })
-	write("Q", SortedKeys(s.created), func(k string) string { return s.created[k] })
-	write("G", SortedKeys(s.grant), func(k string) string { return strconv.Itoa(s.grant[k]) })
+	*h = x
+}
+
+func (h *stateHash) addInt(n int64) {
+	var buf [20]byte
+	for _, c := range strconv.AppendInt(buf[:0], n, 10) {
+		*h ^= stateHash(c)
+		*h *= fnvPrime64
+	}
+}
+
+func identity(s string) string { return s }
+
+// hashMap adds "name" and each "key=value;" of m, keys in order.
+func hashMap[V any](h *stateHash, name string, m map[string]V, val func(V) string) {
+	h.add(name)
+	for _, k := range SortedKeys(m) {
+		h.add(k)
+		h.add("=")
+		h.add(val(m[k]))
+		h.add(";")
+	}
+}
+
+func hashInts(h *stateHash, name string, m map[string]int64) {
+	h.add(name)
+	for _, k := range SortedKeys(m) {
+		h.add(k)
+		h.add("=")
+		h.addInt(m[k])
+		h.add(";")
+	}
 }
 
 // Checkpoint is a place on a path where work requests leave the
@@ -365,7 +413,7 @@ func (in *Interp) visitSites(nd *cfgNode, st *State) {
 			}
 		}
 		reg := false
-		if s.Kind() == "assignment_expression" {
+		if KindOf(s) == "assignment_expression" {
 			if wr, m := wrMember(PlaceOf(in.F, s.ChildByFieldName("left"), st.alias)); m == "send_flags" {
 				op := st.Opc[wr]
 				if op == "" && !in.Locals[Root(wr)] {
@@ -406,7 +454,7 @@ func (in *Interp) helperSites(call *sitter.Node, st *State) {
 // n (evaluated by a node of its own).
 func inNestedBlock(n, s *sitter.Node) bool {
 	for p := s; p != nil && !Same(p, n); p = p.Parent() {
-		if p.Kind() == "compound_statement" {
+		if KindOf(p) == "compound_statement" {
 			return true
 		}
 	}
@@ -414,7 +462,7 @@ func inNestedBlock(n, s *sitter.Node) bool {
 }
 
 func exprsOf(n *sitter.Node) []*sitter.Node {
-	if n.Kind() == "expression_statement" {
+	if KindOf(n) == "expression_statement" {
 		return Named(n)
 	}
 	return []*sitter.Node{n}
@@ -433,20 +481,20 @@ func (in *Interp) prescan() {
 		if n == nil {
 			return
 		}
-		if n.Kind() == "binary_expression" {
+		if KindOf(n) == "binary_expression" {
 			if op := f.Text(n.ChildByFieldName("operator")); op == "&&" || op == "||" {
 				conds(n.ChildByFieldName("left"))
 				conds(n.ChildByFieldName("right"))
 				return
 			}
 		}
-		if n.Kind() == "unary_expression" && f.Text(n.ChildByFieldName("operator")) == "!" {
+		if KindOf(n) == "unary_expression" && f.Text(n.ChildByFieldName("operator")) == "!" {
 			conds(n.ChildByFieldName("argument"))
 			return
 		}
 		k, _ := factKey(f, n)
 		count[k]++
-		if n.Kind() == "field_expression" {
+		if KindOf(n) == "field_expression" {
 			// A field holding IB_SEND_INLINE or 0 as the module chose
 			// (if (q->inline_flags)): the flags read from it follow.
 			if _, _, ok := in.Facts.FlagChoice(PlaceOf(f, n, nil)); ok {
@@ -455,11 +503,11 @@ func (in *Interp) prescan() {
 		}
 	}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "if_statement", "while_statement", "do_statement", "for_statement", "conditional_expression":
 			conds(n.ChildByFieldName("condition"))
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l.Kind() == "field_expression" && f.Text(l.ChildByFieldName("field")) == "num_sge" {
+			if l := n.ChildByFieldName("left"); KindOf(l) == "field_expression" && f.Text(l.ChildByFieldName("field")) == "num_sge" {
 				in.nsgeExprs[CondKey(f, n.ChildByFieldName("right"))] = true
 			}
 		case "initializer_pair":
@@ -482,7 +530,7 @@ func (in *Interp) prescan() {
 		}
 	}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "declaration":
 			if strings.TrimSpace(f.Text(n.ChildByFieldName("type"))) == "bool" {
 				for _, d := range Named(n) {
@@ -497,7 +545,7 @@ func (in *Interp) prescan() {
 				inlineLocals[name] = true
 			}
 		case "assignment_expression":
-			if l := n.ChildByFieldName("left"); l.Kind() == "identifier" && strings.Contains(strings.ToLower(f.Text(n.ChildByFieldName("right"))), "inline") {
+			if l := n.ChildByFieldName("left"); KindOf(l) == "identifier" && strings.Contains(strings.ToLower(f.Text(n.ChildByFieldName("right"))), "inline") {
 				inlineLocals[f.Text(l)] = true
 			}
 		}
@@ -539,22 +587,22 @@ func (in *Interp) declaration(n *sitter.Node, st *State) {
 		in.Ptrs[name] = ptr
 		in.ptrElems[name] = DeclDepth(d) >= 2
 		in.kill(name, st)
-		if d.Kind() != "init_declarator" {
+		if KindOf(d) != "init_declarator" {
 			continue
 		}
 		v := d.ChildByFieldName("value")
 		if v == nil {
 			continue
 		}
-		if v.Kind() == "initializer_list" && ptr && in.pointerArray(name, v) {
+		if KindOf(v) == "initializer_list" && ptr && in.pointerArray(name, v) {
 			continue
 		}
-		if v.Kind() == "compound_literal_expression" && !ptr {
+		if KindOf(v) == "compound_literal_expression" && !ptr {
 			if l := v.ChildByFieldName("value"); l != nil {
 				v = l
 			}
 		}
-		if v.Kind() == "initializer_list" {
+		if KindOf(v) == "initializer_list" {
 			// = {} and designated initializers zero what they omit.
 			st.Flags[name] = flagVal(FlagOff, "initializer", f.Line(v))
 			st.Nsge[name] = NsgeZeroed
@@ -582,10 +630,10 @@ func (in *Interp) pointerArray(name string, list *sitter.Node) bool {
 	var targets []string
 	for _, c := range Named(list) {
 		c = StripParens(c)
-		if c.Kind() == "comment" {
+		if KindOf(c) == "comment" {
 			continue
 		}
-		if c.Kind() != "pointer_expression" || in.F.Text(c.ChildByFieldName("operator")) != "&" {
+		if KindOf(c) != "pointer_expression" || in.F.Text(c.ChildByFieldName("operator")) != "&" {
 			return false
 		}
 		t := objectPlace(in.F, c.ChildByFieldName("argument"), nil)
@@ -614,9 +662,9 @@ func (in *Interp) elementPointers() {
 	f := in.F
 	arrays := map[string]bool{}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "declaration" {
+		if KindOf(n) == "declaration" {
 			for _, d := range Named(n) {
-				if Same(d, n.ChildByFieldName("type")) || d.Kind() == "init_declarator" {
+				if Same(d, n.ChildByFieldName("type")) || KindOf(d) == "init_declarator" {
 					continue
 				}
 				if name, _ := DeclName(f, d); name != "" && strings.Contains(f.Text(d), "[") && DeclDepth(d) >= 2 {
@@ -632,16 +680,16 @@ func (in *Interp) elementPointers() {
 	targets := map[string]map[int64]string{}
 	bad := map[string]bool{}
 	Walk(in.Fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() != "assignment_expression" {
+		if KindOf(n) != "assignment_expression" {
 			return true
 		}
 		l := StripParens(n.ChildByFieldName("left"))
 		name, idx := "", int64(-1)
 		switch {
-		case l.Kind() == "identifier":
+		case KindOf(l) == "identifier":
 			name = f.Text(l)
-		case l.Kind() == "subscript_expression":
-			if a := StripParens(l.ChildByFieldName("argument")); a != nil && a.Kind() == "identifier" {
+		case KindOf(l) == "subscript_expression":
+			if a := StripParens(l.ChildByFieldName("argument")); a != nil && KindOf(a) == "identifier" {
 				name = f.Text(a)
 				if v, ok := in.number(l.ChildByFieldName("index")); ok {
 					idx = v
@@ -653,7 +701,7 @@ func (in *Interp) elementPointers() {
 		}
 		r := StripParens(n.ChildByFieldName("right"))
 		t := ""
-		if idx >= 0 && f.Text(n.ChildByFieldName("operator")) == "=" && r != nil && r.Kind() == "pointer_expression" && f.Text(r.ChildByFieldName("operator")) == "&" {
+		if idx >= 0 && f.Text(n.ChildByFieldName("operator")) == "=" && r != nil && KindOf(r) == "pointer_expression" && f.Text(r.ChildByFieldName("operator")) == "&" {
 			t = objectPlace(f, r.ChildByFieldName("argument"), nil)
 		}
 		if t == "" || targets[name][idx] != "" {
@@ -726,13 +774,13 @@ func (in *Interp) template(n *sitter.Node) *sitter.Node {
 	if n == nil {
 		return nil
 	}
-	if n.Kind() == "pointer_expression" && in.F.Text(n.ChildByFieldName("operator")) == "*" {
+	if KindOf(n) == "pointer_expression" && in.F.Text(n.ChildByFieldName("operator")) == "*" {
 		n = StripParens(n.ChildByFieldName("argument"))
 	}
-	if n.Kind() == "pointer_expression" && in.F.Text(n.ChildByFieldName("operator")) == "&" {
+	if KindOf(n) == "pointer_expression" && in.F.Text(n.ChildByFieldName("operator")) == "&" {
 		n = StripParens(n.ChildByFieldName("argument"))
 	}
-	if n != nil && n.Kind() == "identifier" && !in.Locals[in.F.Text(n)] && !in.Params[in.F.Text(n)] {
+	if n != nil && KindOf(n) == "identifier" && !in.Locals[in.F.Text(n)] && !in.Params[in.F.Text(n)] {
 		return in.templates[in.F.Text(n)]
 	}
 	return nil
@@ -742,12 +790,12 @@ func (in *Interp) template(n *sitter.Node) *sitter.Node {
 func (in *Interp) initList(obj string, list *sitter.Node, st *State) {
 	f := in.F
 	for _, c := range Named(list) {
-		if c.Kind() != "initializer_pair" {
+		if KindOf(c) != "initializer_pair" {
 			continue
 		}
 		var member string
 		for _, d := range Named(c) {
-			if d.Kind() == "field_designator" {
+			if KindOf(d) == "field_designator" {
 				if member != "" {
 					member += "."
 				}
@@ -758,7 +806,7 @@ func (in *Interp) initList(obj string, list *sitter.Node, st *State) {
 		if member == "" || v == nil {
 			continue
 		}
-		if v.Kind() == "initializer_list" {
+		if KindOf(v) == "initializer_list" {
 			in.initList(obj+"."+member, v, st)
 			continue
 		}
@@ -822,7 +870,7 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 		return
 	}
 	f := in.F
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "assignment_expression":
 		lhs, rhs := n.ChildByFieldName("left"), n.ChildByFieldName("right")
 		if rhs == nil || lhs == nil {
@@ -844,13 +892,13 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 			in.storeNum(CondKey(f, lhs), op, rhs, st)
 			if pt := pointee(f, rhs, st.alias); pt != "" && in.Ptrs[name] {
 				st.alias[name] = pt
-			} else if pt != "" && (rhs.Kind() == "pointer_expression" || st.alias[f.Text(rhs)] != "") {
+			} else if pt != "" && (KindOf(rhs) == "pointer_expression" || st.alias[f.Text(rhs)] != "") {
 				st.alias[name] = pt
 			}
 			if t := in.template(rhs); t != nil && !in.Ptrs[name] {
 				in.initList(name, t, st)
 			}
-			if lit := StripParens(rhs); op == "=" && !in.Ptrs[name] && lit != nil && lit.Kind() == "compound_literal_expression" {
+			if lit := StripParens(rhs); op == "=" && !in.Ptrs[name] && lit != nil && KindOf(lit) == "compound_literal_expression" {
 				if l := lit.ChildByFieldName("value"); l != nil {
 					in.zero(name, f.Line(lit), st)
 					in.initList(name, l, st)
@@ -874,7 +922,7 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 				in.initList(p, t, st)
 				return
 			}
-			if lit := StripParens(rhs); op == "=" && lit != nil && lit.Kind() == "compound_literal_expression" {
+			if lit := StripParens(rhs); op == "=" && lit != nil && KindOf(lit) == "compound_literal_expression" {
 				// *wr = (struct ib_send_wr){ ... }: zeroes what it omits.
 				if l := lit.ChildByFieldName("value"); l != nil {
 					in.zero(p, f.Line(lit), st)
@@ -959,7 +1007,7 @@ func (in *Interp) expr(n *sitter.Node, st *State) {
 // in a cast or parentheses).
 func (in *Interp) createCall(n *sitter.Node) *sitter.Node {
 	n = StripParens(n)
-	if n != nil && n.Kind() == "call_expression" && CreateFuncs[in.F.Text(n.ChildByFieldName("function"))] && in.F.Text(n.ChildByFieldName("function")) != "ib_query_qp" {
+	if n != nil && KindOf(n) == "call_expression" && CreateFuncs[in.F.Text(n.ChildByFieldName("function"))] && in.F.Text(n.ChildByFieldName("function")) != "ib_query_qp" {
 		return n
 	}
 	return nil
@@ -979,7 +1027,7 @@ func (in *Interp) created(call *sitter.Node, res string, st *State) {
 	}
 	for _, a := range args {
 		t := strings.TrimPrefix(strings.Join(strings.Fields(in.F.Text(a)), ""), "&")
-		if a.Kind() == "pointer_expression" || in.Ptrs[t] {
+		if KindOf(a) == "pointer_expression" || in.Ptrs[t] {
 			st.created[t] = res
 			delete(st.grant, t)
 		}
@@ -1046,7 +1094,7 @@ func (in *Interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.N
 		return // a request, not a record
 	}
 	e := in.decide(rhs, st)
-	if e.Kind() == "conditional_expression" {
+	if KindOf(e) == "conditional_expression" {
 		// Undecided here: each arm on the paths where it is taken.
 		cond := e.ChildByFieldName("condition")
 		for _, truth := range []bool{true, false} {
@@ -1065,7 +1113,7 @@ func (in *Interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.N
 	}
 	var attr string
 	Walk(e, func(c *sitter.Node) bool {
-		if c.Kind() == "field_expression" && strings.HasSuffix(strings.Join(strings.Fields(f.Text(c)), ""), "cap.max_inline_data") {
+		if KindOf(c) == "field_expression" && strings.HasSuffix(strings.Join(strings.Fields(f.Text(c)), ""), "cap.max_inline_data") {
 			t := strings.Join(strings.Fields(f.Text(c)), "")
 			attr = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(t, "cap.max_inline_data"), "."), "->")
 		}
@@ -1116,10 +1164,10 @@ func (in *Interp) checkGrantStore(n *sitter.Node, lhsPlace string, rhs *sitter.N
 // choose (n itself when undecided).
 func (in *Interp) decide(n *sitter.Node, st *State) *sitter.Node {
 	n = StripParens(n)
-	for n != nil && n.Kind() == "conditional_expression" {
+	for n != nil && KindOf(n) == "conditional_expression" {
 		c := stripCond(in.F, n.ChildByFieldName("condition"))
 		truth, neg := factKey(in.F, c)
-		if c.Kind() == "unary_expression" && in.F.Text(c.ChildByFieldName("operator")) == "!" {
+		if KindOf(c) == "unary_expression" && in.F.Text(c.ChildByFieldName("operator")) == "!" {
 			truth, neg = factKey(in.F, stripCond(in.F, c.ChildByFieldName("argument")))
 			neg = !neg
 		}
@@ -1162,7 +1210,7 @@ func (in *Interp) postedWR(call *sitter.Node, st *State) string {
 	fnNode := call.ChildByFieldName("function")
 	name := f.Text(fnNode)
 	args := Named(call.ChildByFieldName("arguments"))
-	if name == "ib_post_send" || fnNode.Kind() == "field_expression" && f.Text(fnNode.ChildByFieldName("field")) == "post_send" {
+	if name == "ib_post_send" || KindOf(fnNode) == "field_expression" && f.Text(fnNode.ChildByFieldName("field")) == "post_send" {
 		if len(args) >= 2 {
 			return in.postedPointee(args[1], st)
 		}
@@ -1179,8 +1227,8 @@ func (in *Interp) postedWR(call *sitter.Node, st *State) string {
 // local array of pointers at a constant index, what that element was
 // given (ib_post_send(qp, wrs[0], NULL) posts the request at wrs[0]).
 func (in *Interp) postedPointee(n *sitter.Node, st *State) string {
-	if e := StripParens(n); e != nil && e.Kind() == "subscript_expression" && in.ptrArrays != nil {
-		if a := StripParens(e.ChildByFieldName("argument")); a != nil && a.Kind() == "identifier" {
+	if e := StripParens(n); e != nil && KindOf(e) == "subscript_expression" && in.ptrArrays != nil {
+		if a := StripParens(e.ChildByFieldName("argument")); a != nil && KindOf(a) == "identifier" {
 			if targets, ok := in.ptrArrays[in.F.Text(a)]; ok {
 				if k, ok := in.number(e.ChildByFieldName("index")); ok && k >= 0 && k < int64(len(targets)) {
 					return targets[k]
@@ -1388,7 +1436,7 @@ func (in *Interp) outArg(call *sitter.Node, i int, x string) bool {
 		return false
 	}
 	a := StripParens(args[i])
-	return a.Kind() == "pointer_expression" && in.F.Text(a.ChildByFieldName("operator")) == "&" && strings.TrimSpace(in.F.Text(a.ChildByFieldName("argument"))) == x
+	return KindOf(a) == "pointer_expression" && in.F.Text(a.ChildByFieldName("operator")) == "&" && strings.TrimSpace(in.F.Text(a.ChildByFieldName("argument"))) == x
 }
 
 // chain lists a posted request and those chained after it with next.
@@ -1489,10 +1537,10 @@ func (in *Interp) assume(cond *sitter.Node, truth bool, st *State) *State {
 			return nil
 		}
 	}
-	switch c.Kind() {
+	switch KindOf(c) {
 	case "number_literal", "true", "false", "null":
 		v := f.Text(c)
-		nonzero := v != "0" && v != "false" && v != "NULL" && c.Kind() != "null"
+		nonzero := v != "0" && v != "false" && v != "NULL" && KindOf(c) != "null"
 		if nonzero != truth {
 			return nil
 		}
@@ -1595,7 +1643,7 @@ func (in *Interp) record(c *sitter.Node, truth bool, st *State) *State {
 	st.Facts[k] = truth
 	in.condNodes[k] = c
 	// A boolean local stands for the condition it was set from.
-	if c.Kind() == "identifier" {
+	if KindOf(c) == "identifier" {
 		if e, ok := st.localExpr[f.Text(c)]; ok && e != "" {
 			t := truth
 			if strings.HasPrefix(e, "!") {
@@ -1665,7 +1713,7 @@ func (in *Interp) number(n *sitter.Node) (int64, bool) {
 	if n == nil {
 		return 0, false
 	}
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "number_literal":
 		v, err := strconv.ParseInt(strings.TrimRight(in.F.Text(n), "uUlL"), 0, 64)
 		return v, err == nil
@@ -1724,16 +1772,16 @@ func stripCond(f *File, n *sitter.Node) *sitter.Node {
 		if n == nil {
 			return nil
 		}
-		if n.Kind() == "call_expression" {
+		if KindOf(n) == "call_expression" {
 			name := f.Text(n.ChildByFieldName("function"))
 			if args := Named(n.ChildByFieldName("arguments")); (name == "likely" || name == "unlikely") && len(args) == 1 {
 				n = args[0]
 				continue
 			}
 		}
-		if n.Kind() == "unary_expression" && f.Text(n.ChildByFieldName("operator")) == "!" {
+		if KindOf(n) == "unary_expression" && f.Text(n.ChildByFieldName("operator")) == "!" {
 			a := StripParens(n.ChildByFieldName("argument"))
-			if a != nil && a.Kind() == "unary_expression" && f.Text(a.ChildByFieldName("operator")) == "!" {
+			if a != nil && KindOf(a) == "unary_expression" && f.Text(a.ChildByFieldName("operator")) == "!" {
 				n = a.ChildByFieldName("argument")
 				continue
 			}
@@ -1797,7 +1845,7 @@ func factKey(f *File, n *sitter.Node) (string, bool) {
 	if n == nil {
 		return "", false
 	}
-	if n.Kind() == "binary_expression" {
+	if KindOf(n) == "binary_expression" {
 		l, r := CondKey(f, n.ChildByFieldName("left")), CondKey(f, n.ChildByFieldName("right"))
 		switch f.Text(n.ChildByFieldName("operator")) {
 		case ">":

@@ -302,7 +302,7 @@ func (fs *Facts) Func(name string) (*File, *sitter.Node, bool) {
 // that fields assigned from other fields settle.
 func (fs *Facts) Learn(f *File) {
 	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "field_declaration":
 			for _, d := range Named(n) {
 				if Same(d, n.ChildByFieldName("type")) {
@@ -319,7 +319,7 @@ func (fs *Facts) Learn(f *File) {
 			}
 			if strings.Contains(f.Text(n.ChildByFieldName("type")), "dma_addr_t") {
 				for _, d := range Named(n) {
-					if d.Kind() == "field_identifier" || strings.HasSuffix(d.Kind(), "declarator") {
+					if KindOf(d) == "field_identifier" || strings.HasSuffix(KindOf(d), "declarator") {
 						if name, _ := DeclName(f, d); name != "" {
 							fs.dmaMembers[name] = fmt.Sprintf("%s:%d", f.Rel, f.Line(n))
 						}
@@ -340,7 +340,7 @@ func (fs *Facts) Learn(f *File) {
 			if _, dup := fs.funcs[name]; !dup && name != "" {
 				fs.funcs[name] = funcDef{f, n}
 			}
-			if d := n.ChildByFieldName("declarator"); d != nil && d.Kind() == "pointer_declarator" {
+			if d := n.ChildByFieldName("declarator"); d != nil && KindOf(d) == "pointer_declarator" {
 				fs.retPtr[name] = true
 			}
 			switch t := strings.TrimSpace(f.Text(n.ChildByFieldName("type"))); t {
@@ -359,13 +359,13 @@ func (fs *Facts) Learn(f *File) {
 			// opcodes are learned here, its members applied where it
 			// is copied.
 			for _, d := range Named(n) {
-				if d.Kind() != "init_declarator" {
+				if KindOf(d) != "init_declarator" {
 					continue
 				}
-				if v := d.ChildByFieldName("value"); v != nil && v.Kind() == "initializer_list" {
+				if v := d.ChildByFieldName("value"); v != nil && KindOf(v) == "initializer_list" {
 					name, _ := DeclName(f, d.ChildByFieldName("declarator"))
 					Walk(v, func(c *sitter.Node) bool {
-						if c.Kind() == "initializer_pair" {
+						if KindOf(c) == "initializer_pair" {
 							fs.learnOpcode(f, c, name)
 						}
 						return true
@@ -386,12 +386,12 @@ func (fs *Facts) learnLkey(f *File, n *sitter.Node) {
 		return
 	}
 	var l, r *sitter.Node
-	if n.Kind() == "assignment_expression" {
+	if KindOf(n) == "assignment_expression" {
 		l, r = n.ChildByFieldName("left"), n.ChildByFieldName("right")
 	} else {
 		r = n.ChildByFieldName("value")
 		for _, d := range Named(n) {
-			if d.Kind() == "field_designator" {
+			if KindOf(d) == "field_designator" {
 				l = d
 			}
 		}
@@ -409,10 +409,10 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 	}
 	alias := map[string]string{}
 	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if k := n.Kind(); k == "assignment_expression" || k == "initializer_pair" {
+		if k := KindOf(n); k == "assignment_expression" || k == "initializer_pair" {
 			fs.learnLkey(f, n)
 		}
-		if n.Kind() == "declaration" {
+		if KindOf(n) == "declaration" {
 			typ := f.Text(n.ChildByFieldName("type"))
 			for _, d := range Named(n) {
 				name, _ := DeclName(f, d)
@@ -425,7 +425,7 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 	})
 	sc := &scope{f: f, locals: map[string]*Val{}, types: types, alias: alias, places: map[string]*Val{}, facts: fs}
 	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "assignment_expression":
 			lhs, rhs := n.ChildByFieldName("left"), n.ChildByFieldName("right")
 			p := PlaceOf(f, lhs, alias)
@@ -495,7 +495,7 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 			}
 			for _, a := range args {
 				// A parameter passed on (a list handed further down).
-				if a = StripParens(a); a != nil && a.Kind() == "identifier" {
+				if a = StripParens(a); a != nil && KindOf(a) == "identifier" {
 					for _, p := range ps {
 						if p.Pointer && p.Name == f.Text(a) {
 							fs.passesOn[FunctionName(f, fn)] = append(fs.passesOn[FunctionName(f, fn)], name)
@@ -521,7 +521,7 @@ func (fs *Facts) learnFunction(f *File, fn *sitter.Node) {
 			// function holds the grant once the QP exists.
 			if CreateFuncs[name] && name != "ib_query_qp" {
 				for _, a := range args {
-					if a.Kind() != "pointer_expression" {
+					if KindOf(a) != "pointer_expression" {
 						continue
 					}
 					if q := pointee(f, a, alias); strings.Contains(q, ".") && FieldKey(q+".cap.max_inline_data") != "" {
@@ -547,16 +547,16 @@ func SortedKeys[M ~map[string]V, V any](m M) []string {
 // learnOpcode reads .opcode = IB_WR_... in an initializer of object obj.
 func (fs *Facts) learnOpcode(f *File, pair *sitter.Node, obj string) {
 	var path []string
-	for p := pair; p != nil && p.Kind() == "initializer_pair"; {
+	for p := pair; p != nil && KindOf(p) == "initializer_pair"; {
 		var m string
 		for _, d := range Named(p) {
-			if d.Kind() == "field_designator" {
+			if KindOf(d) == "field_designator" {
 				m = strings.TrimPrefix(f.Text(d), ".")
 			}
 		}
 		path = append([]string{m}, path...)
 		up := p.Parent()
-		if up == nil || up.Kind() != "initializer_list" {
+		if up == nil || KindOf(up) != "initializer_list" {
 			break
 		}
 		p = up.Parent()
@@ -627,14 +627,14 @@ func (fs *Facts) templatesOf(f *File) map[string]*sitter.Node {
 	t := map[string]*sitter.Node{}
 	root := f.Tree.RootNode()
 	for _, n := range Named(root) {
-		if n.Kind() != "declaration" {
+		if KindOf(n) != "declaration" {
 			continue
 		}
 		for _, d := range Named(n) {
-			if d.Kind() != "init_declarator" {
+			if KindOf(d) != "init_declarator" {
 				continue
 			}
-			if v := d.ChildByFieldName("value"); v != nil && v.Kind() == "initializer_list" {
+			if v := d.ChildByFieldName("value"); v != nil && KindOf(v) == "initializer_list" {
 				if name, _ := DeclName(f, d.ChildByFieldName("declarator")); name != "" {
 					t[name] = v
 				}
@@ -700,9 +700,9 @@ func (fs *Facts) Summary(name string) *summary {
 				// A constant return (return true;) tells the caller
 				// which exit path it took.
 				switch t := d.f.Text(r); {
-				case r.Kind() == "true", t == "1":
+				case KindOf(r) == "true", t == "1":
 					v = append(v, varEffect{kind: 'r', s: "1"})
-				case r.Kind() == "false", t == "0":
+				case KindOf(r) == "false", t == "0":
 					v = append(v, varEffect{kind: 'r', s: "0"})
 				}
 			}
@@ -719,7 +719,7 @@ func (fs *Facts) Summary(name string) *summary {
 			for _, c := range Comparisons(d.f, cp.ret, d.fn) {
 				s.Guards = append(s.Guards, GuardRef{d.f, d.fn, c})
 			}
-			if c := stripCond(d.f, cp.ret); c != nil && c.Kind() == "call_expression" {
+			if c := stripCond(d.f, cp.ret); c != nil && KindOf(c) == "call_expression" {
 				if sub := fs.Summary(d.f.Text(c.ChildByFieldName("function"))); sub != nil {
 					s.Guards = append(s.Guards, sub.Guards...)
 				}

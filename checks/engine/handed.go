@@ -98,11 +98,11 @@ func (fs *Facts) HandedAtCallers(name string) bool {
 			if !v {
 				return false
 			}
-			if n.Kind() == "identifier" && d.f.Text(n) == name {
+			if KindOf(n) == "identifier" && d.f.Text(n) == name {
 				p := n.Parent()
 				switch {
-				case p != nil && p.Kind() == "call_expression" && Same(p.ChildByFieldName("function"), n):
-				case p != nil && p.Kind() == "function_declarator":
+				case p != nil && KindOf(p) == "call_expression" && Same(p.ChildByFieldName("function"), n):
+				case p != nil && KindOf(p) == "function_declarator":
 				default:
 					v = false
 				}
@@ -268,9 +268,9 @@ func (in *Interp) argsAgree(conds []varEffect, names []string, args []*sitter.No
 		if a == nil {
 			continue
 		}
-		switch a.Kind() {
+		switch KindOf(a) {
 		case "true", "false":
-			if (a.Kind() == "true") != want {
+			if (KindOf(a) == "true") != want {
 				return false
 			}
 			continue

@@ -311,9 +311,9 @@ type scope struct {
 // change nothing ((len) <= (ic)->max is len <= ic->max), so that a test
 // spelled through a macro and the same test spelled out are one fact.
 func CondKey(f *File, n *sitter.Node) string {
-	for n != nil && n.Kind() == "parenthesized_expression" {
+	for n != nil && KindOf(n) == "parenthesized_expression" {
 		k := Named(n)
-		if len(k) != 1 || !atomicKinds[k[0].Kind()] {
+		if len(k) != 1 || !atomicKinds[KindOf(k[0])] {
 			break
 		}
 		n = k[0]
@@ -327,8 +327,8 @@ func CondKey(f *File, n *sitter.Node) string {
 	}
 	var skip []uint
 	Walk(n, func(c *sitter.Node) bool {
-		if c.Kind() == "parenthesized_expression" && !c.Equals(*n) {
-			if k := Named(c); len(k) == 1 && atomicKinds[k[0].Kind()] {
+		if KindOf(c) == "parenthesized_expression" && !c.Equals(*n) {
+			if k := Named(c); len(k) == 1 && atomicKinds[KindOf(k[0])] {
 				skip = append(skip, c.StartByte(), c.EndByte()-1)
 			}
 		}
@@ -368,7 +368,7 @@ func (s *scope) isPointer(n *sitter.Node) bool {
 		return false
 	}
 	f := s.f
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "identifier":
 		return s.ptrs[f.Text(n)]
 	case "field_expression":
@@ -392,9 +392,9 @@ func (s *scope) isPointer(n *sitter.Node) bool {
 		a := StripParens(n.ChildByFieldName("argument"))
 		switch {
 		case a == nil:
-		case a.Kind() == "identifier":
+		case KindOf(a) == "identifier":
 			return s.ptrElems[f.Text(a)]
-		case a.Kind() == "field_expression":
+		case KindOf(a) == "field_expression":
 			return s.facts.ptrElems[f.Text(a.ChildByFieldName("field"))]
 		}
 		return false
@@ -431,7 +431,7 @@ func (s *scope) valueOf(n *sitter.Node) *Val {
 	}
 	var v *Val
 	ok := true
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "parenthesized_expression":
 		v, ok = s.parenValue(n)
 	case "conditional_expression":
@@ -470,11 +470,11 @@ func (s *scope) parenValue(n *sitter.Node) (*Val, bool) {
 	if len(c) != 1 {
 		return nil, false
 	}
-	if c[0].Kind() != "compound_statement" {
+	if KindOf(c[0]) != "compound_statement" {
 		return s.valueOf(c[0]), true
 	}
 	kids := Named(c[0])
-	if len(kids) > 0 && kids[len(kids)-1].Kind() == "expression_statement" {
+	if len(kids) > 0 && KindOf(kids[len(kids)-1]) == "expression_statement" {
 		if e := Named(kids[len(kids)-1]); len(e) == 1 {
 			return s.valueOf(e[0]), true
 		}
@@ -549,7 +549,7 @@ func (s *scope) inlineBitTest(n *sitter.Node) (*sitter.Node, bool, bool) {
 	if n == nil {
 		return nil, false, false
 	}
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "unary_expression":
 		if f.Text(n.ChildByFieldName("operator")) == "!" {
 			x, set, ok := s.inlineBitTest(n.ChildByFieldName("argument"))
@@ -566,7 +566,7 @@ func (s *scope) inlineBitTest(n *sitter.Node) (*sitter.Node, bool, bool) {
 				return r, true, r != nil
 			}
 		case "==", "!=":
-			if r != nil && r.Kind() == "number_literal" && f.Text(r) == "0" {
+			if r != nil && KindOf(r) == "number_literal" && f.Text(r) == "0" {
 				x, set, ok := s.inlineBitTest(l)
 				return x, set == (f.Text(n.ChildByFieldName("operator")) == "!="), ok
 			}
@@ -578,7 +578,7 @@ func (s *scope) inlineBitTest(n *sitter.Node) (*sitter.Node, bool, bool) {
 // isInlineFlag: IB_SEND_INLINE itself (a mask with other bits tests
 // those too).
 func (s *scope) isInlineFlag(n *sitter.Node) bool {
-	return n != nil && n.Kind() == "identifier" && s.f.Text(n) == "IB_SEND_INLINE"
+	return n != nil && KindOf(n) == "identifier" && s.f.Text(n) == "IB_SEND_INLINE"
 }
 
 // restrict is v with the choices the facts decide made.
@@ -818,18 +818,18 @@ var intTypes = map[string]bool{"u64": true, "u32": true, "__u64": true, "uintptr
 // left of (u64)&x, which the parser, not knowing u64 is a type, reads as
 // a bitwise and).
 func isTypeName(f *File, n *sitter.Node) bool {
-	if n != nil && n.Kind() == "call_expression" {
+	if n != nil && KindOf(n) == "call_expression" {
 		// (u64)(uintptr_t)&x: the parser reads the two casts as a
 		// call of (u64) with the argument uintptr_t.
 		args := Named(n.ChildByFieldName("arguments"))
 		return isTypeName(f, n.ChildByFieldName("function")) && len(args) == 1 &&
-			args[0].Kind() == "identifier" && intTypes[f.Text(args[0])]
+			KindOf(args[0]) == "identifier" && intTypes[f.Text(args[0])]
 	}
-	if n == nil || n.Kind() != "parenthesized_expression" {
+	if n == nil || KindOf(n) != "parenthesized_expression" {
 		return false
 	}
 	c := Named(n)
-	if len(c) != 1 || c[0].Kind() != "identifier" {
+	if len(c) != 1 || KindOf(c[0]) != "identifier" {
 		return false
 	}
 	return intTypes[f.Text(c[0])]
@@ -840,9 +840,9 @@ func isTypeName(f *File, n *sitter.Node) bool {
 func sgeAlias(p string) string { return canon(p) }
 
 func StripParens(n *sitter.Node) *sitter.Node {
-	for n != nil && n.Kind() == "parenthesized_expression" {
+	for n != nil && KindOf(n) == "parenthesized_expression" {
 		c := Named(n)
-		if len(c) != 1 || c[0].Kind() == "compound_statement" {
+		if len(c) != 1 || KindOf(c[0]) == "compound_statement" {
 			break
 		}
 		n = c[0]
@@ -854,7 +854,7 @@ func StripParens(n *sitter.Node) *sitter.Node {
 func mentions(f *File, n *sitter.Node, ident string) bool {
 	found := false
 	Walk(n, func(c *sitter.Node) bool {
-		if c.Kind() == "identifier" && f.Text(c) == ident {
+		if KindOf(c) == "identifier" && f.Text(c) == ident {
 			found = true
 		}
 		return !found

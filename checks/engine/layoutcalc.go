@@ -100,22 +100,22 @@ func LoadLayouts(tree string, dirs []string, name string) (*LayoutDB, error) {
 
 func (db *LayoutDB) Add(f *File) {
 	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "struct_specifier", "union_specifier":
 			body := n.ChildByFieldName("body")
 			name := n.ChildByFieldName("name")
 			if body != nil && name != nil {
 				kw := "struct "
-				if n.Kind() == "union_specifier" {
+				if KindOf(n) == "union_specifier" {
 					kw = "union "
 				}
-				db.Defs[kw+f.Text(name)] = &AggDef{f: f, node: body, union: n.Kind() == "union_specifier", packed: packedAfter(f, n)}
+				db.Defs[kw+f.Text(name)] = &AggDef{f: f, node: body, union: KindOf(n) == "union_specifier", packed: packedAfter(f, n)}
 			}
 		case "type_definition":
 			t := n.ChildByFieldName("type")
-			if t != nil && (t.Kind() == "struct_specifier" || t.Kind() == "union_specifier") && t.ChildByFieldName("body") != nil {
+			if t != nil && (KindOf(t) == "struct_specifier" || KindOf(t) == "union_specifier") && t.ChildByFieldName("body") != nil {
 				if d := n.ChildByFieldName("declarator"); d != nil {
-					db.Defs[f.Text(d)] = &AggDef{f: f, node: t.ChildByFieldName("body"), union: t.Kind() == "union_specifier", packed: packedAfter(f, t)}
+					db.Defs[f.Text(d)] = &AggDef{f: f, node: t.ChildByFieldName("body"), union: KindOf(t) == "union_specifier", packed: packedAfter(f, t)}
 				}
 			}
 		case "preproc_def":
@@ -170,7 +170,7 @@ func (db *LayoutDB) aggregate(d *AggDef, depth int) (int64, int64, error) {
 	var size, align int64 = 0, 1
 	f := d.f
 	for _, fd := range Named(d.node) {
-		if fd.Kind() != "field_declaration" {
+		if KindOf(fd) != "field_declaration" {
 			continue
 		}
 		tn := fd.ChildByFieldName("type")
@@ -178,14 +178,14 @@ func (db *LayoutDB) aggregate(d *AggDef, depth int) (int64, int64, error) {
 			switch {
 			case tn == nil:
 				return 0, 0, fmt.Errorf("a member without a type at %s:%d", f.Rel, f.Line(fd))
-			case (tn.Kind() == "struct_specifier" || tn.Kind() == "union_specifier") && tn.ChildByFieldName("body") != nil:
-				return db.aggregate(&AggDef{f: f, node: tn.ChildByFieldName("body"), union: tn.Kind() == "union_specifier", packed: packedAfter(f, tn)}, depth+1)
+			case (KindOf(tn) == "struct_specifier" || KindOf(tn) == "union_specifier") && tn.ChildByFieldName("body") != nil:
+				return db.aggregate(&AggDef{f: f, node: tn.ChildByFieldName("body"), union: KindOf(tn) == "union_specifier", packed: packedAfter(f, tn)}, depth+1)
 			}
 			return db.Sizeof(f.Text(tn), depth)
 		}
 		decls := 0
 		for _, c := range Named(fd) {
-			if Same(c, tn) || c.Kind() == "bitfield_clause" || c.Kind() == "comment" {
+			if Same(c, tn) || KindOf(c) == "bitfield_clause" || KindOf(c) == "comment" {
 				continue
 			}
 			decls++
@@ -228,7 +228,7 @@ func place(d *AggDef, size, align, s, a int64) (int64, int64) {
 // declarator applies pointers and arrays to an element type (computed
 // only when needed: a pointer member needs no definition of its pointee).
 func (db *LayoutDB) declarator(f *File, d *sitter.Node, elem func() (int64, int64, error)) (int64, int64, error) {
-	switch d.Kind() {
+	switch KindOf(d) {
 	case "pointer_declarator":
 		return 8, 8, nil
 	case "array_declarator":
@@ -248,7 +248,7 @@ func (db *LayoutDB) eval(f *File, n *sitter.Node) (int64, error) {
 	if n == nil {
 		return 0, nil // flexible array
 	}
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "number_literal":
 		return strconv.ParseInt(strings.TrimRight(f.Text(n), "uUlL"), 0, 64)
 	case "identifier":

@@ -155,7 +155,7 @@ func WorthLinked(f *File, fn *sitter.Node, facts *Facts) bool {
 	posts, link := false, false
 	var keyers map[string]bool
 	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() != "call_expression" {
+		if KindOf(n) != "call_expression" {
 			return true
 		}
 		c := n.ChildByFieldName("function")
@@ -168,7 +168,7 @@ func WorthLinked(f *File, fn *sitter.Node, facts *Facts) bool {
 			}
 			keys = keyers[name]
 		}
-		if _, p := facts.PosterOf(name); p || name == "ib_post_send" || c.Kind() == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
+		if _, p := facts.PosterOf(name); p || name == "ib_post_send" || KindOf(c) == "field_expression" && f.Text(c.ChildByFieldName("field")) == "post_send" {
 			posts = true
 		}
 		if o := facts.Linked(name); o != nil {
@@ -198,7 +198,7 @@ func lkeyFuncs(f *File) map[string]bool {
 // scope, not callable from another module).
 func IsStatic(f *File, fn *sitter.Node) bool {
 	for _, c := range Named(fn) {
-		if c.Kind() == "storage_class_specifier" && f.Text(c) == "static" {
+		if KindOf(c) == "storage_class_specifier" && f.Text(c) == "static" {
 			return true
 		}
 	}

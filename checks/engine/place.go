@@ -18,7 +18,7 @@ import (
 // PlaceOf names the object an lvalue expression denotes ("" if unknown).
 // Plain local variables are "v:name".
 func PlaceOf(f *File, n *sitter.Node, alias map[string]string) string {
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "identifier":
 		return "v:" + f.Text(n)
 	case "parenthesized_expression":
@@ -55,7 +55,7 @@ func PlaceOf(f *File, n *sitter.Node, alias map[string]string) string {
 
 // objectPlace is the place of a struct-valued expression (x in x.f).
 func objectPlace(f *File, n *sitter.Node, alias map[string]string) string {
-	if n.Kind() == "identifier" {
+	if KindOf(n) == "identifier" {
 		return f.Text(n) // a struct variable: its own name is its place
 	}
 	return PlaceOf(f, n, alias)
@@ -64,7 +64,7 @@ func objectPlace(f *File, n *sitter.Node, alias map[string]string) string {
 // arrayBase is what a[i] indexes: for a variable, what it points at (an
 // array variable is its own place); for a field, the field's place.
 func arrayBase(f *File, n *sitter.Node, alias map[string]string) string {
-	if k := StripParens(n); k != nil && k.Kind() == "identifier" {
+	if k := StripParens(n); k != nil && KindOf(k) == "identifier" {
 		return pointee(f, k, alias)
 	}
 	return PlaceOf(f, n, alias)
@@ -72,7 +72,7 @@ func arrayBase(f *File, n *sitter.Node, alias map[string]string) string {
 
 // pointee is the place of the object a pointer expression points at.
 func pointee(f *File, n *sitter.Node, alias map[string]string) string {
-	switch n.Kind() {
+	switch KindOf(n) {
 	case "identifier":
 		if a, ok := alias[f.Text(n)]; ok {
 			return a
@@ -99,7 +99,7 @@ func pointee(f *File, n *sitter.Node, alias map[string]string) string {
 }
 
 func indexOf(f *File, n *sitter.Node) string {
-	if n != nil && n.Kind() == "number_literal" {
+	if n != nil && KindOf(n) == "number_literal" {
 		return "[" + f.Text(n) + "]"
 	}
 	return "[*]"

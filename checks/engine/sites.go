@@ -39,7 +39,7 @@ func FindInlineSites(f *File, fn *sitter.Node) []InlineSite {
 			c.sets = -1 // a mention in a ternary's condition tests
 		}
 		c.cond = nil
-		if n.Kind() == "identifier" && c.sets > 0 && c.site != nil && f.Text(n) == "IB_SEND_INLINE" {
+		if KindOf(n) == "identifier" && c.sets > 0 && c.site != nil && f.Text(n) == "IB_SEND_INLINE" {
 			out = append(out, InlineSite{f, fn, c.site})
 		}
 		// The nearest ancestor that decides wins: n's decision
@@ -50,7 +50,7 @@ func FindInlineSites(f *File, fn *sitter.Node) []InlineSite {
 				c.sets = 1
 			}
 		}
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "assignment_expression", "init_declarator", "initializer_pair", "return_statement":
 			c.site = n
 		case "conditional_expression":
@@ -95,7 +95,7 @@ func FindInlineSitesFacts(f *File, fn *sitter.Node, facts *Facts) []InlineSite {
 	}
 	var out []InlineSite
 	for _, s := range FindInlineSites(f, fn) {
-		if s.Node.Kind() == "assignment_expression" {
+		if KindOf(s.Node) == "assignment_expression" {
 			p := PlaceOf(f, s.Node.ChildByFieldName("left"), nil)
 			if _, m := wrMember(p); m != "" && m != "send_flags" {
 				if _, ok := facts.FlagField(p); ok {
@@ -107,14 +107,14 @@ func FindInlineSitesFacts(f *File, fn *sitter.Node, facts *Facts) []InlineSite {
 	}
 	alias := StaticAlias(f, fn)
 	Walk(fn, func(n *sitter.Node) bool {
-		if n.Kind() != "assignment_expression" {
+		if KindOf(n) != "assignment_expression" {
 			return true
 		}
 		if _, m := wrMember(PlaceOf(f, n.ChildByFieldName("left"), alias)); m != "send_flags" || mentions(f, n.ChildByFieldName("right"), "IB_SEND_INLINE") {
 			return true
 		}
 		Walk(n.ChildByFieldName("right"), func(c *sitter.Node) bool {
-			if c.Kind() == "field_expression" {
+			if KindOf(c) == "field_expression" {
 				if _, ok := facts.FlagField(PlaceOf(f, c, alias)); ok {
 					out = append(out, InlineSite{f, fn, n})
 					return false
@@ -134,7 +134,7 @@ func FindInlineSitesFacts(f *File, fn *sitter.Node, facts *Facts) []InlineSite {
 func StaticAlias(f *File, fn *sitter.Node) map[string]string {
 	alias := map[string]string{}
 	Walk(fn, func(n *sitter.Node) bool {
-		if n.Kind() == "init_declarator" {
+		if KindOf(n) == "init_declarator" {
 			if name, ptr := DeclName(f, n.ChildByFieldName("declarator")); ptr && name != "" && n.ChildByFieldName("value") != nil {
 				if p := pointee(f, n.ChildByFieldName("value"), alias); p != "" && p != name {
 					alias[name] = p
@@ -153,7 +153,7 @@ func StaticAlias(f *File, fn *sitter.Node) map[string]string {
 // and the like). A conditional_expression decides for its condition
 // only; the arms inherit.
 func setsFlagAt(f *File, p *sitter.Node) (sets, ok bool) {
-	switch p.Kind() {
+	switch KindOf(p) {
 	case "unary_expression":
 		return false, true
 	case "binary_expression":
@@ -181,7 +181,7 @@ func Comparisons(f *File, cond *sitter.Node, fn *sitter.Node) []*sitter.Node {
 func comparisonsSeen(f *File, cond *sitter.Node, fn *sitter.Node, seen map[string]bool) []*sitter.Node {
 	var out []*sitter.Node
 	Walk(cond, func(n *sitter.Node) bool {
-		switch n.Kind() {
+		switch KindOf(n) {
 		case "binary_expression":
 			switch f.Text(n.ChildByFieldName("operator")) {
 			case "<", "<=", ">", ">=":
@@ -237,7 +237,7 @@ var (
 func localInit1(f *File, fn *sitter.Node, name string) *sitter.Node {
 	var init *sitter.Node
 	Walk(fn.ChildByFieldName("body"), func(n *sitter.Node) bool {
-		if n.Kind() == "init_declarator" {
+		if KindOf(n) == "init_declarator" {
 			if d, _ := DeclName(f, n.ChildByFieldName("declarator")); d == name {
 				init = n.ChildByFieldName("value")
 			}

@@ -33,8 +33,8 @@ func (f *File) CallNames() []string {
 	f.callsOnce.Do(func() {
 		seen := map[string]bool{}
 		Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-			if n.Kind() == "call_expression" {
-				if c := n.ChildByFieldName("function"); c != nil && c.Kind() == "identifier" {
+			if KindOf(n) == "call_expression" {
+				if c := n.ChildByFieldName("function"); c != nil && KindOf(c) == "identifier" {
 					if name := f.Text(c); !seen[name] {
 						seen[name] = true
 						f.calls = append(f.calls, name)
@@ -57,6 +57,27 @@ func (f *File) Text(n *sitter.Node) string {
 func (f *File) Line(n *sitter.Node) int { return int(n.StartPosition().Row) + 1 }
 
 var Language = sitter.NewLanguage(tsc.Language())
+
+// kinds are the grammar's node kinds by symbol, read once: Node.Kind
+// copies the kind's C string into a new Go string on every call, and the
+// engine asks for kinds more than for anything else.
+var kinds = sync.OnceValue(func() []string {
+	out := make([]string, Language.NodeKindCount())
+	for i := range out {
+		out[i] = Language.NodeKindForId(uint16(i))
+	}
+	return out
+})
+
+// KindOf is n.Kind() (the kind of a node's public symbol, its alias
+// when it has one), looked up by the symbol's number; the builtin error
+// symbols, past the grammar's table, are asked of tree-sitter.
+func KindOf(n *sitter.Node) string {
+	if k, id := kinds(), int(n.KindId()); id < len(k) {
+		return k[id]
+	}
+	return n.Kind()
+}
 
 // Parse parses C source.
 func Parse(rel string, src []byte) *File {
@@ -268,7 +289,7 @@ func Named(n *sitter.Node) []*sitter.Node {
 	c := n.Walk()
 	defer c.Close()
 	for ok := c.GotoFirstChild(); ok; ok = c.GotoNextSibling() {
-		if k := c.Node(); k.IsNamed() && k.Kind() != "comment" {
+		if k := c.Node(); k.IsNamed() && KindOf(k) != "comment" {
 			out = append(out, k)
 		}
 	}
@@ -278,7 +299,7 @@ func Named(n *sitter.Node) []*sitter.Node {
 // FunctionName is the name a function_definition defines.
 func FunctionName(f *File, fn *sitter.Node) string {
 	d := fn.ChildByFieldName("declarator")
-	for d != nil && d.Kind() != "function_declarator" {
+	for d != nil && KindOf(d) != "function_declarator" {
 		d = d.ChildByFieldName("declarator")
 	}
 	if d == nil {
@@ -290,7 +311,7 @@ func FunctionName(f *File, fn *sitter.Node) string {
 // Params lists a function's parameters: name and declared type text.
 func Params(f *File, fn *sitter.Node) []param {
 	d := fn.ChildByFieldName("declarator")
-	for d != nil && d.Kind() != "function_declarator" {
+	for d != nil && KindOf(d) != "function_declarator" {
 		d = d.ChildByFieldName("declarator")
 	}
 	if d == nil {
@@ -302,7 +323,7 @@ func Params(f *File, fn *sitter.Node) []param {
 		return nil
 	}
 	for _, p := range Named(pl) {
-		if p.Kind() != "parameter_declaration" {
+		if KindOf(p) != "parameter_declaration" {
 			continue
 		}
 		name, ptr := DeclName(f, p.ChildByFieldName("declarator"))
@@ -321,7 +342,7 @@ type param struct {
 func DeclName(f *File, d *sitter.Node) (string, bool) {
 	ptr := false
 	for d != nil {
-		switch d.Kind() {
+		switch KindOf(d) {
 		case "identifier", "field_identifier":
 			return f.Text(d), ptr
 		case "pointer_declarator", "array_declarator":
@@ -330,7 +351,7 @@ func DeclName(f *File, d *sitter.Node) (string, bool) {
 		next := d.ChildByFieldName("declarator")
 		if next == nil {
 			for _, c := range Named(d) {
-				if c.Kind() == "identifier" {
+				if KindOf(c) == "identifier" {
 					return f.Text(c), ptr
 				}
 			}
@@ -347,7 +368,7 @@ func DeclName(f *File, d *sitter.Node) (string, bool) {
 func DeclDepth(d *sitter.Node) int {
 	n := 0
 	for d != nil {
-		switch d.Kind() {
+		switch KindOf(d) {
 		case "pointer_declarator", "array_declarator":
 			n++
 		}
@@ -360,7 +381,7 @@ func DeclDepth(d *sitter.Node) int {
 func Functions(f *File) []*sitter.Node {
 	var out []*sitter.Node
 	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-		if n.Kind() == "function_definition" {
+		if KindOf(n) == "function_definition" {
 			out = append(out, n)
 			return false
 		}
