@@ -1330,14 +1330,15 @@ func configure(ctx context.Context, m *maker, pristine string, frags []*kconfig.
 	}
 	m.progress.Start("configure " + filepath.Base(m.dir))
 	m.log = io.Discard
-	if _, err := m.make(ctx, "tinyconfig"); err != nil {
-		return nil, fmt.Errorf("make tinyconfig: %w", err)
+	tiny, err := tinyconfig(ctx, m)
+	if err != nil {
+		return nil, err
 	}
 	base, err := kconfig.Load(filepath.Join(m.dir, ".config"))
 	if err != nil {
 		return nil, err
 	}
-	merged, _ := kconfig.Merge(base, frags...)
+	merged, _ := kconfig.Merge(base, append(tiny, frags...)...)
 	f, err := os.Create(filepath.Join(m.dir, ".config"))
 	if err != nil {
 		return nil, err
@@ -1369,6 +1370,74 @@ func configure(ctx context.Context, m *maker, pristine string, frags []*kconfig.
 	}
 	m.progress.Done("%d requested symbols verified", len(req))
 	return &st, nil
+}
+
+// tinyconfig starts the folder's .config as `make tinyconfig` does and
+// returns the fragments left for the caller to merge, before its own,
+// ahead of its one olddefconfig. For a tree whose tinyconfig is
+// allnoconfig from kernel/configs/tiny-base.config, then the tiny.config
+// fragments merged and olddefconfig (scripts/kconfig/Makefile of 6.1 to
+// 7.3, tinyRecipe), only the allnoconfig runs here: tinyconfig's own
+// olddefconfig would be a third Kconfig pass, each repeating Kconfig's
+// compiler probes (about 90 gcc runs, 5-6 s on 2 cores). A tree whose
+// rules read otherwise gets `make tinyconfig` and no fragments.
+// TestConfigureAsTinyconfig compares the two on every prepared kernel.
+func tinyconfig(ctx context.Context, m *maker) ([]*kconfig.Config, error) {
+	mk, err := os.ReadFile(filepath.Join(m.src, "scripts", "kconfig", "Makefile"))
+	base := filepath.Join(m.src, "kernel", "configs", "tiny-base.config")
+	if _, serr := os.Stat(base); err != nil || serr != nil || !tinyRecipe(string(mk)) {
+		if _, err := m.make(ctx, "tinyconfig"); err != nil {
+			return nil, fmt.Errorf("make tinyconfig: %w", err)
+		}
+		return nil, nil
+	}
+	var frags []*kconfig.Config
+	for _, p := range []string{"kernel/configs/tiny.config", "arch/x86/configs/tiny.config"} {
+		c, err := kconfig.Load(filepath.Join(m.src, p))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the rule's $(wildcard ...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		frags = append(frags, c)
+	}
+	if len(frags) == 0 {
+		return nil, fmt.Errorf("make tinyconfig: no tiny.config fragment in %s: %w", m.src, errs.ErrInput)
+	}
+	m.extraEnv = []string{"KCONFIG_ALLCONFIG=" + base}
+	defer func() { m.extraEnv = nil }()
+	if _, err := m.make(ctx, "allnoconfig"); err != nil {
+		return nil, fmt.Errorf("make allnoconfig (tinyconfig's start): %w", err)
+	}
+	return frags, nil
+}
+
+// tinyRecipe says whether a scripts/kconfig/Makefile's tinyconfig is
+// allnoconfig with KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config and
+// then tiny.config, and its %.config rule a merge of the fragments found
+// in kernel/configs and arch/$(SRCARCH)/configs followed by olddefconfig:
+// the rules tinyconfig() does in two Kconfig passes instead of three.
+func tinyRecipe(mk string) bool {
+	rule := func(target string) string {
+		_, r, ok := strings.Cut("\n"+mk, "\n"+target+":")
+		if !ok {
+			return ""
+		}
+		if i := strings.Index(r, "\n\n"); i >= 0 {
+			r = r[:i]
+		}
+		return r
+	}
+	return rule("tinyconfig") == `
+	$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig
+	$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config` &&
+		rule("%.config") == ` $(obj)/conf
+	$(if $(config-fragments),, $(error $@ fragment does not exists on this architecture))
+	$(call cmd,merge_fragments)
+	$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig` &&
+		strings.Contains(mk, "\nconfigfiles = $(wildcard $(srctree)/kernel/configs/$(1) $(srctree)/arch/$(SRCARCH)/configs/$(1))\n") &&
+		strings.Contains(mk, "\ncmd_merge_fragments = $(srctree)/scripts/kconfig/merge_config.sh -m $(KCONFIG_CONFIG) $(config-fragments)\n")
 }
 
 // compileTargets lists the objects of touched C files present in the tree.
@@ -1453,6 +1522,9 @@ type maker struct {
 	// work: modpost, which a build with module goals always reruns (it
 	// rewrites modules.order), writing the same .mod.c files.
 	notWork map[string]bool
+	// extraEnv is what one make's environment adds (tinyconfig's
+	// KCONFIG_ALLCONFIG).
+	extraEnv []string
 }
 
 type makeResult struct {
@@ -1554,7 +1626,7 @@ func (m *maker) env() []string {
 func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error) {
 	var res makeResult
 	pr, pw := io.Pipe()
-	cmd := &command.Cmd{Name: "make", Args: m.args(targets...), Stdout: pw, Runner: m.runner, Env: m.env()}
+	cmd := &command.Cmd{Name: "make", Args: m.args(targets...), Stdout: pw, Runner: m.runner, Env: append(m.env(), m.extraEnv...)}
 	if m.ccache && m.statsLog != "" {
 		cmd.Env = append(cmd.Env, "CCACHE_STATSLOG="+m.statsLog)
 	}

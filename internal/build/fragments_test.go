@@ -3,8 +3,11 @@ package build
 import (
 	"context"
 	"errors"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -108,6 +111,24 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 	for _, n := range lock.Names() {
 		t.Run(n, func(t *testing.T) {
 			final, st, names := configureReal(t, root, n, nil)
+			// configure's two Kconfig passes make what the kernel's own
+			// tinyconfig, the merge and olddefconfig make in three.
+			_, pristine := testenv.KernelIfTested(t, n)
+			mk, _ := os.ReadFile(filepath.Join(pristine, "scripts", "kconfig", "Makefile"))
+			if !tinyRecipe(string(mk)) {
+				t.Logf("%s: tinyconfig's rules are not the known ones: configure runs make tinyconfig", n)
+			} else if ref := referenceConfig(t, root, pristine, names); !maps.Equal(ref.Values, final.Values) {
+				for s, v := range ref.Values {
+					if final.Values[s] != v {
+						t.Errorf("%s: CONFIG_%s=%q, the kernel's tinyconfig flow makes %q", n, s, final.Values[s], v)
+					}
+				}
+				for s, v := range final.Values {
+					if _, ok := ref.Values[s]; !ok {
+						t.Errorf("%s: CONFIG_%s=%q, which the kernel's tinyconfig flow does not set", n, s, v)
+					}
+				}
+			}
 			// The code under test as modules, the rest built in.
 			want := map[string]string{"RDMA_RXE": "m", "RDMA_SIW": "m", "NVME_RDMA": "m", "NVME_TARGET_RDMA": "m", "MODULES": "y",
 				"INFINIBAND": "y", "NVME_TARGET": "y", "CRYPTO_CRC32": "y", "CRYPTO_CRC32C": "y", "KPROBE_EVENTS": "y",
@@ -120,6 +141,76 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 			}
 			t.Logf("%s: %d requested symbols verified with %v", n, len(st.Requested), names)
 		})
+	}
+}
+
+// referenceConfig is the .config of the kernel's own flow: make
+// tinyconfig, the fragments merged (later wins), make olddefconfig.
+func referenceConfig(t *testing.T, root, pristine string, names []string) *kconfig.Config {
+	t.Helper()
+	frags, _, err := fragments(root, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &maker{src: pristine, dir: t.TempDir(), jobs: runtime.NumCPU(), log: io.Discard}
+	if _, err := m.make(context.Background(), "tinyconfig"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(m.dir, ".config")
+	base, err := kconfig.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, _ := kconfig.Merge(base, frags...)
+	var b strings.Builder
+	if err := merged.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.make(context.Background(), "olddefconfig"); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := kconfig.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// TestTinyRecipe: configure takes tinyconfig's two steps apart only for
+// the rules it knows; any other recipe, fragment rule or fragment lookup
+// leaves make tinyconfig to the kernel.
+func TestTinyRecipe(t *testing.T) {
+	known := "PHONY += tinyconfig\ntinyconfig:\n" +
+		"\t$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config\n\n" +
+		"configfiles = $(wildcard $(srctree)/kernel/configs/$(1) $(srctree)/arch/$(SRCARCH)/configs/$(1))\n" +
+		"cmd_merge_fragments = $(srctree)/scripts/kconfig/merge_config.sh -m $(KCONFIG_CONFIG) $(config-fragments)\n\n" +
+		"%.config: $(obj)/conf\n" +
+		"\t$(if $(config-fragments),, $(error $@ fragment does not exists on this architecture))\n" +
+		"\t$(call cmd,merge_fragments)\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n\n"
+	if !tinyRecipe(known) {
+		t.Fatal("the rules of 6.1 to 7.3 not known")
+	}
+	for name, edit := range map[string][2]string{
+		"5.10: allnoconfig and tiny.config in one make": {"\t$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig\n\t$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config", "\t$(Q)$(MAKE) -f $(srctree)/Makefile allnoconfig tiny.config"},
+		"another base":               {"tiny-base.config", "tiny-base2.config"},
+		"a third step":               {"Makefile tiny.config\n", "Makefile tiny.config\n\t$(Q)$(MAKE) -f $(srctree)/Makefile kvm_guest.config\n"},
+		"fragments merged otherwise": {"merge_config.sh -m", "merge_config.sh -m -r"},
+		"no olddefconfig after":      {"\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n", "\t$(Q)$(MAKE) -f $(srctree)/Makefile alldefconfig\n"},
+		"fragments found elsewhere":  {"$(srctree)/arch/$(SRCARCH)/configs/$(1))", "$(srctree)/arch/$(SRCARCH)/configs/$(1) $(srctree)/configs/$(1))"},
+		"no tinyconfig":              {"tinyconfig:", "tinyconfig-old:"},
+	} {
+		mk := strings.Replace(known, edit[0], edit[1], 1)
+		if mk == known {
+			t.Fatalf("%s: the edit changed nothing", name)
+		}
+		if tinyRecipe(mk) {
+			t.Errorf("%s: taken for the known rules", name)
+		}
 	}
 }
 
@@ -142,7 +233,7 @@ func configureReal(t *testing.T, root, n string, names []string) (*kconfig.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &maker{src: pristine, dir: t.TempDir(), jobs: 1, progress: nil}
+	m := &maker{src: pristine, dir: t.TempDir(), jobs: runtime.NumCPU(), progress: nil}
 	st, err := configure(context.Background(), m, pristine, frags, hash, sel.Names)
 	var ce *ConfigError
 	if errors.As(err, &ce) {
