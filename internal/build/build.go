@@ -1374,18 +1374,19 @@ func configure(ctx context.Context, m *maker, pristine string, frags []*kconfig.
 
 // tinyconfig starts the folder's .config as `make tinyconfig` does and
 // returns the fragments left for the caller to merge, before its own,
-// ahead of its one olddefconfig. For a tree whose tinyconfig is
-// allnoconfig from kernel/configs/tiny-base.config, then the tiny.config
-// fragments merged and olddefconfig (scripts/kconfig/Makefile of 6.1 to
-// 7.3, tinyRecipe), only the allnoconfig runs here: tinyconfig's own
-// olddefconfig would be a third Kconfig pass, each repeating Kconfig's
-// compiler probes (about 90 gcc runs, 5-6 s on 2 cores). A tree whose
-// rules read otherwise gets `make tinyconfig` and no fragments.
-// TestConfigureAsTinyconfig compares the two on every prepared kernel.
+// ahead of its one olddefconfig. Where the tree's tinyconfig is
+// allnoconfig (from kernel/configs/tiny-base.config from 6.1 on), then
+// the tiny.config fragments merged and olddefconfig (tinyRecipe: the
+// rules of 5.10 to 7.3), only the allnoconfig runs here: tinyconfig's
+// own olddefconfig would be a third Kconfig pass, each repeating
+// Kconfig's compiler probes (about 90 gcc runs, 5-6 s on 2 cores). A
+// tree whose rules read otherwise gets `make tinyconfig` and no
+// fragments. TestFragmentsVerifyOnEveryKernel compares the two ways on
+// every kernel it configures.
 func tinyconfig(ctx context.Context, m *maker) ([]*kconfig.Config, error) {
 	mk, err := os.ReadFile(filepath.Join(m.src, "scripts", "kconfig", "Makefile"))
-	base := filepath.Join(m.src, "kernel", "configs", "tiny-base.config")
-	if _, serr := os.Stat(base); err != nil || serr != nil || !tinyRecipe(string(mk)) {
+	base, ok := tinyRecipe(string(mk))
+	if err != nil || !ok {
 		if _, err := m.make(ctx, "tinyconfig"); err != nil {
 			return nil, fmt.Errorf("make tinyconfig: %w", err)
 		}
@@ -1405,22 +1406,61 @@ func tinyconfig(ctx context.Context, m *maker) ([]*kconfig.Config, error) {
 	if len(frags) == 0 {
 		return nil, fmt.Errorf("make tinyconfig: no tiny.config fragment in %s: %w", m.src, errs.ErrInput)
 	}
-	m.extraEnv = []string{"KCONFIG_ALLCONFIG=" + base}
-	defer func() { m.extraEnv = nil }()
+	if base != "" {
+		// The recipe's relative name is kconfig's to resolve (objtree,
+		// then srctree); the absolute one is the same file, or none.
+		base = filepath.Join(m.src, base)
+		if _, err := os.Stat(base); err != nil {
+			return nil, fmt.Errorf("make tinyconfig: %w: %w", err, errs.ErrInput)
+		}
+		m.extraEnv = []string{"KCONFIG_ALLCONFIG=" + base}
+		defer func() { m.extraEnv = nil }()
+	}
 	if _, err := m.make(ctx, "allnoconfig"); err != nil {
 		return nil, fmt.Errorf("make allnoconfig (tinyconfig's start): %w", err)
 	}
 	return frags, nil
 }
 
-// tinyRecipe says whether a scripts/kconfig/Makefile's tinyconfig is
-// allnoconfig with KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config and
-// then tiny.config, and its %.config rule a merge of the fragments found
-// in kernel/configs and arch/$(SRCARCH)/configs followed by olddefconfig:
-// the rules tinyconfig() does in two Kconfig passes instead of three.
-func tinyRecipe(mk string) bool {
+// tinyRecipes are the tinyconfig recipes tinyconfig() takes apart,
+// exactly as the kernels have them, with the KCONFIG_ALLCONFIG their
+// allnoconfig reads: 6.1 to 7.3, then 5.10.
+var tinyRecipes = []struct{ base, recipe string }{
+	{"kernel/configs/tiny-base.config", `
+	$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig
+	$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config`},
+	{"", `
+	$(Q)$(MAKE) -f $(srctree)/Makefile allnoconfig tiny.config`},
+}
+
+// fragmentRules are the %.config rules (the fragments of that name in
+// kernel/configs and arch/$(SRCARCH)/configs merged into .config, then
+// olddefconfig), each with the lines that say where it finds them: 6.2
+// to 7.3, then 5.10 and 6.1.
+var fragmentRules = []struct {
+	rule string
+	also []string
+}{{` $(obj)/conf
+	$(if $(config-fragments),, $(error $@ fragment does not exists on this architecture))
+	$(call cmd,merge_fragments)
+	$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig`, []string{
+	"\nconfigfiles = $(wildcard $(srctree)/kernel/configs/$(1) $(srctree)/arch/$(SRCARCH)/configs/$(1))\n",
+	"\nconfig-fragments = $(call configfiles,$@)\n",
+	"\ncmd_merge_fragments = $(srctree)/scripts/kconfig/merge_config.sh -m $(KCONFIG_CONFIG) $(config-fragments)\n"},
+}, {` $(obj)/conf
+	$(if $(call configfiles),, $(error No configuration exists for this target on this architecture))
+	$(Q)$(CONFIG_SHELL) $(srctree)/scripts/kconfig/merge_config.sh -m .config $(configfiles)
+	$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig`, []string{
+	"\nconfigfiles=$(wildcard $(srctree)/kernel/configs/$@ $(srctree)/arch/$(SRCARCH)/configs/$@)\n"},
+}}
+
+// tinyRecipe says whether a scripts/kconfig/Makefile's tinyconfig is one
+// of tinyRecipes and its %.config rule one of fragmentRules, and the
+// KCONFIG_ALLCONFIG its allnoconfig reads ("" for none).
+func tinyRecipe(mk string) (base string, ok bool) {
+	mk = "\n" + mk
 	rule := func(target string) string {
-		_, r, ok := strings.Cut("\n"+mk, "\n"+target+":")
+		_, r, ok := strings.Cut(mk, "\n"+target+":")
 		if !ok {
 			return ""
 		}
@@ -1429,15 +1469,23 @@ func tinyRecipe(mk string) bool {
 		}
 		return r
 	}
-	return rule("tinyconfig") == `
-	$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig
-	$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config` &&
-		rule("%.config") == ` $(obj)/conf
-	$(if $(config-fragments),, $(error $@ fragment does not exists on this architecture))
-	$(call cmd,merge_fragments)
-	$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig` &&
-		strings.Contains(mk, "\nconfigfiles = $(wildcard $(srctree)/kernel/configs/$(1) $(srctree)/arch/$(SRCARCH)/configs/$(1))\n") &&
-		strings.Contains(mk, "\ncmd_merge_fragments = $(srctree)/scripts/kconfig/merge_config.sh -m $(KCONFIG_CONFIG) $(config-fragments)\n")
+	tiny, fragment := rule("tinyconfig"), rule("%.config")
+	for _, f := range fragmentRules {
+		if fragment != f.rule {
+			continue
+		}
+		for _, a := range f.also {
+			if !strings.Contains(mk, a) {
+				return "", false
+			}
+		}
+		for _, r := range tinyRecipes {
+			if tiny == r.recipe {
+				return r.base, true
+			}
+		}
+	}
+	return "", false
 }
 
 // compileTargets lists the objects of touched C files present in the tree.

@@ -115,7 +115,7 @@ func TestFragmentsVerifyOnEveryKernel(t *testing.T) {
 			// tinyconfig, the merge and olddefconfig make in three.
 			_, pristine := testenv.KernelIfTested(t, n)
 			mk, _ := os.ReadFile(filepath.Join(pristine, "scripts", "kconfig", "Makefile"))
-			if !tinyRecipe(string(mk)) {
+			if _, ok := tinyRecipe(string(mk)); !ok {
 				t.Logf("%s: tinyconfig's rules are not the known ones: configure runs make tinyconfig", n)
 			} else if ref := referenceConfig(t, root, pristine, names); !maps.Equal(ref.Values, final.Values) {
 				for s, v := range ref.Values {
@@ -180,36 +180,61 @@ func referenceConfig(t *testing.T, root, pristine string, names []string) *kconf
 }
 
 // TestTinyRecipe: configure takes tinyconfig's two steps apart only for
-// the rules it knows; any other recipe, fragment rule or fragment lookup
-// leaves make tinyconfig to the kernel.
+// the rules it knows (5.10 to 7.3); any other recipe, fragment
+// rule or fragment lookup leaves make tinyconfig to the kernel.
 func TestTinyRecipe(t *testing.T) {
 	known := "PHONY += tinyconfig\ntinyconfig:\n" +
 		"\t$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig\n" +
 		"\t$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config\n\n" +
 		"configfiles = $(wildcard $(srctree)/kernel/configs/$(1) $(srctree)/arch/$(SRCARCH)/configs/$(1))\n" +
+		"all-config-fragments = $(call configfiles,*.config)\n" +
+		"config-fragments = $(call configfiles,$@)\n\n" +
 		"cmd_merge_fragments = $(srctree)/scripts/kconfig/merge_config.sh -m $(KCONFIG_CONFIG) $(config-fragments)\n\n" +
 		"%.config: $(obj)/conf\n" +
 		"\t$(if $(config-fragments),, $(error $@ fragment does not exists on this architecture))\n" +
 		"\t$(call cmd,merge_fragments)\n" +
 		"\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n\n"
-	if !tinyRecipe(known) {
-		t.Fatal("the rules of 6.1 to 7.3 not known")
+	old := "configfiles=$(wildcard $(srctree)/kernel/configs/$@ $(srctree)/arch/$(SRCARCH)/configs/$@)\n\n" +
+		"%.config: $(obj)/conf\n" +
+		"\t$(if $(call configfiles),, $(error No configuration exists for this target on this architecture))\n" +
+		"\t$(Q)$(CONFIG_SHELL) $(srctree)/scripts/kconfig/merge_config.sh -m .config $(configfiles)\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n\n" +
+		"PHONY += tinyconfig\ntinyconfig:\n" +
+		"\t$(Q)$(MAKE) -f $(srctree)/Makefile allnoconfig tiny.config\n\n"
+	if base, ok := tinyRecipe(known); !ok || base != "kernel/configs/tiny-base.config" {
+		t.Fatalf("the rules of 6.1 to 7.3: %q %v", base, ok)
 	}
-	for name, edit := range map[string][2]string{
-		"5.10: allnoconfig and tiny.config in one make": {"\t$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig\n\t$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config", "\t$(Q)$(MAKE) -f $(srctree)/Makefile allnoconfig tiny.config"},
-		"another base":               {"tiny-base.config", "tiny-base2.config"},
-		"a third step":               {"Makefile tiny.config\n", "Makefile tiny.config\n\t$(Q)$(MAKE) -f $(srctree)/Makefile kvm_guest.config\n"},
-		"fragments merged otherwise": {"merge_config.sh -m", "merge_config.sh -m -r"},
-		"no olddefconfig after":      {"\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n", "\t$(Q)$(MAKE) -f $(srctree)/Makefile alldefconfig\n"},
-		"fragments found elsewhere":  {"$(srctree)/arch/$(SRCARCH)/configs/$(1))", "$(srctree)/arch/$(SRCARCH)/configs/$(1) $(srctree)/configs/$(1))"},
-		"no tinyconfig":              {"tinyconfig:", "tinyconfig-old:"},
+	if base, ok := tinyRecipe(old); !ok || base != "" {
+		t.Fatalf("the rules of 5.10: %q %v", base, ok)
+	}
+	// 6.1: 6.2's tinyconfig, 5.10's fragment rule.
+	tiny6 := "\t$(Q)KCONFIG_ALLCONFIG=kernel/configs/tiny-base.config $(MAKE) -f $(srctree)/Makefile allnoconfig\n\t$(Q)$(MAKE) -f $(srctree)/Makefile tiny.config"
+	tiny5 := "\t$(Q)$(MAKE) -f $(srctree)/Makefile allnoconfig tiny.config"
+	if base, ok := tinyRecipe(strings.Replace(old, tiny5, tiny6, 1)); !ok || base != "kernel/configs/tiny-base.config" {
+		t.Fatalf("the rules of 6.1: %q %v", base, ok)
+	}
+	if base, ok := tinyRecipe(strings.Replace(known, tiny6, tiny5, 1)); !ok || base != "" {
+		t.Fatalf("5.10's tinyconfig with 6.2's fragment rule: %q %v", base, ok)
+	}
+	for name, c := range map[string]struct{ mk, from, to string }{
+		"another base":                     {known, "tiny-base.config", "tiny-base2.config"},
+		"a third step":                     {known, "Makefile tiny.config\n", "Makefile tiny.config\n\t$(Q)$(MAKE) -f $(srctree)/Makefile kvm_guest.config\n"},
+		"5.10: a third step":               {old, "allnoconfig tiny.config\n", "allnoconfig tiny.config\n\t$(Q)$(MAKE) -f $(srctree)/Makefile kvm_guest.config\n"},
+		"fragments merged otherwise":       {known, "merge_config.sh -m", "merge_config.sh -m -r"},
+		"5.10: fragments merged otherwise": {old, "merge_config.sh -m", "merge_config.sh -m -r"},
+		"no olddefconfig after":            {known, "\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n", "\t$(Q)$(MAKE) -f $(srctree)/Makefile alldefconfig\n"},
+		"5.10: no olddefconfig after":      {old, "\t$(Q)$(MAKE) -f $(srctree)/Makefile olddefconfig\n", "\t$(Q)$(MAKE) -f $(srctree)/Makefile alldefconfig\n"},
+		"fragments found elsewhere":        {known, "$(srctree)/arch/$(SRCARCH)/configs/$(1))", "$(srctree)/arch/$(SRCARCH)/configs/$(1) $(srctree)/configs/$(1))"},
+		"5.10: fragments found elsewhere":  {old, "$(srctree)/arch/$(SRCARCH)/configs/$@)", "$(srctree)/arch/$(SRCARCH)/configs/$@ $(srctree)/configs/$@)"},
+		"other fragments named":            {known, "config-fragments = $(call configfiles,$@)", "config-fragments = $(call configfiles,$@ extra.config)"},
+		"no tinyconfig":                    {known, "tinyconfig:", "tinyconfig-old:"},
 	} {
-		mk := strings.Replace(known, edit[0], edit[1], 1)
-		if mk == known {
+		mk := strings.Replace(c.mk, c.from, c.to, 1)
+		if mk == c.mk {
 			t.Fatalf("%s: the edit changed nothing", name)
 		}
-		if tinyRecipe(mk) {
-			t.Errorf("%s: taken for the known rules", name)
+		if _, ok := tinyRecipe(mk); ok {
+			t.Errorf("%s: taken for known rules", name)
 		}
 	}
 }
