@@ -48,7 +48,7 @@ import (
 const upToDateFile = ".patchctl-uptodate.json"
 
 // upToDateVersion changes when what the proof covers changes.
-const upToDateVersion = "3"
+const upToDateVersion = "4"
 
 // racyWindow: a source changed this close before the proof was taken
 // might change again with the same time; no proof is written then.
@@ -188,8 +188,11 @@ type stamp struct {
 // type, inode, size and modification time (a symbolic link's target and
 // what it points at; a folder's path and type only, its entries being
 // listed). The files of byContent (the harness's: written in for each
-// build, with the pristine file's time, and taken out after it) are
-// digested by content instead of inode. roots are the trees the proof
+// build, with the pristine file's time or, where the content changed
+// since the folder's last build, now; taken out after it) are digested
+// by content instead of inode and time: the objects were made from that
+// content, and a make that recompiled it for a newer time would make
+// the same ones. roots are the trees the proof
 // covers; records says to collect the paths outside them that command
 // records name. Folders are listed in parallel, each entry stat'ed
 // relative to its open folder (6.12's 92,000 entries: BenchmarkProofStamp).
@@ -268,7 +271,11 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 					if err != nil {
 						return err
 					}
-					line = fmt.Sprintf("%s\x00%o\x00%s\x00%d\x00%d", r, st.Mode, h, st.Size, mtime)
+					// Not its time: the writer gives it the pristine
+					// file's, or now where the content changed since the
+					// folder's last build; the content is what decides.
+					line = fmt.Sprintf("%s\x00%o\x00%s\x00%d", r, st.Mode, h, st.Size)
+					mtime = 0
 				case records && (strings.HasSuffix(name, ".cmd") || strings.HasSuffix(name, ".d")):
 					b, err := os.ReadFile(p)
 					if err != nil {
