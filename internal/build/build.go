@@ -1406,6 +1406,7 @@ func tinyconfig(ctx context.Context, m *maker) ([]*kconfig.Config, error) {
 	if len(frags) == 0 {
 		return nil, fmt.Errorf("make tinyconfig: no tiny.config fragment in %s: %w", m.src, errs.ErrInput)
 	}
+	am := *m
 	if base != "" {
 		// The recipe's relative name is kconfig's to resolve (objtree,
 		// then srctree); the absolute one is the same file, or none.
@@ -1413,10 +1414,9 @@ func tinyconfig(ctx context.Context, m *maker) ([]*kconfig.Config, error) {
 		if _, err := os.Stat(base); err != nil {
 			return nil, fmt.Errorf("make tinyconfig: %w: %w", err, errs.ErrInput)
 		}
-		m.extraEnv = []string{"KCONFIG_ALLCONFIG=" + base}
-		defer func() { m.extraEnv = nil }()
+		am.extraEnv = []string{"KCONFIG_ALLCONFIG=" + base}
 	}
-	if _, err := m.make(ctx, "allnoconfig"); err != nil {
+	if _, err := am.make(ctx, "allnoconfig"); err != nil {
 		return nil, fmt.Errorf("make allnoconfig (tinyconfig's start): %w", err)
 	}
 	return frags, nil
@@ -1570,8 +1570,8 @@ type maker struct {
 	// work: modpost, which a build with module goals always reruns (it
 	// rewrites modules.order), writing the same .mod.c files.
 	notWork map[string]bool
-	// extraEnv is what one make's environment adds (tinyconfig's
-	// KCONFIG_ALLCONFIG).
+	// extraEnv is what the environment of a copy of the maker adds
+	// (tinyconfig's KCONFIG_ALLCONFIG for its allnoconfig).
 	extraEnv []string
 }
 

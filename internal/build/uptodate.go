@@ -275,7 +275,7 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 					// file's, or now where the content changed since the
 					// folder's last build; the content is what decides.
 					line = fmt.Sprintf("%s\x00%o\x00%s\x00%d", r, st.Mode, h, st.Size)
-					mtime = 0
+					mtime = 0 // never racy: a later change shows in the content
 				case records && (strings.HasSuffix(name, ".cmd") || strings.HasSuffix(name, ".d")):
 					b, err := os.ReadFile(p)
 					if err != nil {
