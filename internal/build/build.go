@@ -948,7 +948,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if m.statsLog != "" {
 		// Counted into the record; the log itself is not part of the
 		// image.
-		md.CcacheStats = readCcacheLog(m.statsLog)
+		md.CcacheStats = ReadCcacheLog(m.statsLog)
 		os.Remove(m.statsLog)
 	}
 	if b, err := os.ReadFile(filepath.Join(obj, "include", "config", "kernel.release")); err == nil {
@@ -1512,7 +1512,7 @@ var compilerVersion = sync.OnceValue(func() string {
 	return strings.SplitN(string(out), "\n", 2)[0]
 })
 
-// ccacheEnv makes ccache's results shared between build folders and
+// CcacheEnv makes ccache's results shared between build folders and
 // caches: paths under patchctl's cache are hashed relative to the
 // compiler's directory (base_dir), and that directory itself is not
 // hashed (hash_dir off; with -g it otherwise is, for the objects'
@@ -1534,7 +1534,7 @@ var compilerVersion = sync.OnceValue(func() string {
 // a cold kernel build half as expensive again (measured on 6.12's
 // net/core, net/ipv4 and kernel/: 340 CPU-s against 233 without ccache,
 // and 229 in depend mode); hits are direct either way.
-func ccacheEnv(cacheDir string) []string {
+func CcacheEnv(cacheDir string) []string {
 	env := []string{"CCACHE_NOHASHDIR=true", "CCACHE_DEPEND=true"}
 	if abs, err := filepath.Abs(cacheDir); err == nil && abs != "/" {
 		env = append(env, "CCACHE_BASEDIR="+abs)
@@ -1561,7 +1561,7 @@ type maker struct {
 	ccache   bool
 	cacheDir string // patchctl's cache: ccache's base_dir
 	// statsLog is where ccache appends what each compile of this make
-	// was (a hit, a miss), when set (readCcacheLog).
+	// was (a hit, a miss), when set (ReadCcacheLog).
 	statsLog string
 	log      io.Writer
 	progress *progress.Reporter
@@ -1666,7 +1666,7 @@ func (m *maker) args(targets ...string) []string {
 // env is what make's environment adds to patchctl's (ccache's settings).
 func (m *maker) env() []string {
 	if m.ccache {
-		return ccacheEnv(m.cacheDir)
+		return CcacheEnv(m.cacheDir)
 	}
 	return nil
 }
@@ -1743,11 +1743,11 @@ type CcacheStats struct {
 	Misses int `json:"misses"`
 }
 
-// readCcacheLog counts ccache's stats log (stats_log: for each call a
+// ReadCcacheLog counts ccache's stats log (stats_log: for each call a
 // "# <input>" line, then the counters it bumped): hits and misses of
 // compiles of files, not kbuild's probes (input /dev/null or stdin).
 // No log: ccache was not called (no counts); nil when it cannot be read.
-func readCcacheLog(path string) *CcacheStats {
+func ReadCcacheLog(path string) *CcacheStats {
 	st := &CcacheStats{}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -66,7 +66,7 @@ func TestCcacheAcrossCaches(t *testing.T) {
 	}
 	kbuild := func(cache, k string) {
 		src, obj := tree(cache, k)
-		compile(obj, ccacheEnv(cache), "-I"+filepath.Join(src, "include"), filepath.Join(src, "a.c"))
+		compile(obj, CcacheEnv(cache), "-I"+filepath.Join(src, "include"), filepath.Join(src, "a.c"))
 	}
 	a, b := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "x", "another")
 	kbuild(a, testkernel.Default)
@@ -87,7 +87,7 @@ func TestCcacheAcrossCaches(t *testing.T) {
 		src, _ := tree(filepath.Join(t.TempDir(), "c"+k), k)
 		obj := filepath.Join(src, ".build")
 		os.MkdirAll(obj, 0o755)
-		compile(obj, ccacheEnv(filepath.Dir(src)), "-I../include", "../a.c")
+		compile(obj, CcacheEnv(filepath.Dir(src)), "-I../include", "../a.c")
 	}
 	if hits() != h2+1 {
 		t.Error("compiles relative to a build folder inside the tree missed across tree names")
@@ -124,7 +124,7 @@ func TestCcacheWorkTreeLayout(t *testing.T) {
 		os.WriteFile(filepath.Join(src, "a.c"), []byte("#include <h.h>\nint a(void) { return V; }\n"), 0o644)
 		cmd := exec.Command("ccache", "gcc", "-g", "-c", "-o", "a.o", "-I"+filepath.Join(src, "include"), "-fmacro-prefix-map="+src+"/=", filepath.Join(src, "a.c"))
 		cmd.Dir = obj
-		cmd.Env = append(os.Environ(), ccacheEnv(cacheDir)...)
+		cmd.Env = append(os.Environ(), CcacheEnv(cacheDir)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
 		}
@@ -139,7 +139,7 @@ func TestCcacheWorkTreeLayout(t *testing.T) {
 
 // TestCcacheLogCounts: ccache's own stats log, written with the settings
 // the build gives ccache (depend mode, kbuild's -Wp,-MMD dependency
-// file), counts as readCcacheLog reads it: a miss, then a hit of the same
+// file), counts as ReadCcacheLog reads it: a miss, then a hit of the same
 // compile, and kbuild-like probes (input /dev/null, stdin) not at all.
 func TestCcacheLogCounts(t *testing.T) {
 	for _, tool := range []string{"ccache", "gcc"} {
@@ -151,7 +151,7 @@ func TestCcacheLogCounts(t *testing.T) {
 	t.Setenv("CCACHE_DIR", filepath.Join(dir, "cc"))
 	t.Setenv("CCACHE_CONFIGPATH", filepath.Join(dir, "ccache.conf"))
 	log := filepath.Join(dir, "ccache.log")
-	if st := readCcacheLog(log); st == nil || *st != (CcacheStats{}) {
+	if st := ReadCcacheLog(log); st == nil || *st != (CcacheStats{}) {
 		t.Errorf("no log (ccache never called): %+v, want no counts", st)
 	}
 	os.WriteFile(filepath.Join(dir, "a.c"), []byte("int a(void) { return 7; }\n"), 0o644)
@@ -159,7 +159,7 @@ func TestCcacheLogCounts(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("ccache", append([]string{"gcc"}, args...)...)
 		cmd.Dir = dir
-		cmd.Env = append(append(os.Environ(), ccacheEnv(dir)...), "CCACHE_STATSLOG="+log)
+		cmd.Env = append(append(os.Environ(), CcacheEnv(dir)...), "CCACHE_STATSLOG="+log)
 		cmd.Stdin = strings.NewReader(stdin)
 		if out, err := cmd.CombinedOutput(); err != nil && stdin == "" {
 			t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
@@ -171,7 +171,7 @@ func TestCcacheLogCounts(t *testing.T) {
 	run("", "-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o")
 	run("", "-Werror", "-c", "-x", "c", "/dev/null", "-o", "probe.o")
 	run("nop\n", "-c", "-x", "assembler-with-cpp", "-o", "/dev/null", "-")
-	if st := readCcacheLog(log); st == nil || *st != (CcacheStats{Hits: 1, Misses: 1}) {
+	if st := ReadCcacheLog(log); st == nil || *st != (CcacheStats{Hits: 1, Misses: 1}) {
 		b, _ := os.ReadFile(log)
 		t.Errorf("counts %+v, want 1 hit and 1 miss\n%s", st, b)
 	}

@@ -537,7 +537,7 @@ func (r *kernelRun) build(ctx context.Context, out *apply.Out, variant string) {
 // for patched the touched modules rebuilt (internal/debian/distro).
 func (r *kernelRun) distroBuild(ctx context.Context, out *apply.Out, variant string) {
 	r.stage("build-"+variant, func(s *Stage) error {
-		do := distro.Options{Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant, Jobs: r.jobs, Progress: r.o.Progress}
+		do := distro.Options{Cache: r.o.Cache, Kernel: r.k, Apply: out, Variant: variant, Jobs: r.jobs, NoCcache: r.o.NoCcache, Progress: r.o.Progress}
 		key, err := distro.Key(do)
 		if err != nil {
 			return err
@@ -575,10 +575,7 @@ func sourceDetail(m *build.Metadata) string {
 			d += ", no module differs from the baseline's"
 		}
 	}
-	d += ", " + HarnessDetail(m)
-	if c := m.CcacheStats; c != nil && c.Hits+c.Misses > 0 {
-		d += fmt.Sprintf(", %d compiles (%d from ccache)", c.Hits+c.Misses, c.Hits)
-	}
+	d += ", " + HarnessDetail(m) + ccacheDetail(m)
 	if m.VmlinuxShared != nil {
 		if *m.VmlinuxShared {
 			d += ", vmlinux shared with the baseline"
@@ -625,7 +622,16 @@ func distroDetail(m *build.Metadata) string {
 	if len(m.Rebuilt) > 0 {
 		d += ", rebuilt " + strings.Join(m.Rebuilt, " ")
 	}
-	return d
+	return d + ccacheDetail(m)
+}
+
+// ccacheDetail says how many files a build compiled and how many of them
+// ccache gave back ("" when ccache did not run).
+func ccacheDetail(m *build.Metadata) string {
+	if c := m.CcacheStats; c != nil && c.Hits+c.Misses > 0 {
+		return fmt.Sprintf(", %d compiles (%d from ccache)", c.Hits+c.Misses, c.Hits)
+	}
+	return ""
 }
 
 // StageCheckPristine names the record of the pristine tree's check

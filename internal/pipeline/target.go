@@ -262,7 +262,7 @@ type BuildOptions struct {
 // with an error (a compile error's record).
 func (t *Target) Build(ctx context.Context, out *apply.Out, o BuildOptions) (*build.Metadata, error) {
 	if o.From == vocab.FromDistro {
-		return distro.Build(ctx, distro.Options{Cache: t.Cache, Kernel: t.Kernel, Apply: out, Variant: o.Variant, Jobs: o.Jobs, Progress: t.Cache.Progress})
+		return distro.Build(ctx, distro.Options{Cache: t.Cache, Kernel: t.Kernel, Apply: out, Variant: o.Variant, Jobs: o.Jobs, NoCcache: o.NoCcache, Progress: t.Cache.Progress})
 	}
 	return build.Build(ctx, build.Options{Root: t.Root, Cache: t.Cache, Kernel: t.Kernel, Apply: out, Variant: o.Variant,
 		Fragments: o.Fragments, Jobs: o.Jobs, NoCcache: o.NoCcache, DMA: o.DMA, Progress: t.Cache.Progress})

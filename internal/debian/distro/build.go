@@ -38,11 +38,13 @@ var Transports = vocab.DefaultTransports()
 // Options say what to build: the variant of the apply stage's output, on
 // the pinned kernel's binary.
 type Options struct {
-	Cache    *tree.Cache
-	Kernel   *tree.Kernel
-	Apply    *apply.Out
-	Variant  string
-	Jobs     int
+	Cache   *tree.Cache
+	Kernel  *tree.Kernel
+	Apply   *apply.Out
+	Variant string
+	Jobs    int
+	// NoCcache compiles without ccache even when it is installed.
+	NoCcache bool
 	Progress *progress.Reporter
 }
 
@@ -363,6 +365,20 @@ func buildModules(ctx context.Context, o *Options, in *Install, pristine string,
 		return nil, err
 	}
 	md.SourceDir = srcTree
+	at, ccache, release, err := moduleBuildPath(ctx, o, src)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var env []string // ccache's settings: make's environment
+	if ccache {
+		statsLog := filepath.Join(src, ".ccache-stats.log")
+		defer func() {
+			md.CcacheStats = build.ReadCcacheLog(statsLog)
+			os.Remove(statsLog)
+		}()
+		env = append(build.CcacheEnv(o.Cache.Dir), "CCACHE_STATSLOG="+statsLog)
+	}
 	byDir := map[string][]string{}
 	for _, m := range mods {
 		obj := m.Name + ".o"
@@ -390,7 +406,7 @@ func buildModules(ctx context.Context, o *Options, in *Install, pristine string,
 			return nil, err
 		}
 		o.Progress.Start(fmt.Sprintf("build %s %s modules %s", o.Kernel.Name, o.Variant, strings.Join(objs, " ")))
-		n, err := kmake(ctx, in, out, o.Jobs, logf)
+		n, err := kmake(ctx, in, filepath.Join(at, dir), o.Jobs, env, logf)
 		if err != nil {
 			return nil, err
 		}
@@ -444,15 +460,65 @@ func copySources(from, to string) error {
 	return nil
 }
 
-// kmake runs make -C <headers> M=<dir> modules; it returns the warnings.
-func kmake(ctx context.Context, in *Install, dir string, jobs int, logf io.Writer) (int, error) {
+// moduleBuildPath gives the path the modules' make names the build folder
+// src by, and whether ccache compiles: a fixed path under the cache
+// (build/K/distro-modules), a symbolic link to src, held under the
+// kernel's distro-modules lock until release. Kbuild names an external
+// module's sources and objects by the M= path, as given (6.12's top
+// Makefile: KBUILD_EXTMOD := $(M), no realpath), so every build of the
+// same module sources compiles the same command lines, and ccache
+// (CcacheEnv: paths under the cache hashed relative to the compiler's
+// directory, Debian's headers there too) gives back what an earlier
+// build, in another temporary folder, compiled. src under a fresh
+// temporary name would miss every time.
+func moduleBuildPath(ctx context.Context, o *Options, src string) (at string, ccache bool, release func(), err error) {
+	release = func() {}
+	if o.NoCcache || o.Cache == nil || o.Cache.Dir == "" {
+		return src, false, release, nil
+	}
+	if _, err := command.LookPath("ccache"); err != nil {
+		return src, false, release, nil
+	}
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return "", false, nil, err
+	}
+	release, err = o.Cache.Lock(ctx, "distro-modules-"+o.Kernel.Name)
+	if err != nil {
+		return "", false, nil, err
+	}
+	link := filepath.Join(o.Cache.Dir, "build", o.Kernel.Name, "distro-modules")
+	tmp := link + ".new"
+	os.Remove(tmp)
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		release()
+		return "", false, nil, err
+	}
+	if err := os.Symlink(abs, tmp); err != nil {
+		release()
+		return "", false, nil, fmt.Errorf("the modules' build path: %w", err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		release()
+		return "", false, nil, fmt.Errorf("the modules' build path: %w", err)
+	}
+	return link, true, release, nil
+}
+
+// kmake runs make -C <headers> M=<dir> modules, with ccache when env has
+// its settings; it returns the warnings.
+func kmake(ctx context.Context, in *Install, dir string, jobs int, env []string, logf io.Writer) (int, error) {
 	args := []string{"-C", in.Headers(), "M=" + dir, fmt.Sprintf("-j%d", jobs), "KBUILD_BUILD_USER=patchctl", "KBUILD_BUILD_HOST=patchctl", "modules"}
+	if len(env) > 0 {
+		args = append(args, "CC=ccache "+compilerName)
+	}
 	if _, err := command.LookPath("pahole"); err != nil {
 		// No BTF for the rebuilt modules: they load without it.
 		args = append(args, "CONFIG_DEBUG_INFO_BTF_MODULES=")
 	}
 	pr, pw := io.Pipe()
-	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw}
+	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Env: env}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return 0, err

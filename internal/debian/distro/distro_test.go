@@ -2,13 +2,16 @@ package distro
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchctl/patchctl/internal/apply"
 	"github.com/patchctl/patchctl/internal/debian"
@@ -334,5 +337,50 @@ func TestBinaryVersion(t *testing.T) {
 	}
 	if _, err := Build(t.Context(), Options{Kernel: k, Apply: &apply.Out{}}); !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "same version") {
 		t.Errorf("build of a mismatched kernel: %v", err)
+	}
+}
+
+// TestModuleBuildPath: with ccache, make names the build folder by one
+// fixed path under the cache, a link to the folder, held under the
+// kernel's lock (a second build waits until the first is done); without
+// ccache (--no-ccache, or none installed) the folder's own path.
+func TestModuleBuildPath(t *testing.T) {
+	c := &tree.Cache{Dir: t.TempDir()}
+	k := &tree.Kernel{Name: "9.9"}
+	src := t.TempDir()
+	at, ccache, release, err := moduleBuildPath(t.Context(), &Options{Cache: c, Kernel: k, NoCcache: true}, src)
+	if err != nil || at != src || ccache {
+		t.Fatalf("--no-ccache: %q %v %v", at, ccache, err)
+	}
+	release()
+	if _, err := exec.LookPath("ccache"); err != nil {
+		t.Skip("ccache not installed")
+	}
+	at, ccache, release, err = moduleBuildPath(t.Context(), &Options{Cache: c, Kernel: k}, src)
+	if err != nil || !ccache {
+		t.Fatalf("with ccache: %q %v %v", at, ccache, err)
+	}
+	if want := filepath.Join(c.Dir, "build", "9.9", "distro-modules"); at != want {
+		t.Errorf("the path is %q, want %q", at, want)
+	}
+	if target, err := os.Readlink(at); err != nil || target != src {
+		t.Errorf("%s links to %q (%v), want %q", at, target, err, src)
+	}
+	// Held: another build of the kernel's modules waits for it.
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, _, r2, err := moduleBuildPath(ctx, &Options{Cache: c, Kernel: k}, t.TempDir()); err == nil {
+		r2()
+		t.Error("a second build took the path while the first held it")
+	}
+	release()
+	other := t.TempDir()
+	at, _, release, err = moduleBuildPath(t.Context(), &Options{Cache: c, Kernel: k}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if target, _ := os.Readlink(at); target != other {
+		t.Errorf("after the first build, the path links to %q, want %q", target, other)
 	}
 }

@@ -3,8 +3,12 @@ package distro
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,4 +164,59 @@ func TestRealMLX5CompileTest(t *testing.T) {
 	if !strings.HasPrefix(mi.Get("vermagic"), in.Release+" ") || !strings.Contains(mi.Get("depends"), "mlx5_core") {
 		t.Errorf("mlx5_ib.ko modinfo %v", mi)
 	}
+	if md.CcacheStats == nil {
+		t.Skip("ccache not installed: the second build below would compile everything again")
+	}
+	// The same sources in another temporary folder: kbuild names them by
+	// the fixed path (moduleBuildPath), so ccache gives back every object,
+	// and the module is the same, byte for byte.
+	md2 := &build.Metadata{}
+	built2, err := buildModules(context.Background(), o, in, pristine, mods, t.TempDir(), &log, md2)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if c := md2.CcacheStats; c == nil || c.Misses != 0 || c.Hits == 0 {
+		t.Errorf("the same sources built again in another folder: ccache %+v (first build %+v), want every compile a hit", c, md.CcacheStats)
+	}
+	// Every section but .BTF, which pahole writes anew at each link and
+	// not the same twice (the compiled objects are).
+	a, err := sectionsBut(p, ".BTF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sectionsBut(built2["mlx5_ib"], ".BTF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) < 10 || !reflect.DeepEqual(a, b) {
+		var differ []string
+		for name := range a {
+			if !bytes.Equal(a[name], b[name]) {
+				differ = append(differ, name)
+			}
+		}
+		t.Errorf("mlx5_ib.ko from ccache differs from the one compiled: sections %v (of %d)", differ, len(a))
+	}
+}
+
+// sectionsBut is the content of each section of the ELF file at path but
+// those named skip.
+func sectionsBut(path string, skip ...string) (map[string][]byte, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string][]byte{}
+	for _, s := range f.Sections {
+		if slices.Contains(skip, s.Name) || s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("%s: section %s: %w", path, s.Name, err)
+		}
+		out[s.Name] = b
+	}
+	return out, nil
 }
