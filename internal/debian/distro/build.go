@@ -463,14 +463,14 @@ func copySources(from, to string) error {
 // moduleBuildPath gives the path the modules' make names the build folder
 // src by, and whether ccache compiles: a fixed path under the cache
 // (build/K/distro-modules), a symbolic link to src, held under the
-// kernel's distro-modules lock until release. Kbuild names an external
-// module's sources and objects by the M= path, as given (6.12's top
-// Makefile: KBUILD_EXTMOD := $(M), no realpath), so every build of the
-// same module sources compiles the same command lines, and ccache
-// (CcacheEnv: paths under the cache hashed relative to the compiler's
-// directory, Debian's headers there too) gives back what an earlier
-// build, in another temporary folder, compiled. src under a fresh
-// temporary name would miss every time.
+// kernel's distro-modules lock until release, which removes it. Kbuild
+// names an external module's sources and objects by the M= path, as
+// given (6.12's top Makefile: KBUILD_EXTMOD := $(M), no realpath), so
+// every build of the same module sources compiles the same command
+// lines, and ccache (CcacheEnv: paths under the cache hashed relative to
+// the compiler's directory, Debian's headers there too) gives back what
+// an earlier build, in another temporary folder, compiled. src under a
+// fresh temporary name would miss every time.
 func moduleBuildPath(ctx context.Context, o *Options, src string) (at string, ccache bool, release func(), err error) {
 	release = func() {}
 	if o.NoCcache || o.Cache == nil || o.Cache.Dir == "" {
@@ -502,6 +502,11 @@ func moduleBuildPath(ctx context.Context, o *Options, src string) (at string, cc
 		os.Remove(tmp)
 		release()
 		return "", false, nil, fmt.Errorf("the modules' build path: %w", err)
+	}
+	unlock := release
+	release = func() {
+		os.Remove(link) // the folder it names goes with its build
+		unlock()
 	}
 	return link, true, release, nil
 }

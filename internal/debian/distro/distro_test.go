@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -374,6 +375,9 @@ func TestModuleBuildPath(t *testing.T) {
 		t.Error("a second build took the path while the first held it")
 	}
 	release()
+	if _, err := os.Lstat(at); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link outlived its build: %v", err)
+	}
 	other := t.TempDir()
 	at, _, release, err = moduleBuildPath(t.Context(), &Options{Cache: c, Kernel: k}, other)
 	if err != nil {
