@@ -498,6 +498,15 @@ func moduleBuildPath(ctx context.Context, o *Options, src string) (at string, cc
 		release()
 		return "", false, nil, fmt.Errorf("the modules' build path: %w", err)
 	}
+	if fi, err := os.Lstat(link); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		// Not a link (something else took the name): the name is
+		// patchctl's, under its lock; a rename cannot replace a folder.
+		if err := os.RemoveAll(link); err != nil {
+			os.Remove(tmp)
+			release()
+			return "", false, nil, fmt.Errorf("the modules' build path: %w", err)
+		}
+	}
 	if err := os.Rename(tmp, link); err != nil {
 		os.Remove(tmp)
 		release()

@@ -378,6 +378,10 @@ func TestModuleBuildPath(t *testing.T) {
 	if _, err := os.Lstat(at); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the link outlived its build: %v", err)
 	}
+	// A folder at the name (left by something else) is replaced.
+	if err := os.MkdirAll(filepath.Join(at, "stale"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	other := t.TempDir()
 	at, _, release, err = moduleBuildPath(t.Context(), &Options{Cache: c, Kernel: k}, other)
 	if err != nil {
