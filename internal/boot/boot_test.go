@@ -113,7 +113,7 @@ func TestRunPass(t *testing.T) {
 	if got, _ := os.ReadFile(copied); string(got) != string(orig) {
 		t.Error("the booted image is not a copy of the build's")
 	}
-	for _, want := range []string{"-no-reboot", "-nographic", "-vga none", "restrict=on", "console=ttyS0", "panic=-1", "no_timer_check", "null_blk.memory_backed=1", "-kernel " + copied} {
+	for _, want := range []string{"-no-reboot", "-nographic", "-vga none", "restrict=on", "romfile=", "console=ttyS0", "panic=-1", "no_timer_check", "null_blk.memory_backed=1", "-kernel " + copied} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("command line lacks %q: %s", want, cmd)
 		}

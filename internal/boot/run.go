@@ -232,9 +232,14 @@ func Command(o *Options, accel, initrd string) []string {
 	// -vga none: the console is the serial port; an emulated VGA card
 	// only costs the guest its VGA setup and arbitration (2026-12-05,
 	// TCG, 6.12: 2.93 s against 3.01 s per boot, mean of 6).
+	//
+	// romfile= (empty): the NIC without its option ROM (iPXE). The
+	// firmware runs a card's ROM before it boots anything, -kernel too,
+	// and nothing here boots from the network (2026-12-06, TCG, 6.12:
+	// 2.43 s against 2.61 s per boot, mean of 6 alternating).
 	args := []string{o.QEMU, "-accel", AccelArg(accel), "-m", o.Memory, "-smp", fmt.Sprint(o.CPUs),
 		"-nographic", "-vga", "none", "-no-reboot", "-kernel", o.BzImage, "-initrd", initrd, "-append", cmdline,
-		"-nic", "user,model=virtio-net-pci,restrict=on"}
+		"-netdev", "user,id=net0,restrict=on", "-device", "virtio-net-pci,netdev=net0,romfile="}
 	if accel == vocab.AccelKVM {
 		args = append(args, "-cpu", "host")
 	}
