@@ -5,6 +5,7 @@ package engine
 
 import (
 	"sync"
+	"unsafe"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
@@ -67,21 +68,28 @@ func walkDown[T any](n *sitter.Node, root T, fn func(n *sitter.Node, v T) (T, bo
 	if n == nil {
 		return
 	}
-	c := n.Walk()
-	defer c.Close()
-	stack := []T{root}
-	for {
-		v, down := fn(c.Node(), stack[len(stack)-1])
-		if down && c.GotoFirstChild() {
-			stack = append(stack, v)
-			continue
-		}
-		for len(stack) == 1 || !c.GotoNextSibling() {
-			if len(stack) == 1 || !c.GotoParent() {
-				return
-			}
+	nodes, ends := preorder(n)
+	// The values passed on by the open nodes, each until its subtree's
+	// end; the first, n's own, until the listing's.
+	type open struct {
+		end int
+		v   T
+	}
+	stack := []open{{len(nodes), root}}
+	for i := 0; i < len(nodes); {
+		for stack[len(stack)-1].end <= i {
 			stack = stack[:len(stack)-1]
 		}
+		v, down := fn((*sitter.Node)(unsafe.Pointer(&nodes[i])), stack[len(stack)-1].v)
+		end := max(int(ends[i]), i+1)
+		if !down {
+			i = end
+			continue
+		}
+		if end > i+1 {
+			stack = append(stack, open{end, v})
+		}
+		i++
 	}
 }
 

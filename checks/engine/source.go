@@ -253,49 +253,6 @@ func listC(root string, dirs []string) ([]string, error) {
 	return out, nil
 }
 
-// Walk calls fn on n and its descendants, in order; fn returns false to
-// skip a node's children. It moves a tree cursor (each move O(1)):
-// Node.Child(i) walks the siblings before i, so a loop over Child would
-// make a block of n statements cost n² and a 10k-line function minutes.
-func Walk(n *sitter.Node, fn func(*sitter.Node) bool) {
-	if n == nil {
-		return
-	}
-	c := n.Walk()
-	defer c.Close()
-	depth := 0
-	for {
-		if fn(c.Node()) && c.GotoFirstChild() {
-			depth++
-			continue
-		}
-		for depth == 0 || !c.GotoNextSibling() {
-			if depth == 0 || !c.GotoParent() {
-				return
-			}
-			depth--
-		}
-	}
-}
-
-// Named is n's named children but comments, in order (by a cursor, as
-// Walk). A comment is an extra tree-sitter puts anywhere: between a
-// call's arguments it would shift their positions.
-func Named(n *sitter.Node) []*sitter.Node {
-	if n == nil {
-		return nil
-	}
-	var out []*sitter.Node
-	c := n.Walk()
-	defer c.Close()
-	for ok := c.GotoFirstChild(); ok; ok = c.GotoNextSibling() {
-		if k := c.Node(); k.IsNamed() && KindOf(k) != "comment" {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // FunctionName is the name a function_definition defines.
 func FunctionName(f *File, fn *sitter.Node) string {
 	d := fn.ChildByFieldName("declarator")
