@@ -93,6 +93,10 @@ import (
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
+// wNodeSize is the size of C's wNode, which must be tree-sitter's TSNode
+// and sitter.Node (TestWalkLayout).
+const wNodeSize = C.sizeof_wNode
+
 // rawNode has sitter.Node's layout (one C TSNode) without pointers.
 type rawNode struct {
 	context  [4]uint32

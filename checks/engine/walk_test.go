@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
@@ -141,6 +142,15 @@ func TestWalkAgreesWithCursor(t *testing.T) {
 	}
 	if total < 100000 {
 		t.Fatalf("only %d nodes compared", total)
+	}
+}
+
+// TestWalkLayout: the C side's node, the Go copy and go-tree-sitter's
+// Node have one size (a go-tree-sitter whose TSNode changed fails here
+// and in the differential tests, not in a rule).
+func TestWalkLayout(t *testing.T) {
+	if a, b, c := unsafe.Sizeof(sitter.Node{}), unsafe.Sizeof(rawNode{}), uintptr(wNodeSize); a != b || b != c {
+		t.Fatalf("sitter.Node %d bytes, rawNode %d, wNode %d", a, b, c)
 	}
 }
 
