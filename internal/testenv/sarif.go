@@ -36,14 +36,7 @@ func ValidateSARIF(t testing.TB, path string) string {
 	if _, err := exec.LookPath("node"); err != nil {
 		Unavailable(t, "node not installed: cannot run the SARIF schema validator")
 	}
-	dir := filepath.Join(Cache().Dir, "tools", "jest-sarif")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@microsoft", "jest-sarif")); err != nil {
-		os.MkdirAll(dir, 0o755)
-		cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, jestSarif)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			Unavailable(t, "installing the SARIF schema validator: "+err.Error()+": "+string(out))
-		}
-	}
+	dir := NPMTool(t, "jest-sarif", jestSarif)
 	script := filepath.Join(t.TempDir(), "validate.js")
 	os.WriteFile(script, []byte(validateJS), 0o644)
 	out, err := exec.Command("node", script, dir, path).CombinedOutput()

@@ -29,7 +29,6 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/internal/testenv"
-	"golang.org/x/sys/unix"
 )
 
 //go:embed junit.xsd
@@ -102,28 +101,10 @@ func lines(s string) []string {
 // multitool is Microsoft's SARIF Multitool for Linux from npm.
 const multitool = "@microsoft/sarif-multitool-linux@5.7.0"
 
-var installMu sync.Mutex
-
 func multitoolPath(t testing.TB) string {
 	t.Helper()
-	installMu.Lock()
-	defer installMu.Unlock()
-	dir := filepath.Join(testenv.Cache().Dir, "tools", "sarif-multitool")
+	dir := testenv.NPMTool(t, "sarif-multitool", multitool)
 	exe := filepath.Join(dir, "node_modules", "@microsoft", "sarif-multitool-linux", "Sarif.Multitool")
-	os.MkdirAll(dir, 0o755)
-	// test binaries of several packages run at once: one installs
-	if lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644); err == nil {
-		defer lock.Close()
-		unix.Flock(int(lock.Fd()), unix.LOCK_EX)
-	}
-	if _, err := os.Stat(exe); err != nil {
-		if _, err := exec.LookPath("npm"); err != nil {
-			testenv.Unavailable(t, "npm not installed: cannot install the SARIF Multitool")
-		}
-		if out, err := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, multitool).CombinedOutput(); err != nil {
-			testenv.Unavailable(t, "installing the SARIF Multitool: "+err.Error()+": "+string(out))
-		}
-	}
 	// npm may skip the package's postinstall (chmod u+x).
 	if st, err := os.Stat(exe); err == nil && st.Mode()&0o100 == 0 {
 		os.Chmod(exe, st.Mode()|0o755)
@@ -471,6 +452,9 @@ func KTAP(t testing.TB, tree, console string) KTAPResult {
 }
 
 // ---- GitHub Actions ----
+
+// installMu makes the tests of one binary install actionlint once.
+var installMu sync.Mutex
 
 // actionlintVersion is the actionlint the checks install with go install.
 const actionlintVersion = "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"
