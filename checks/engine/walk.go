@@ -134,7 +134,11 @@ func visitListed(nodes []rawNode, ends []uint32, fn func(*sitter.Node) bool) {
 func preorder(n *sitter.Node) ([]rawNode, []uint32) {
 	// About one node in four bytes of kernel C (2 million nodes in 7.7 MB
 	// of the default scope): a guess that is seldom short.
-	return preorderSized(n, int(n.EndByte()-n.StartByte())/2+16)
+	start, end := n.StartByte(), n.EndByte()
+	if end < start || end-start > 1<<26 {
+		end = start // no guess from sizes tree-sitter should not give
+	}
+	return preorderSized(n, int(end-start)/2+16)
 }
 
 // preorderSized is preorder with a first guess of the subtree's size.
