@@ -1330,9 +1330,27 @@ func configure(ctx context.Context, m *maker, pristine string, frags []*kconfig.
 	}
 	m.progress.Start("configure " + filepath.Base(m.dir))
 	m.log = io.Discard
+	// Kconfig writes include/config/auto.conf (with auto.conf.cmd and
+	// autoconf.h) at the end of a pass when it is missing. In a new
+	// folder the first pass (allnoconfig) made it and olddefconfig left
+	// it, older than the .config it wrote, so the build's first make ran
+	// a third Kconfig pass (syncconfig: 11 s of a fresh make run, 6.12,
+	// 2026-12-06). Removed after the first pass, it is written by the last
+	// one, from the final .config, as syncconfig writes it
+	// (TestFragmentsVerifyOnEveryKernel). A folder configured before keeps
+	// its own: the build's syncconfig then marks only the symbols that
+	// changed for kbuild's dependencies.
+	autoConf := filepath.Join(m.dir, "include", "config", "auto.conf")
+	_, err := os.Stat(autoConf)
+	newFolder := errors.Is(err, fs.ErrNotExist)
 	tiny, err := tinyconfig(ctx, m)
 	if err != nil {
 		return nil, err
+	}
+	if newFolder {
+		if err := os.Remove(autoConf); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("configure: %w", err)
+		}
 	}
 	base, err := kconfig.Load(filepath.Join(m.dir, ".config"))
 	if err != nil {

@@ -271,7 +271,58 @@ func configureReal(t *testing.T, root, n string, names []string) (*kconfig.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
+	autoConfIsFinal(t, m, final)
 	return final, st, sel.Names
+}
+
+// autoConfIsFinal: after configure, include/config/auto.conf is the
+// final .config's (every symbol set, the same values, none more), and the
+// build's make takes it as up to date: no third Kconfig pass (syncconfig,
+// which would rewrite it).
+func autoConfIsFinal(t *testing.T, m *maker, final *kconfig.Config) {
+	t.Helper()
+	path := filepath.Join(m.dir, "include", "config", "auto.conf")
+	auto, err := kconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// auto.conf writes strings without quotes from 5.18 on.
+	unquote := func(v string) string {
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			return strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(v[1 : len(v)-1])
+		}
+		return v
+	}
+	set := map[string]string{}
+	for s, v := range final.Values {
+		if v != "n" {
+			set[s] = unquote(v)
+		}
+	}
+	got := map[string]string{}
+	for s, v := range auto.Values {
+		got[s] = unquote(v)
+	}
+	if !maps.Equal(set, got) {
+		n := 0
+		for s, v := range set {
+			if got[s] != v && n < 5 {
+				t.Errorf("auto.conf has CONFIG_%s=%q, the final .config %q", s, got[s], v)
+				n++
+			}
+		}
+		t.Errorf("auto.conf (%d symbols) is not the final .config's (%d set): the build's make would run syncconfig again", len(got), len(set))
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.make(context.Background(), "include/config/auto.conf"); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("make include/config/auto.conf rewrote it (%v, was %v; %v): a third Kconfig pass", after.ModTime(), before.ModTime(), err)
+	}
 }
 
 // TestDebugFragmentLands: the debug fragment on top of the default ones
