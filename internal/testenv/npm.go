@@ -24,7 +24,8 @@ var npmMu sync.Mutex
 // a half-installed tree (it did: two concurrent installs of jest-sarif
 // gave one test an ajv without its files, "rules is not a function",
 // 2026-12-06). A folder without the mark (an install interrupted, or
-// made before the mark existed) is installed again.
+// made before the mark existed), or whose mark names another version of
+// pkg, is installed again.
 func NPMTool(t testing.TB, name, pkg string) string {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -53,7 +54,9 @@ func npmInstall(tools, name, pkg string) (string, error) {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return "", fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, npmComplete)); err == nil {
+	// The mark names the package and version installed: a folder of
+	// another version (the pin moved) is installed again.
+	if b, err := os.ReadFile(filepath.Join(dir, npmComplete)); err == nil && string(b) == pkg+"\n" {
 		return dir, nil
 	}
 	tmp, err := os.MkdirTemp(tools, "."+name+".install-")

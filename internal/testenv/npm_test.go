@@ -53,7 +53,7 @@ func TestNPMToolHelper(t *testing.T) {
 // TestNPMToolAcrossProcesses: test binaries installing one tool at once
 // run npm once, and each gets the whole tree; a failed install leaves no
 // folder a later test takes for installed; a folder without the mark of
-// a finished install is installed again.
+// a finished install, or marked with another version, is installed again.
 func TestNPMToolAcrossProcesses(t *testing.T) {
 	tools := t.TempDir()
 	calls := filepath.Join(t.TempDir(), "calls")
@@ -105,6 +105,19 @@ func TestNPMToolAcrossProcesses(t *testing.T) {
 	}
 	if n := count(); n != 3 {
 		t.Fatalf("npm ran %d times in all, want 3", n)
+	}
+
+	// Another version pinned: installed again, once, and marked with it.
+	for range 2 {
+		if _, err := npmInstall(tools, "tool", "pkg@2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != 4 {
+		t.Fatalf("npm ran %d times in all, want 4: the folder of pkg@1 was taken for pkg@2", n)
+	}
+	if b, err := os.ReadFile(filepath.Join(tools, "tool", npmComplete)); err != nil || string(b) != "pkg@2\n" {
+		t.Fatalf("the mark after installing pkg@2: %q %v", b, err)
 	}
 	left, _ := filepath.Glob(filepath.Join(tools, ".tool.install-*"))
 	if len(left) > 0 {
