@@ -13,6 +13,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/patchctl/patchctl/internal/apply"
+	"github.com/patchctl/patchctl/internal/command"
+	"github.com/patchctl/patchctl/internal/command/runtest"
 	"github.com/patchctl/patchctl/internal/debian"
 	"github.com/patchctl/patchctl/internal/kconfig"
 	"github.com/patchctl/patchctl/internal/mailpatch"
@@ -412,6 +414,69 @@ func TestRepinChangesBuildKey(t *testing.T) {
 		}
 		if a != key(pin("9.9~rc1-1~exp1", "a"), v) {
 			t.Errorf("%s: the build key is not a function of its inputs", v)
+		}
+	}
+}
+
+// TestConfigureLeavesNoStaleAutoConf, with a make that behaves as
+// Kconfig does (each pass writes .config, and include/config/auto.conf
+// from it only when auto.conf is missing), through the tree whose
+// tinyconfig rules are not the known ones (make tinyconfig, then
+// olddefconfig): in a new folder auto.conf ends as the final .config's,
+// so the build's make runs no syncconfig; in a folder that had one, it
+// is left for the build's syncconfig, which marks what changed.
+func TestConfigureLeavesNoStaleAutoConf(t *testing.T) {
+	for _, had := range []bool{false, true} {
+		src, dir := t.TempDir(), t.TempDir()
+		autoConf := filepath.Join(dir, "include", "config", "auto.conf")
+		if had {
+			os.MkdirAll(filepath.Dir(autoConf), 0o755)
+			os.WriteFile(autoConf, []byte("CONFIG_OLD=y\n"), 0o644)
+		}
+		// pass writes .config (from it, the fragment merged in, when
+		// final) and auto.conf when missing.
+		pass := func(config string) error {
+			if err := os.WriteFile(filepath.Join(dir, ".config"), []byte(config), 0o644); err != nil {
+				return err
+			}
+			if _, err := os.Stat(autoConf); err == nil {
+				return nil
+			}
+			os.MkdirAll(filepath.Dir(autoConf), 0o755)
+			var set []string
+			for _, l := range strings.Split(config, "\n") {
+				if strings.HasPrefix(l, "CONFIG_") {
+					set = append(set, l)
+				}
+			}
+			return os.WriteFile(autoConf, []byte(strings.Join(set, "\n")+"\n"), 0o644)
+		}
+		stub := runtest.Stub(t)
+		stub.RegisterFunc(`^make -C .* tinyconfig$`, func(*command.Cmd) error {
+			return pass("CONFIG_A=y\n# CONFIG_B is not set\n")
+		})
+		stub.RegisterFunc(`^make -C .* olddefconfig$`, func(*command.Cmd) error {
+			b, err := os.ReadFile(filepath.Join(dir, ".config"))
+			if err != nil {
+				return err
+			}
+			return pass(string(b))
+		})
+		m := &maker{src: src, dir: dir, jobs: 1, runner: stub}
+		frag, _ := kconfig.Parse("frag", strings.NewReader("CONFIG_B=y\n"))
+		if _, err := configure(context.Background(), m, src, []*kconfig.Config{frag}, "h", []string{"frag"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(autoConf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "CONFIG_A=y\nCONFIG_B=y\n"
+		if had {
+			want = "CONFIG_OLD=y\n"
+		}
+		if string(got) != want {
+			t.Errorf("a folder that had an auto.conf %v: auto.conf after configure %q, want %q", had, got, want)
 		}
 	}
 }
