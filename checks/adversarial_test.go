@@ -122,6 +122,7 @@ func TestAdversarialShapes(t *testing.T) {
 			defer func() { traceFn = nil }()
 			ex, uses := engine.ExpandMacros(os.TempDir(), caseModule+"/x.c", []byte(src))
 			file := engine.Parse(caseModule+"/x.c", ex)
+			defer file.Close()
 			file.Macros = uses
 			if p := analyseEverything(file); len(p) > 0 {
 				t.Fatalf("%v", p)
@@ -161,6 +162,7 @@ func TestWorkBudget(t *testing.T) {
 		traceFn = func(_ *engine.File, _ string, _ time.Duration, x *engine.Interp) { in = x }
 		defer func() { traceFn = nil }()
 		file := engine.Parse(caseModule+"/x.c", []byte(src))
+		defer file.Close()
 		facts := engine.NewFacts()
 		facts.Learn(file)
 		for _, fn := range engine.Functions(file) {

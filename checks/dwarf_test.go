@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/patchctl/patchctl/checks"
+	"github.com/patchctl/patchctl/checks/engine"
 
 	"github.com/patchctl/patchctl/internal/testenv/kbuild"
 	"github.com/patchctl/patchctl/internal/testenv/testkernel"
@@ -20,9 +21,16 @@ func TestSizeofHeadersAgreeWithDWARF(t *testing.T) {
 	// The work tree is read in its patched state, held: another test
 	// process's build may have left it (or be putting it) in another.
 	dir := kbuild.HoldPatched(t, testkernel.Default)
+	open := engine.OpenTrees()
 	rep, err := checks.Run(checks.Options{Tree: dir, Paths: []string{"drivers/nvme/host"}, BuildDir: md.BuildDir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The headers the layout calculation parsed were freed with it (the
+	// check's own files stay in the parse cache, which OpenTrees leaves
+	// out).
+	if left := engine.OpenTrees() - open; left != 0 {
+		t.Errorf("the check left %d parsed trees open", left)
 	}
 	for _, l := range rep.Layouts {
 		if l.Struct == "struct nvme_command" {

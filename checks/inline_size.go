@@ -858,6 +858,7 @@ func (c *sizeCheck) sizeofType(f *engine.File, at *sitter.Node, typ string) (int
 	if err != nil {
 		return 0, expr, false
 	}
+	defer db.Close() // the headers' trees: only the size is kept
 	if _, ok := db.Defs[typ]; !ok && strings.HasSuffix(f.Rel, ".c") && strings.Contains(string(f.Src), name) {
 		// A struct the .c file itself defines.
 		db.Add(engine.Parse(f.Rel, engine.ExpandStructGroups(f.Src)))

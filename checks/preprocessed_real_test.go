@@ -90,6 +90,7 @@ func preprocessedReal(t *testing.T, kernel string) {
 		f := engine.Parse(rel, u.Output)
 		whole := time.Since(t0)
 		n := len(engine.Functions(f))
+		f.Close()
 		t.Logf("%s: whole unit %d bytes, %d functions, parsed in %v", rel, len(u.Output), n, whole)
 	}
 }

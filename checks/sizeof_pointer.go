@@ -212,7 +212,7 @@ func checkSizeofPointer(files []*engine.File) []Finding {
 			}
 			fo = append(fo, sizeofFunction(f, fn, members[path.Dir(f.Rel)], false)...)
 		}
-		if f.Macros == nil {
+		if f.Macros == nil && f.Cached() {
 			sizeofCache.Store(key, fo)
 		}
 		out = append(out, fo...)
@@ -221,7 +221,9 @@ func checkSizeofPointer(files []*engine.File) []Finding {
 }
 
 // sizeofKey caches a file's findings: the parsed file (one per content,
-// engine's parse cache) and its module's members.
+// engine's parse cache) and its module's members. Only the parse cache's
+// files are cached by: a file made by Parse is its caller's to close, and
+// its pointer says nothing of its content.
 type sizeofKey struct {
 	f   *engine.File
 	sig string
@@ -253,7 +255,7 @@ func fileMembers(f *engine.File) []memberDecl {
 		}
 		return engine.KindOf(n) != "function_definition"
 	})
-	if f.Macros == nil {
+	if f.Macros == nil && f.Cached() {
 		membersCache.Store(f, out)
 	}
 	return out

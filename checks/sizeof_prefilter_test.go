@@ -63,6 +63,7 @@ static void f%d_%d(struct dev *dev, struct q *q, struct qs *q2, char *p, struct 
 `, i, j, fmt.Sprintf(shape, v))
 			f := engine.Parse("drivers/x/f.c", []byte(src))
 			got := checkSizeofPointer([]*engine.File{f})
+			f.Close()
 			if len(got) == 0 {
 				continue
 			}
@@ -131,6 +132,7 @@ func TestSizeofPrefilterOnTheTree(t *testing.T) {
 				t.Errorf("%s:%d: the rule sees a sizeof in a sink (%s) in a file the prefilter skips", rel, got[0].Line, got[0].Evidence[0].Message)
 			}
 		}
+		f.Close()
 	}
 	if sinks == 0 {
 		t.Fatal("no sizeof stored into a sink in the RDMA modules: the test proves nothing")

@@ -23,9 +23,22 @@ var primSizes = map[string]int64{
 	"uint64_t": 8, "int64_t": 8, "size_t": 8, "dma_addr_t": 8, "double": 8, "uintptr_t": 8,
 }
 
+// LayoutDB holds the aggregates and constants of the files added to it.
+// Its definitions are nodes of those files: Close, when it is no longer
+// asked, frees the files' trees.
 type LayoutDB struct {
 	Defs      map[string]*AggDef // "struct x" / "union x" / typedef name
 	Constants map[string]int64
+	files     []*File
+}
+
+// Close frees the trees of the files added (File.Close); the
+// definitions must not be asked after.
+func (db *LayoutDB) Close() {
+	for _, f := range db.files {
+		f.Close()
+	}
+	db.files = nil
 }
 
 type AggDef struct {
@@ -86,6 +99,7 @@ func LoadLayouts(tree string, dirs []string, name string) (*LayoutDB, error) {
 		for _, m := range matches {
 			b, err := readFile(m)
 			if err != nil {
+				db.Close()
 				return nil, err
 			}
 			if !strings.Contains(string(b), name) {
@@ -98,7 +112,9 @@ func LoadLayouts(tree string, dirs []string, name string) (*LayoutDB, error) {
 	return db, nil
 }
 
+// Add learns f's aggregates and constants; db keeps f until Close.
 func (db *LayoutDB) Add(f *File) {
+	db.files = append(db.files, f)
 	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
 		switch KindOf(n) {
 		case "struct_specifier", "union_specifier":

@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
 
 // A file whose module's macros were expanded is parsed once per content
 // and uses (a warm check re-reads the whole scope), and a change of
@@ -20,5 +25,67 @@ func TestParseCachedMacroUses(t *testing.T) {
 	d := parseCached("drivers/x/a.c", src, nil)
 	if d == a || len(d.Macros) != 0 {
 		t.Fatalf("a file without macro uses was served one with uses: %+v", d.Macros)
+	}
+}
+
+// TestParsedTreesAreFreed: a file made by Parse is its caller's and Close
+// frees its tree (once; a second Close is nothing); a file of the parse
+// cache is shared and Close leaves it. Several goroutines parsing the same
+// content get the one cached file, and the trees of the others are freed.
+// A layout database frees the trees of the headers it parsed. OpenTrees
+// counts what is left.
+func TestParsedTreesAreFreed(t *testing.T) {
+	open := OpenTrees()
+	f := Parse("x.c", []byte("int f(void) { return 1; }\n"))
+	if OpenTrees() != open+1 {
+		t.Fatalf("Parse: %d open trees, want %d", OpenTrees(), open+1)
+	}
+	if f.Cached() {
+		t.Error("a file made by Parse says it is the cache's")
+	}
+	f.Close()
+	f.Close()
+	if f.Tree != nil || OpenTrees() != open {
+		t.Fatalf("after Close: tree %v, %d open trees, want %d", f.Tree, OpenTrees(), open)
+	}
+
+	src := []byte("int g(void) { return 2; } /* TestParsedTreesAreFreed */\n")
+	got := make([]*File, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() { defer wg.Done(); got[i] = parseCached("drivers/x/g.c", src, nil) }()
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g != got[0] || !g.Cached() || g.Tree == nil {
+			t.Fatalf("parseCached from 8 goroutines: %p cached %v tree %v, want the one cached file %p", g, g.Cached(), g.Tree, got[0])
+		}
+	}
+	got[0].Close()
+	if got[0].Tree == nil || len(Functions(got[0])) != 1 {
+		t.Fatal("Close freed the tree of a cached file, which every check of that content shares")
+	}
+	if OpenTrees() != open {
+		t.Fatalf("after the cached parses: %d open trees, want %d (the trees the cache did not keep were not freed)", OpenTrees(), open)
+	}
+
+	tree := t.TempDir()
+	h := filepath.Join(tree, "include", "linux", "x.h")
+	os.MkdirAll(filepath.Dir(h), 0o755)
+	os.WriteFile(h, []byte("struct wanted { int a; long b; };\n"), 0o644)
+	db, err := LoadLayouts(tree, []string{"include/linux"}, "wanted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _, err := db.Sizeof("struct wanted", 0); err != nil || s != 16 {
+		t.Fatalf("sizeof(struct wanted) = %d (%v), want 16", s, err)
+	}
+	if OpenTrees() != open+1 {
+		t.Fatalf("the layouts hold %d trees, want 1 (the header)", OpenTrees()-open)
+	}
+	db.Close()
+	if OpenTrees() != open {
+		t.Fatalf("after the layouts' Close: %d open trees, want %d", OpenTrees(), open)
 	}
 }

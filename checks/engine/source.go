@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
@@ -25,7 +26,42 @@ type File struct {
 
 	callsOnce sync.Once
 	calls     []string // callNames
+
+	// cached: the file belongs to the parse cache (parseCached), one
+	// per content, shared by every check in this process: never closed.
+	cached bool
 }
+
+// Cached says whether f belongs to the parse cache (the files LoadFiles
+// returns): shared and never closed, one per content, so a cache keyed by
+// such a file is keyed by its content. A file made by Parse is its
+// caller's, to Close.
+func (f *File) Cached() bool { return f.cached }
+
+// Close frees the syntax tree of a file made by Parse. tree-sitter's
+// trees are C memory, which Go's collector never frees: a process that
+// parses a tree's every file and closes none holds them all (the
+// whole-tree test over five kernels' default scope grew to 10 GB). A
+// file of the parse cache is shared: Close leaves it, as it leaves a file
+// closed before. The file's nodes must not be used after.
+func (f *File) Close() {
+	if f == nil || f.cached || f.Tree == nil {
+		return
+	}
+	f.Tree.Close()
+	f.Tree = nil
+	openTrees.Add(-1)
+}
+
+// openTrees counts the trees Parse made that are neither closed nor in
+// the parse cache.
+var openTrees atomic.Int64
+
+// OpenTrees is the number of trees made by Parse and not closed, the
+// parse cache's left out: what a test that parses and closes files
+// expects back where it started (a tree it or the engine's helpers left
+// open is C memory held until the process ends).
+func OpenTrees() int64 { return openTrees.Load() }
 
 // CallNames are the names the file calls directly (f(...)), in order,
 // each once; computed once per parsed file (files are cached by content).
@@ -79,12 +115,16 @@ func KindOf(n *sitter.Node) string {
 	return n.Kind()
 }
 
-// Parse parses C source.
+// Parse parses C source. The file is the caller's: Close frees its tree.
 func Parse(rel string, src []byte) *File {
 	p := sitter.NewParser()
 	defer p.Close()
 	_ = p.SetLanguage(Language) // compiled in; a version mismatch fails every test that parses
-	return &File{Rel: rel, Src: src, Tree: p.Parse(src, nil)}
+	f := &File{Rel: rel, Src: src, Tree: p.Parse(src, nil)}
+	if f.Tree != nil {
+		openTrees.Add(1)
+	}
+	return f
 }
 
 // parsed are the files parsed so far, by path and content as parsed
@@ -107,7 +147,17 @@ func parseCached(rel string, src []byte, uses map[int]macroUse) *File {
 	}
 	f := Parse(rel, src)
 	f.Macros = uses
-	parsed.Store(key, f)
+	f.cached = true // before it is published
+	if prev, loaded := parsed.LoadOrStore(key, f); loaded {
+		// Another goroutine parsed the same content first: its file is
+		// the cache's, and this one, never published, is freed.
+		f.cached = false
+		f.Close()
+		return prev.(*File)
+	}
+	if f.Tree != nil {
+		openTrees.Add(-1)
+	}
 	return f
 }
 

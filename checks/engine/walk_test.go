@@ -139,6 +139,7 @@ func TestWalkAgreesWithCursor(t *testing.T) {
 				total += len(want)
 			}
 		}
+		f.Close()
 	}
 	if total < 100000 {
 		t.Fatalf("only %d nodes compared", total)
@@ -257,6 +258,7 @@ func TestWalkDownAndNamedAgreeWithCursor(t *testing.T) {
 			named += len(w)
 			return true
 		})
+		f.Close()
 	}
 	if compared < 20000 || named < 20000 {
 		t.Fatalf("only %d walked and %d named nodes compared", compared, named)
