@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1077,8 +1078,7 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 		}
 		// Another build of the same state published first: its record,
 		// the image others may have named, stands.
-		if kept, lerr := LoadImage(got); lerr == nil && kept.SHA256["bzImage"] != md.SHA256["bzImage"] {
-			kept.Duration, kept.UpToDate, kept.Warnings = md.Duration, md.UpToDate, md.Warnings
+		if kept := keptRecord(got, md); kept != nil {
 			return kept, nil
 		}
 	}
@@ -1087,6 +1087,22 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 		ce.Log = final + strings.TrimPrefix(ce.Log, staging)
 	}
 	return md, err
+}
+
+// keptRecord is the record of the image published at got when it is not
+// the one md describes (another build of the same state published first,
+// and its files stand), nil when md describes it. Not only the kernel: a
+// module compiled again from the same source in another folder differs in
+// its build ID (the debug info it was linked with names the folder), so a
+// record of this build's modules would name files the snapshot does not
+// hold, and "rebuilt" modules the image's were not.
+func keptRecord(got string, md *Metadata) *Metadata {
+	kept, err := LoadImage(got)
+	if err != nil || kept.SHA256["bzImage"] == md.SHA256["bzImage"] && maps.Equal(kept.ModuleSHA256, md.ModuleSHA256) {
+		return nil
+	}
+	kept.Duration, kept.UpToDate, kept.Warnings = md.Duration, md.UpToDate, md.Warnings
+	return kept
 }
 
 // rebase rewrites the record's paths under from to be under to.

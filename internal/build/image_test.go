@@ -66,3 +66,54 @@ func TestPublishOnce(t *testing.T) {
 		t.Errorf("a failed build was kept: %q", image())
 	}
 }
+
+// TestKeptRecordNamesThePublishedModules: when another build of the same
+// state published first, the build returns the published record whenever
+// its files differ from this build's: a module compiled again in another
+// folder differs in its build ID, with the same kernel. The record then
+// names the module files the snapshot holds (LoadImage verifies them), and
+// their "rebuilt" list.
+func TestKeptRecordNamesThePublishedModules(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "variants"), 0o755)
+	final := filepath.Join(dir, "variants", "patched-0123456789ab")
+	stage := func(module string, rebuilt []string) *Metadata {
+		s, err := os.MkdirTemp(filepath.Join(dir, "variants"), ".patched.tmp-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(s, "modules"), 0o755)
+		os.WriteFile(filepath.Join(s, "bzImage"), []byte("kernel"), 0o644)
+		ko := filepath.Join(s, "modules", "nvmet-rdma.ko")
+		os.WriteFile(ko, []byte(module), 0o644)
+		md := &Metadata{ID: "k/c/patched-0123456789ab", Status: vocab.Pass, Variant: vocab.Patched,
+			Artifacts: map[string]string{"bzImage": filepath.Join(s, "bzImage")}, SHA256: map[string]string{"bzImage": fsutil.Hash([]byte("kernel"))},
+			Modules: []string{ko}, ModuleSHA256: map[string]string{"nvmet_rdma": fsutil.Hash([]byte(module))}, Rebuilt: rebuilt, Duration: 7}
+		if err := fsutil.WriteJSON(filepath.Join(s, "metadata.json"), md); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := publish(s, final); err != nil || got != final {
+			t.Fatalf("publish: %v %s", err, got)
+		}
+		return md
+	}
+	first := stage("module, build ID 1", []string{"nvme_rdma"})
+	if kept := keptRecord(final, first); kept != nil {
+		t.Fatalf("the build that published: another record returned, %+v", kept)
+	}
+	again := stage("module, build ID 1", []string{"nvme_rdma"})
+	if kept := keptRecord(final, again); kept != nil {
+		t.Fatalf("the same files built again: another record returned, %+v", kept)
+	}
+	second := stage("module, build ID 2", []string{"nvme_rdma", "nvmet_rdma"})
+	kept := keptRecord(final, second)
+	if kept == nil {
+		t.Fatal("a build whose module differs from the published one returned its own record: it names a file the snapshot does not hold")
+	}
+	if kept.ModuleSHA256["nvmet_rdma"] != first.ModuleSHA256["nvmet_rdma"] || len(kept.Rebuilt) != 1 || kept.Duration != second.Duration {
+		t.Errorf("kept record: modules %v, rebuilt %v, duration %v; want the published modules and rebuilt list, this build's duration", kept.ModuleSHA256, kept.Rebuilt, kept.Duration)
+	}
+	if b, _ := os.ReadFile(filepath.Join(final, "modules", "nvmet-rdma.ko")); string(b) != "module, build ID 1" {
+		t.Errorf("the published module was rewritten: %q", b)
+	}
+}
