@@ -211,7 +211,8 @@ type Metadata struct {
 	Modules []string `json:"modules,omitempty"`
 	// Rebuilt names the modules built from the work tree that replace
 	// the distro kernel's (distro, patched); from source, the patched
-	// build's modules that differ from the baseline's (stripped .ko).
+	// build's modules that differ from the baseline's in code (stripped
+	// .ko, the build ID left out: codeHash).
 	Rebuilt []string `json:"rebuilt,omitempty"`
 	// ModuleSHA256 is the hash of each module the image carries
 	// (source builds; the files are Modules, in the snapshot).

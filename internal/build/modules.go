@@ -2,6 +2,7 @@ package build
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"debug/elf"
 	"fmt"
@@ -188,17 +189,20 @@ func snapshotModules(ctx context.Context, obj, base string, cfg *kconfig.Config,
 		if err != nil {
 			return err
 		}
-		// Compared stripped: the debug info names the folder it was
-		// compiled in.
-		if was, err := strippedHash(ctx, filepath.Join(base, rel), dir); err != nil || was != sum {
+		// Compared by code: stripped, and without the build ID (one
+		// that cannot be read counts as rebuilt).
+		now, nerr := codeHashFile(dst)
+		was, werr := strippedCodeHash(ctx, filepath.Join(base, rel), dir)
+		if nerr != nil || werr != nil || was != now {
 			md.Rebuilt = append(md.Rebuilt, name)
 		}
 	}
 	return nil
 }
 
-// strippedHash is the sha256 of ko without its debug info.
-func strippedHash(ctx context.Context, ko, tmpDir string) (string, error) {
+// strippedCodeHash is codeHash of ko without its debug info (strip
+// --strip-debug, as the image's copies are made).
+func strippedCodeHash(ctx context.Context, ko, tmpDir string) (string, error) {
 	f, err := os.CreateTemp(tmpDir, ".strip-*")
 	if err != nil {
 		return "", err
@@ -208,7 +212,38 @@ func strippedHash(ctx context.Context, ko, tmpDir string) (string, error) {
 	if err := command.Command("strip", "--strip-debug", "-o", f.Name(), ko).Run(ctx); err != nil {
 		return "", err
 	}
-	return fsutil.HashFile(f.Name())
+	return codeHashFile(f.Name())
+}
+
+// codeHashFile is codeHash of the file at path.
+func codeHashFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return codeHash(b)
+}
+
+// codeHash is the sha256 of a module stripped of its debug info, with
+// its build ID zeroed: what the module is, whatever folder compiled it.
+// The debug info a module is linked with names the folder its objects
+// were compiled in, and the linker's build ID is a hash over it, so the
+// same source compiled again in the patched folder (after a series that
+// changed it and was taken back) links a module that differs from the
+// baseline's in the build ID alone: not a rebuilt module.
+func codeHash(b []byte) (string, error) {
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return "", fmt.Errorf("reading a module: %w", err)
+	}
+	defer f.Close()
+	c := bytes.Clone(b)
+	if s := f.Section(".note.gnu.build-id"); s != nil && s.Type != elf.SHT_NOBITS {
+		if end := s.Offset + s.Size; s.Offset <= end && end <= uint64(len(c)) {
+			clear(c[s.Offset:end])
+		}
+	}
+	return fsutil.Hash(c), nil
 }
 
 // modulesOnly returns the objects of the modules built in the folder dir

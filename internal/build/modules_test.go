@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/patchctl/patchctl/internal/kconfig"
+	"github.com/patchctl/patchctl/internal/testenv"
 )
 
 // fakeModule compiles an object whose .modinfo says what it depends on,
@@ -252,5 +254,62 @@ func TestModuleGoals(t *testing.T) {
 	}
 	if moduleGoals(t.TempDir(), t.TempDir(), cfg("")) != nil {
 		t.Error("goals without a top Makefile or modules.order")
+	}
+}
+
+// TestCodeHashIgnoresTheFolder: the same source compiled with debug info
+// in two folders and linked with a build ID (as kbuild links a module)
+// makes two files that differ, stripped too (the build ID is a hash over
+// the debug info, which names the folder), but one code hash; a change of
+// the code changes it. So a module compiled again in the patched folder
+// from the baseline's source is not "rebuilt".
+func TestCodeHashIgnoresTheFolder(t *testing.T) {
+	for _, tool := range []string{"gcc", "ld", "strip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Unavailable(t, tool+" not installed")
+		}
+	}
+	src := "int answer(int x) { return x * 42; }\n"
+	module := func(code string) string {
+		t.Helper()
+		dir := t.TempDir() // the folder the object is compiled in
+		os.WriteFile(filepath.Join(dir, "m.c"), []byte(code), 0o644)
+		for _, args := range [][]string{{"gcc", "-g", "-O2", "-c", "-o", "m.o", "m.c"}, {"ld", "-r", "--build-id=sha1", "-o", "m.ko", "m.o"}} {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, out)
+			}
+		}
+		return filepath.Join(dir, "m.ko")
+	}
+	stripped := func(ko string) []byte {
+		t.Helper()
+		out := ko + ".stripped"
+		if b, err := exec.Command("strip", "--strip-debug", "-o", out, ko).CombinedOutput(); err != nil {
+			t.Fatalf("strip: %v\n%s", err, b)
+		}
+		b, _ := os.ReadFile(out)
+		return b
+	}
+	a, b, c := module(src), module(src), module(strings.Replace(src, "42", "43", 1))
+	sa, sb := stripped(a), stripped(b)
+	if string(sa) == string(sb) {
+		t.Fatal("the same source compiled in two folders made one stripped module: the test shows nothing (the build ID no longer depends on the folder)")
+	}
+	ha, err := strippedCodeHash(context.Background(), a, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := codeHash(sb)
+	hc, _ := strippedCodeHash(context.Background(), c, t.TempDir())
+	if ha != hb {
+		t.Errorf("the same code compiled in two folders: code hashes %.12s and %.12s", ha, hb)
+	}
+	if hc == ha {
+		t.Error("another code, the same code hash")
+	}
+	if _, err := codeHash([]byte("not an ELF file")); err == nil {
+		t.Error("a file that is no ELF object hashed")
 	}
 }
