@@ -41,7 +41,7 @@ func (f *File) Cached() bool { return f.cached }
 // Close frees the syntax tree of a file made by Parse. tree-sitter's
 // trees are C memory, which Go's collector never frees: a process that
 // parses a tree's every file and closes none holds them all (the
-// whole-tree test over five kernels' default scope grew to 10 GB). A
+// whole-tree test over five kernels' default scope grew past 12 GB). A
 // file of the parse cache is shared: Close leaves it, as it leaves a file
 // closed before. The file's nodes must not be used after.
 func (f *File) Close() {
