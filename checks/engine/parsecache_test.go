@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -49,13 +50,17 @@ func TestParsedTreesAreFreed(t *testing.T) {
 		t.Fatalf("after Close: tree %v, %d open trees, want %d", f.Tree, OpenTrees(), open)
 	}
 
-	src := []byte("int g(void) { return 2; } /* TestParsedTreesAreFreed */\n")
+	// Long enough that the parses overlap once the goroutines start
+	// together, so some lose the race to the cache.
+	src := []byte("/* TestParsedTreesAreFreed */\n" + strings.Repeat("static int g(int x) { if (x > 2) return x * 3; return g(x + 1); }\n", 2000))
 	got := make([]*File, 8)
 	var wg sync.WaitGroup
+	start := make(chan struct{})
 	for i := range got {
 		wg.Add(1)
-		go func() { defer wg.Done(); got[i] = parseCached("drivers/x/g.c", src, nil) }()
+		go func() { defer wg.Done(); <-start; got[i] = parseCached("drivers/x/g.c", src, nil) }()
 	}
+	close(start)
 	wg.Wait()
 	for _, g := range got {
 		if g != got[0] || !g.Cached() || g.Tree == nil {
@@ -63,7 +68,7 @@ func TestParsedTreesAreFreed(t *testing.T) {
 		}
 	}
 	got[0].Close()
-	if got[0].Tree == nil || len(Functions(got[0])) != 1 {
+	if got[0].Tree == nil || len(Functions(got[0])) != 2000 {
 		t.Fatal("Close freed the tree of a cached file, which every check of that content shares")
 	}
 	if OpenTrees() != open {
