@@ -1079,7 +1079,7 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 		}
 		// Another build of the same state published first: its record,
 		// the image others may have named, stands.
-		if kept := keptRecord(got, md); kept != nil {
+		if kept := KeptRecord(got, md); kept != nil {
 			return kept, nil
 		}
 	}
@@ -1090,16 +1090,17 @@ func finish(md *Metadata, start time.Time, err error) (*Metadata, error) {
 	return md, err
 }
 
-// keptRecord is the record of the image published at got when it is not
+// KeptRecord is the record of the image published at got when it is not
 // the one md describes (another build of the same state published first,
-// and its files stand), nil when md describes it. Not only the kernel: a
-// module compiled again from the same source in another folder differs in
-// its build ID (the debug info it was linked with names the folder), so a
-// record of this build's modules would name files the snapshot does not
-// hold, and "rebuilt" modules the image's were not.
-func keptRecord(got string, md *Metadata) *Metadata {
+// and its files stand), nil when md describes it: every file the record
+// hashes is compared, not only the kernel. A module compiled again from
+// the same source in another folder differs in its build ID (the debug
+// info it was linked with names the folder), so a record of this build's
+// modules would name files the snapshot does not hold, and "rebuilt"
+// modules the image's were not. The distro path publishes the same way.
+func KeptRecord(got string, md *Metadata) *Metadata {
 	kept, err := LoadImage(got)
-	if err != nil || kept.SHA256["bzImage"] == md.SHA256["bzImage"] && maps.Equal(kept.ModuleSHA256, md.ModuleSHA256) {
+	if err != nil || maps.Equal(kept.SHA256, md.SHA256) && maps.Equal(kept.ModuleSHA256, md.ModuleSHA256) {
 		return nil
 	}
 	kept.Duration, kept.UpToDate, kept.Warnings = md.Duration, md.UpToDate, md.Warnings

@@ -98,20 +98,27 @@ func TestKeptRecordNamesThePublishedModules(t *testing.T) {
 		return md
 	}
 	first := stage("module, build ID 1", []string{"nvme_rdma"})
-	if kept := keptRecord(final, first); kept != nil {
+	if kept := KeptRecord(final, first); kept != nil {
 		t.Fatalf("the build that published: another record returned, %+v", kept)
 	}
 	again := stage("module, build ID 1", []string{"nvme_rdma"})
-	if kept := keptRecord(final, again); kept != nil {
+	if kept := KeptRecord(final, again); kept != nil {
 		t.Fatalf("the same files built again: another record returned, %+v", kept)
 	}
 	second := stage("module, build ID 2", []string{"nvme_rdma", "nvmet_rdma"})
-	kept := keptRecord(final, second)
+	kept := KeptRecord(final, second)
 	if kept == nil {
 		t.Fatal("a build whose module differs from the published one returned its own record: it names a file the snapshot does not hold")
 	}
 	if kept.ModuleSHA256["nvmet_rdma"] != first.ModuleSHA256["nvmet_rdma"] || len(kept.Rebuilt) != 1 || kept.Duration != second.Duration {
 		t.Errorf("kept record: modules %v, rebuilt %v, duration %v; want the published modules and rebuilt list, this build's duration", kept.ModuleSHA256, kept.Rebuilt, kept.Duration)
+	}
+	// Any file the record hashes: the same kernel and modules, another
+	// System.map.
+	other := *first
+	other.SHA256 = map[string]string{"bzImage": first.SHA256["bzImage"], "System.map": fsutil.Hash([]byte("other symbols"))}
+	if KeptRecord(final, &other) == nil {
+		t.Error("a build whose System.map differs from the published one returned its own record")
 	}
 	if b, _ := os.ReadFile(filepath.Join(final, "modules", "nvmet-rdma.ko")); string(b) != "module, build ID 1" {
 		t.Errorf("the published module was rewritten: %q", b)

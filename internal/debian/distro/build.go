@@ -272,7 +272,7 @@ func finish(md *build.Metadata, final string, start time.Time, err error) (*buil
 	}
 	// Another build of the same state published first: its record, the
 	// image others may have named, stands.
-	if kept, lerr := build.LoadImage(got); lerr == nil && fmt.Sprint(kept.SHA256) != fmt.Sprint(md.SHA256) {
+	if kept := build.KeptRecord(got, md); kept != nil {
 		return kept, nil
 	}
 	return md, nil
