@@ -9,7 +9,7 @@ KERNEL  ?= 6.12
 # 6.12, 7.2, 7.3); any list works: make test TEST_KERNELS="6.12 7.3".
 TEST_KERNELS ?= 6.12
 
-.PHONY: all deps build run test test-matrix test-ci test-ci-e2e actionlint lint vet fuzz bench clean
+.PHONY: all deps build run test test-go test-static test-matrix test-ci test-ci-e2e actionlint lint vet fuzz bench clean
 
 all: build
 
@@ -26,13 +26,19 @@ run: deps build
 
 # Static checks and every test, the end-to-end run on TEST_KERNELS
 # included (trees, builds and tools are cached under the user's cache dir:
-# a fresh machine pays two cold kernel builds).
-# The static checks run side by side (each one's output whole when it
-# ends): on a fresh machine the linters' downloads (golangci-lint's
-# modules: 33 s, 9 CPU-s) wait on the network while vet compiles. They
-# run before the tests, not beside them: beside them (session 15, a fresh
-# machine after make run) the first test packages ran 60-80% longer and
-# .ci/run took 15m49s, where its steps one after another took 14m46s.
+# with make run, a fresh machine pays one cold kernel build).
+#
+# The static checks (gofmt, vet, actionlint, golangci-lint: test-static)
+# run beside the tests (test-go) at the lowest CPU priority (nice 19), so
+# that they take the CPU the tests leave idle: a test package waiting for a
+# kernel's lock or a one-CPU QEMU boot, the last package running alone. On
+# a fresh machine after make run the tests used 1157 CPU-s in 628 s on 2
+# cores (2026-12-06): about 100 CPU-s idle, while the static checks took
+# 181 s (347 CPU-s, golangci-lint's install from source the most of it)
+# before them. Beside the tests at the same priority (session 15) the
+# first test packages ran 60-80% longer and the whole was slower than one
+# after the other. Each check's output is printed whole when it ends; any
+# failure fails make test, after both sides have finished.
 # The test binaries are linked without DWARF (-ldflags=-w: no test reads
 # its own debug info; stack traces come from the runtime's own tables):
 # 35 links; checks.test's took 3.0 CPU-s against 4.3 (2026-12-05), the
@@ -48,8 +54,13 @@ TEST_FLAGS := -count=1 -ldflags=-w
 # order: they are bound by CPU, and the order changed nothing measurable.
 TEST_PACKAGES := ./cmd/patchctl ./checks ./internal/build ./internal/pipeline ./...
 test: deps
-	@$(MAKE) --no-print-directory -j3 --output-sync=target vet actionlint lint
+	@$(MAKE) --no-print-directory -j2 test-go test-static
+
+test-go:
 	PATCHCTL_TEST_KERNELS="$(TEST_KERNELS)" $(GO) test $(TEST_FLAGS) -timeout 75m $(TEST_PACKAGES)
+
+test-static:
+	@nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target vet actionlint lint
 
 # Every test on every pinned kernel: the end-to-end run of each (a fresh
 # machine: five cold builds, about 40 minutes on 2 cores), the checks'
