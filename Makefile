@@ -53,14 +53,17 @@ TEST_FLAGS := -count=1 -ldflags=-w
 # (1157 CPU-s) against 622 s and 646 s in two runs in alphabetical
 # order: they are bound by CPU, and the order changed nothing measurable.
 TEST_PACKAGES := ./cmd/patchctl ./checks ./internal/build ./internal/pipeline ./...
+# make's jobs: test-go and test-static take two of four, and test-static's
+# make (no -j of its own: one would reset the jobserver, with a warning)
+# runs its three checks on the two left and its own.
 test: deps
-	@$(MAKE) --no-print-directory -j2 test-go test-static
+	@$(MAKE) --no-print-directory -j4 test-go test-static
 
 test-go:
 	PATCHCTL_TEST_KERNELS="$(TEST_KERNELS)" $(GO) test $(TEST_FLAGS) -timeout 75m $(TEST_PACKAGES)
 
 test-static:
-	@nice -n 19 $(MAKE) --no-print-directory -j3 --output-sync=target vet actionlint lint
+	@nice -n 19 $(MAKE) --no-print-directory --output-sync=target vet actionlint lint
 
 # Every test on every pinned kernel: the end-to-end run of each (a fresh
 # machine: five cold builds, about 40 minutes on 2 cores), the checks'
