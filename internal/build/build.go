@@ -1699,12 +1699,14 @@ func (m *maker) args(targets ...string) []string {
 	return append(args, targets...)
 }
 
-// env is what make's environment adds to patchctl's (ccache's settings).
+// env is what make's environment adds to patchctl's: the inherited
+// MAKEFLAGS cleaned (MakeflagsEnv), ccache's settings.
 func (m *maker) env() []string {
+	env := MakeflagsEnv()
 	if m.ccache {
-		return CcacheEnv(m.cacheDir)
+		env = append(env, CcacheEnv(m.cacheDir)...)
 	}
-	return nil
+	return env
 }
 
 func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error) {

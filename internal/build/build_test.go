@@ -25,17 +25,24 @@ import (
 // kbuild's quiet output lines.
 const fakeMakefile = `O ?= $(CURDIR)
 SRC := $(CURDIR)
+# As kbuild: make -s (an s in MAKEFLAGS' first word) silences the lines
+# a build counts its work by.
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+SAY := @:
+else
+SAY := @
+endif
 .PHONY: tinyconfig olddefconfig bzImage main.o
 tinyconfig:
 	@printf 'CONFIG_A=y\n# CONFIG_B is not set\n' > $(O)/.config
 olddefconfig:
 	@cd $(O) && if ! grep -q '^CONFIG_B=y' .config; then sed -i '/^CONFIG_NEEDS_B=/d' .config; fi
 $(O)/main.o: $(SRC)/main.c $(O)/.config
-	@echo "  CC      main.o"
+	$(SAY) echo "  CC      main.o"
 	@gcc -c $(SRC)/main.c -o $@ $$(grep -q '^CONFIG_BROKEN=y' $(O)/.config && echo -DBROKEN)
 $(O)/arch/x86/boot/bzImage: $(O)/main.o
 	@mkdir -p $(dir $@) $(O)/include/config
-	@echo "  LD      bzImage"
+	$(SAY) echo "  LD      bzImage"
 	@cp $< $@; echo 9.9.0-fake > $(O)/include/config/kernel.release
 bzImage: $(O)/arch/x86/boot/bzImage
 main.o: $(O)/main.o

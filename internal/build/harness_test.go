@@ -77,8 +77,8 @@ func harnessKernel(t *testing.T, series string) Options {
 		hfiles = append(hfiles, "$(SRC)/"+p)
 	}
 	sort.Strings(hfiles)
-	mk := strings.Replace(fakeMakefile, "$(O)/arch/x86/boot/bzImage: $(O)/main.o\n\t@mkdir -p $(dir $@) $(O)/include/config\n\t@echo \"  LD      bzImage\"\n\t@cp $< $@;",
-		"$(O)/arch/x86/boot/bzImage: $(O)/main.o "+strings.Join(hfiles, " ")+"\n\t@mkdir -p $(dir $@) $(O)/include/config\n\t@echo \"  LD      bzImage\"\n\t@cat $^ > $@;", 1)
+	mk := strings.Replace(fakeMakefile, "$(O)/arch/x86/boot/bzImage: $(O)/main.o\n\t@mkdir -p $(dir $@) $(O)/include/config\n\t$(SAY) echo \"  LD      bzImage\"\n\t@cp $< $@;",
+		"$(O)/arch/x86/boot/bzImage: $(O)/main.o "+strings.Join(hfiles, " ")+"\n\t@mkdir -p $(dir $@) $(O)/include/config\n\t$(SAY) echo \"  LD      bzImage\"\n\t@cat $^ > $@;", 1)
 	if mk == fakeMakefile {
 		t.Fatal("the fake Makefile's link rule changed: adapt harnessKernel")
 	}

@@ -77,9 +77,62 @@ var kbuildEnv = regexp.MustCompile(`^(K[A-Z0-9_]*|[A-Z0-9_]*FLAGS[A-Z0-9_]*|ARCH
 // makefiles: with one set, no proof.
 var otherTools = []string{"CROSS_COMPILE", "LLVM", "LLVM_IAS", "MAKEFILES"}
 
-// jobserver is make's own bookkeeping in MAKEFLAGS (a new pipe or fifo
-// each run) and the number of jobs, not inputs.
-var jobserver = regexp.MustCompile(`\s*--jobserver-(auth|fds)=\S+|\s+-j\d*`)
+// makeflagsDropped are the flags of an inherited MAKEFLAGS (a make that
+// ran patchctl: make run, make test, a user's own Makefile) that a make
+// patchctl runs does not get: the parent's jobserver (its pipe or fifo is
+// not passed on, so make warns and resets it, and the warning counted as
+// one of the build's), its number of jobs (patchctl gives its own), and
+// the flags that change only what make prints: -s, which silences
+// kbuild's "CC foo.o" lines a build counts its work by, and -w,
+// --no-print-directory and -O. None of them is an input of what make
+// builds; with them in a proof, a build run by make test after one run
+// from a shell ran make again for nothing (21 CPU-s on 6.12).
+var makeflagsDropped = regexp.MustCompile(`^(--jobserver-(auth|fds)=.*|-j\d*|--jobs(=\d*)?|-s|--silent|--quiet|--no-silent|-w|--print-directory|--no-print-directory|-O.*|--output-sync(=.*)?)$`)
+
+// CleanMakeflags is an inherited MAKEFLAGS (or MFLAGS) without the flags
+// of makeflagsDropped. Its first word, when it has no dash, is make's
+// single-letter flags (without s and w here); what follows "--" (the
+// variables given on make's command line) is kept as it is.
+func CleanMakeflags(val string) string {
+	var kept []string
+	for i, f := range strings.Fields(val) {
+		if f == "--" {
+			kept = append(kept, strings.Fields(val)[i:]...)
+			break
+		}
+		if i == 0 && !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") {
+			if f = strings.NewReplacer("s", "", "w", "").Replace(f); f != "" {
+				kept = append(kept, f)
+			}
+			continue
+		}
+		if !makeflagsDropped.MatchString(f) {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+// isMakeflags: the variables that hold make's flags for a make below.
+func isMakeflags(name string) bool {
+	return strings.HasSuffix(name, "MAKEFLAGS") || name == "MFLAGS"
+}
+
+// MakeflagsEnv is what the environment of a make patchctl runs adds to
+// patchctl's own: each inherited MAKEFLAGS and MFLAGS cleaned
+// (CleanMakeflags), where cleaning changes it.
+func MakeflagsEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, val, _ := strings.Cut(kv, "=")
+		if isMakeflags(name) {
+			if c := CleanMakeflags(val); c != val {
+				env = append(env, name+"="+c)
+			}
+		}
+	}
+	return env
+}
 
 // makeInputs is what make is given besides files: its arguments (the
 // folder's targets and variables; not -j), the environment kbuild reads
@@ -89,16 +142,22 @@ var jobserver = regexp.MustCompile(`\s*--jobserver-(auth|fds)=\S+|\s+-j\d*`)
 func makeInputs(args, env []string) (inputs string, ok bool) {
 	var vars []string
 	ok = true
+	// The environment make gets: env over patchctl's own, the later of
+	// two settings of a name winning (as os/exec does).
+	final := map[string]string{}
 	for _, kv := range append(os.Environ(), env...) {
 		name, val, _ := strings.Cut(kv, "=")
+		final[name] = val
+	}
+	for name, val := range final {
 		if slices.Contains(otherTools, name) && val != "" {
 			ok = false
 		}
 		if !kbuildEnv.MatchString(name) {
 			continue
 		}
-		if strings.HasSuffix(name, "MAKEFLAGS") || name == "MFLAGS" {
-			val = jobserver.ReplaceAllString(val, "")
+		if isMakeflags(name) {
+			val = CleanMakeflags(val)
 			if environmentOverrides(val) {
 				ok = false
 			}

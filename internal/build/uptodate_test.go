@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/patchctl/patchctl/internal/command"
+	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -137,6 +139,93 @@ func TestProvedUpToDateSkipsMake(t *testing.T) {
 	build(false)
 }
 
+// TestInheritedMakeflags: patchctl run by make (make run, make test, a
+// user's Makefile) inherits MAKEFLAGS. Its -s would silence the lines a
+// build counts its work by, its jobserver is not passed on (make warned,
+// and the warning counted as the build's), and neither they nor the
+// output flags are inputs: a folder proved up to date under one stays so
+// under the other. Flags that change what make does stay inputs.
+func TestInheritedMakeflags(t *testing.T) {
+	build := fakeBuilds(t)
+	t.Setenv("MAKEFLAGS", "s") // make -s run
+	first := build(true)
+	if first.UpToDate || first.Warnings != 0 {
+		t.Fatalf("the first build under make -s: up to date %v, %d warnings:\n%s", first.UpToDate, first.Warnings, mustRead(t, first.Log))
+	}
+	src, obj := first.SourceDir, first.BuildDir
+	age(t, src, obj)
+	build(true) // writes the proof
+	// make test's recipe under make -j4, and a shell: still proved.
+	t.Setenv("MAKEFLAGS", " -j4 --jobserver-auth=3,4 --no-print-directory")
+	t.Setenv("MFLAGS", "-j4 --jobserver-auth=3,4 --no-print-directory")
+	build(false)
+	os.Unsetenv("MAKEFLAGS")
+	os.Unsetenv("MFLAGS")
+	build(false)
+	// A change make sees, under a parent's jobserver: make runs, with no
+	// warning of its own about the jobserver.
+	t.Setenv("MAKEFLAGS", " -j4 --jobserver-auth=3,4 --no-print-directory")
+	now := time.Now()
+	os.Chtimes(filepath.Join(src, "main.c"), now, now)
+	if md := build(true); md.UpToDate || md.Warnings != 0 {
+		t.Errorf("a touched source under make -j4: up to date %v, %d warnings:\n%s", md.UpToDate, md.Warnings, mustRead(t, md.Log))
+	}
+	// make -k (keep going) is an input: make runs.
+	age(t, src, obj)
+	build(true)
+	t.Setenv("MAKEFLAGS", "k")
+	build(true)
+}
+
+// TestCleanMakeflags compares what CleanMakeflags keeps of the MAKEFLAGS
+// GNU make itself gives a recipe, for command lines that differ only in
+// flags it drops, and of hand-written values.
+func TestCleanMakeflags(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "s": "", "ws": "", "se": "e", "ks -- X=1": "k -- X=1", "k -- V=1 -s": "k -- V=1 -s",
+		" -j4 --jobserver-auth=3,4 --no-print-directory": "", " -j --jobserver-auth=fifo:/tmp/GMfifo1 -Otarget": "",
+		"i --no-print-directory": "i", " --trace": "--trace", "KCFLAGS=-O0": "KCFLAGS=-O0", "rR": "rR",
+	} {
+		if got := CleanMakeflags(in); got != want {
+			t.Errorf("CleanMakeflags(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		testenv.Unavailable(t, "make not installed")
+	}
+	dir := t.TempDir()
+	// The recipe writes its MAKEFLAGS to a file (make -w prints too).
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n\t@printf '%s' \"$$MAKEFLAGS\" > flags\nsub:\n\t@$(MAKE) --no-print-directory -j3 all\n"), 0o644)
+	flags := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("make", args...)
+		cmd.Dir = dir // not -C, which prints the folder
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make %v: %v\n%s", args, err, out)
+		}
+		return string(mustRead(t, filepath.Join(dir, "flags")))
+	}
+	for _, c := range []struct{ plain, more []string }{
+		{[]string{"all"}, []string{"-s", "all"}},
+		{[]string{"all"}, []string{"-w", "-s", "-j2", "all"}},
+		{[]string{"all"}, []string{"--no-print-directory", "-Otarget", "all"}},
+		{[]string{"all"}, []string{"sub"}},
+		{[]string{"-k", "X=1", "all"}, []string{"-k", "-s", "-j2", "X=1", "all"}},
+		{[]string{"-i", "all"}, []string{"-i", "-w", "all"}},
+	} {
+		p, m := flags(c.plain...), flags(c.more...)
+		if CleanMakeflags(p) != CleanMakeflags(m) {
+			t.Errorf("make %v gives %q, make %v %q: cleaned %q and %q", c.plain, p, c.more, m, CleanMakeflags(p), CleanMakeflags(m))
+		}
+	}
+	for _, c := range [][]string{{"-k", "all"}, {"-i", "all"}, {"-e", "all"}, {"X=1", "all"}, {"-B", "all"}} {
+		if p := flags(c...); CleanMakeflags(p) == "" {
+			t.Errorf("make %v gives %q: cleaned to nothing", c, p)
+		}
+	}
+}
+
 // TestRacyStamp: a file changed less than racyWindow before the stamp
 // (or dated ahead of the clock) makes it racy, and then recordUpToDate
 // writes no proof; older files do not.
@@ -187,7 +276,8 @@ func TestMakeInputs(t *testing.T) {
 	if in([]string{"-j2", "bzImage"}, "CCACHE_BASEDIR=/x") != base {
 		t.Error("ccache's settings change the inputs")
 	}
-	for _, kv := range []string{"KCFLAGS=-O0", "KBUILD_BUILD_USER=x", "HOSTCFLAGS=-g", "ARCH=i386", "PATH=/opt/bin", "MAKEFLAGS=KCFLAGS=-O0", "LOCALVERSION=-x"} {
+	for _, kv := range []string{"KCFLAGS=-O0", "KBUILD_BUILD_USER=x", "HOSTCFLAGS=-g", "ARCH=i386", "PATH=/opt/bin", "MAKEFLAGS=KCFLAGS=-O0", "LOCALVERSION=-x",
+		"MAKEFLAGS=k", "MAKEFLAGS=i --no-print-directory", "MAKEFLAGS=s -- KCFLAGS=-O0"} {
 		if in([]string{"-j2", "bzImage"}, kv) == base {
 			t.Errorf("%s is not an input", kv)
 		}
@@ -203,7 +293,8 @@ func TestMakeInputs(t *testing.T) {
 			t.Errorf("%s: same inputs as PATH=/a:/b::/c", p)
 		}
 	}
-	for _, kv := range []string{"TERM=dumb", "HOME=/x", "SSH_TTY=/dev/pts/1", "CROSS_COMPILE=", "MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo1"} {
+	for _, kv := range []string{"TERM=dumb", "HOME=/x", "SSH_TTY=/dev/pts/1", "CROSS_COMPILE=", "MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo1",
+		"MAKEFLAGS=s", "MAKEFLAGS= -j4 --jobserver-auth=3,4 --no-print-directory", "MFLAGS=-w"} {
 		if in([]string{"-j2", "bzImage"}, kv) != base {
 			t.Errorf("%s is an input", kv)
 		}

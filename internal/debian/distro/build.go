@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -532,7 +533,9 @@ func kmake(ctx context.Context, in *Install, dir string, jobs int, env []string,
 		args = append(args, "CONFIG_DEBUG_INFO_BTF_MODULES=")
 	}
 	pr, pw := io.Pipe()
-	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Env: env}
+	// An inherited MAKEFLAGS without its jobserver, -j and output flags
+	// (build.CleanMakeflags): its -s would silence the lines counted here.
+	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Env: append(slices.Clone(env), build.MakeflagsEnv()...)}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return 0, err
