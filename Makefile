@@ -37,8 +37,12 @@ run: deps build
 # 181 s (347 CPU-s, golangci-lint's install from source the most of it)
 # before them. Beside the tests at the same priority (session 15) the
 # first test packages ran 60-80% longer and the whole was slower than one
-# after the other. Each check's output is printed whole when it ends; any
-# failure fails make test, after both sides have finished.
+# after the other. At nice 19 (session 23, fresh HOME after make run, one
+# state restored for each): .ci/run 12m53s, and 12m33s (1479 CPU-s) once
+# patchctl's builds ignored make's own flags in MAKEFLAGS (docs/build.md),
+# against 13m43s (1494 CPU-s) with the static checks first. Each
+# check's output is printed whole when it ends; any failure fails make
+# test, after both sides have finished.
 # The test binaries are linked without DWARF (-ldflags=-w: no test reads
 # its own debug info; stack traces come from the runtime's own tables):
 # 35 links; checks.test's took 3.0 CPU-s against 4.3 (2026-12-05), the
