@@ -1699,14 +1699,13 @@ func (m *maker) args(targets ...string) []string {
 	return append(args, targets...)
 }
 
-// env is what make's environment adds to patchctl's: the inherited
-// MAKEFLAGS cleaned (MakeflagsEnv), ccache's settings.
+// env is what make's environment adds to patchctl's (ccache's settings;
+// internal/command cleans an inherited MAKEFLAGS for every child).
 func (m *maker) env() []string {
-	env := MakeflagsEnv()
 	if m.ccache {
-		env = append(env, CcacheEnv(m.cacheDir)...)
+		return CcacheEnv(m.cacheDir)
 	}
-	return env
+	return nil
 }
 
 func (m *maker) make(ctx context.Context, targets ...string) (makeResult, error) {

@@ -77,63 +77,6 @@ var kbuildEnv = regexp.MustCompile(`^(K[A-Z0-9_]*|[A-Z0-9_]*FLAGS[A-Z0-9_]*|ARCH
 // makefiles: with one set, no proof.
 var otherTools = []string{"CROSS_COMPILE", "LLVM", "LLVM_IAS", "MAKEFILES"}
 
-// makeflagsDropped are the flags of an inherited MAKEFLAGS (a make that
-// ran patchctl: make run, make test, a user's own Makefile) that a make
-// patchctl runs does not get: the parent's jobserver (its pipe or fifo is
-// not passed on, so make warns and resets it, and the warning counted as
-// one of the build's), its number of jobs (patchctl gives its own), and
-// the flags that change only what make prints: -s, which silences
-// kbuild's "CC foo.o" lines a build counts its work by, and -w,
-// --no-print-directory and -O. None of them is an input of what make
-// builds; with them in a proof, a build run by make test after one run
-// from a shell ran make again for nothing (21 CPU-s on 6.12).
-var makeflagsDropped = regexp.MustCompile(`^(--jobserver-(auth|fds)=.*|-j\d*|--jobs(=\d*)?|-s|--silent|--quiet|--no-silent|-w|--print-directory|--no-print-directory|-O.*|--output-sync(=.*)?)$`)
-
-// CleanMakeflags is an inherited MAKEFLAGS (or MFLAGS) without the flags
-// of makeflagsDropped. Its first word, when it has no dash, is make's
-// single-letter flags (without s and w here); what follows "--" (the
-// variables given on make's command line) is kept as it is.
-func CleanMakeflags(val string) string {
-	var kept []string
-	for i, f := range strings.Fields(val) {
-		if f == "--" {
-			kept = append(kept, strings.Fields(val)[i:]...)
-			break
-		}
-		if i == 0 && !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") {
-			if f = strings.NewReplacer("s", "", "w", "").Replace(f); f != "" {
-				kept = append(kept, f)
-			}
-			continue
-		}
-		if !makeflagsDropped.MatchString(f) {
-			kept = append(kept, f)
-		}
-	}
-	return strings.Join(kept, " ")
-}
-
-// isMakeflags: the variables that hold make's flags for a make below.
-func isMakeflags(name string) bool {
-	return strings.HasSuffix(name, "MAKEFLAGS") || name == "MFLAGS"
-}
-
-// MakeflagsEnv is what the environment of a make patchctl runs adds to
-// patchctl's own: each inherited MAKEFLAGS and MFLAGS cleaned
-// (CleanMakeflags), where cleaning changes it.
-func MakeflagsEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, val, _ := strings.Cut(kv, "=")
-		if isMakeflags(name) {
-			if c := CleanMakeflags(val); c != val {
-				env = append(env, name+"="+c)
-			}
-		}
-	}
-	return env
-}
-
 // makeInputs is what make is given besides files: its arguments (the
 // folder's targets and variables; not -j), the environment kbuild reads
 // and the compiler and linker's versions. ok is false when the
@@ -156,8 +99,8 @@ func makeInputs(args, env []string) (inputs string, ok bool) {
 		if !kbuildEnv.MatchString(name) {
 			continue
 		}
-		if isMakeflags(name) {
-			val = CleanMakeflags(val)
+		if command.IsMakeflags(name) {
+			val = command.CleanMakeflags(val)
 			if environmentOverrides(val) {
 				ok = false
 			}

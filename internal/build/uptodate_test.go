@@ -4,7 +4,6 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/patchctl/patchctl/internal/command"
-	"github.com/patchctl/patchctl/internal/testenv"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -175,55 +173,6 @@ func TestInheritedMakeflags(t *testing.T) {
 	build(true)
 	t.Setenv("MAKEFLAGS", "k")
 	build(true)
-}
-
-// TestCleanMakeflags compares what CleanMakeflags keeps of the MAKEFLAGS
-// GNU make itself gives a recipe, for command lines that differ only in
-// flags it drops, and of hand-written values.
-func TestCleanMakeflags(t *testing.T) {
-	for in, want := range map[string]string{
-		"": "", "s": "", "ws": "", "se": "e", "ks -- X=1": "k -- X=1", "k -- V=1 -s": "k -- V=1 -s",
-		" -j4 --jobserver-auth=3,4 --no-print-directory": "", " -j --jobserver-auth=fifo:/tmp/GMfifo1 -Otarget": "",
-		"i --no-print-directory": "i", " --trace": "--trace", "KCFLAGS=-O0": "KCFLAGS=-O0", "rR": "rR",
-	} {
-		if got := CleanMakeflags(in); got != want {
-			t.Errorf("CleanMakeflags(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if _, err := exec.LookPath("make"); err != nil {
-		testenv.Unavailable(t, "make not installed")
-	}
-	dir := t.TempDir()
-	// The recipe writes its MAKEFLAGS to a file (make -w prints too).
-	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n\t@printf '%s' \"$$MAKEFLAGS\" > flags\nsub:\n\t@$(MAKE) --no-print-directory -j3 all\n"), 0o644)
-	flags := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("make", args...)
-		cmd.Dir = dir // not -C, which prints the folder
-		cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("make %v: %v\n%s", args, err, out)
-		}
-		return string(mustRead(t, filepath.Join(dir, "flags")))
-	}
-	for _, c := range []struct{ plain, more []string }{
-		{[]string{"all"}, []string{"-s", "all"}},
-		{[]string{"all"}, []string{"-w", "-s", "-j2", "all"}},
-		{[]string{"all"}, []string{"--no-print-directory", "-Otarget", "all"}},
-		{[]string{"all"}, []string{"sub"}},
-		{[]string{"-k", "X=1", "all"}, []string{"-k", "-s", "-j2", "X=1", "all"}},
-		{[]string{"-i", "all"}, []string{"-i", "-w", "all"}},
-	} {
-		p, m := flags(c.plain...), flags(c.more...)
-		if CleanMakeflags(p) != CleanMakeflags(m) {
-			t.Errorf("make %v gives %q, make %v %q: cleaned %q and %q", c.plain, p, c.more, m, CleanMakeflags(p), CleanMakeflags(m))
-		}
-	}
-	for _, c := range [][]string{{"-k", "all"}, {"-i", "all"}, {"-e", "all"}, {"X=1", "all"}, {"-B", "all"}} {
-		if p := flags(c...); CleanMakeflags(p) == "" {
-			t.Errorf("make %v gives %q: cleaned to nothing", c, p)
-		}
-	}
 }
 
 // TestRacyStamp: a file changed less than racyWindow before the stamp

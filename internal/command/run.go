@@ -237,8 +237,10 @@ func (c *Cmd) startReal(ctx context.Context) (*Process, error) {
 	// (make's sub-makes and compilers).
 	x := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", supervise, "patchctl-child", c.Name}, c.Args...)...)
 	x.Dir = c.Dir
-	if len(c.Env) > 0 {
-		x.Env = append(os.Environ(), c.Env...)
+	// An inherited MAKEFLAGS cleaned (makeflags.go), then the command's
+	// own settings, which win.
+	if env := append(MakeflagsEnv(), c.Env...); len(env) > 0 {
+		x.Env = append(os.Environ(), env...)
 	}
 	stdin := c.Stdin
 	if stdin == nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -533,9 +532,7 @@ func kmake(ctx context.Context, in *Install, dir string, jobs int, env []string,
 		args = append(args, "CONFIG_DEBUG_INFO_BTF_MODULES=")
 	}
 	pr, pw := io.Pipe()
-	// An inherited MAKEFLAGS without its jobserver, -j and output flags
-	// (build.CleanMakeflags): its -s would silence the lines counted here.
-	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Env: append(slices.Clone(env), build.MakeflagsEnv()...)}
+	cmd := &command.Cmd{Name: "make", Args: args, Stdout: pw, Env: env}
 	proc, err := cmd.Start(ctx)
 	if err != nil {
 		return 0, err

@@ -1,0 +1,74 @@
+package command
+
+import (
+	"os"
+	"regexp"
+	"strings"
+)
+
+// makeflagsDropped are the flags of an inherited MAKEFLAGS (a make that
+// ran patchctl: make run, make test, a user's own Makefile) that a make
+// patchctl runs does not get: the parent's jobserver (its pipe or fifo is
+// not passed on, so make warns and resets it, and the warning counted as
+// one of the build's), its number of jobs (patchctl gives its own where
+// it wants more than one), and
+// the flags that change only what make prints: -s, which silences
+// kbuild's "CC foo.o" lines a build counts its work by, and -w,
+// --no-print-directory and -O. None of them is an input of what make
+// builds (internal/build's proof leaves them out: with them in it, a build
+// run by make test after one run from a shell ran make again for nothing,
+// 21 CPU-s on 6.12). Every child gets MAKEFLAGS without them, whether it
+// is make or runs make (a script), and none gets a descriptor of the
+// parent's jobserver.
+var makeflagsDropped = regexp.MustCompile(`^(--jobserver-(auth|fds)=.*|-j\d*|--jobs(=\d*)?|-s|--silent|--quiet|--no-silent|-w|--print-directory|--no-print-directory|-O.*|--output-sync(=.*)?)$`)
+
+// shortFlags is the first word of MAKEFLAGS (make's single-letter flags,
+// "ks") or of MFLAGS (the same with a dash, "-ks").
+var shortFlags = regexp.MustCompile(`^-?[A-Za-z]+$`)
+
+// CleanMakeflags is an inherited MAKEFLAGS (or MFLAGS) without the flags
+// of makeflagsDropped. Its first word, when it is make's single-letter
+// flags, loses s and w; what follows "--" (the variables given on make's
+// command line) is kept as it is.
+func CleanMakeflags(val string) string {
+	fields := strings.Fields(val)
+	var kept []string
+	for i, f := range fields {
+		if f == "--" {
+			kept = append(kept, fields[i:]...)
+			break
+		}
+		if makeflagsDropped.MatchString(f) {
+			continue
+		}
+		if i == 0 && shortFlags.MatchString(f) {
+			if f = strings.NewReplacer("s", "", "w", "").Replace(f); f == "" || f == "-" {
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	return strings.Join(kept, " ")
+}
+
+// IsMakeflags: the variables that hold make's flags for a make below.
+func IsMakeflags(name string) bool {
+	return strings.HasSuffix(name, "MAKEFLAGS") || name == "MFLAGS"
+}
+
+// MakeflagsEnv is what every child's environment adds to patchctl's own,
+// before the command's Env: each inherited MAKEFLAGS and MFLAGS cleaned
+// (CleanMakeflags), where cleaning changes it. internal/build's proof that
+// a folder is up to date hashes the same cleaned value.
+func MakeflagsEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, val, _ := strings.Cut(kv, "=")
+		if IsMakeflags(name) {
+			if c := CleanMakeflags(val); c != val {
+				env = append(env, name+"="+c)
+			}
+		}
+	}
+	return env
+}

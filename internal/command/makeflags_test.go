@@ -1,0 +1,99 @@
+package command_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchctl/patchctl/internal/command"
+	"github.com/patchctl/patchctl/internal/testenv"
+)
+
+// TestCleanMakeflags compares what CleanMakeflags keeps of the MAKEFLAGS
+// GNU make itself gives a recipe, for command lines that differ only in
+// flags it drops, and of hand-written values.
+func TestCleanMakeflags(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "s": "", "ws": "", "se": "e", "ks -- X=1": "k -- X=1", "k -- V=1 -s": "k -- V=1 -s",
+		" -j4 --jobserver-auth=3,4 --no-print-directory": "", " -j --jobserver-auth=fifo:/tmp/GMfifo1 -Otarget": "",
+		"i --no-print-directory": "i", " --trace": "--trace", "KCFLAGS=-O0": "KCFLAGS=-O0", "rR": "rR",
+		"-ks -j4 --jobserver-auth=3,4": "-k", "-ws": "", "-s": "", "-e": "-e", "-Otarget -k": "-k",
+	} {
+		if got := command.CleanMakeflags(in); got != want {
+			t.Errorf("command.CleanMakeflags(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		testenv.Unavailable(t, "make not installed")
+	}
+	dir := t.TempDir()
+	// The recipe writes its MAKEFLAGS to a file (make -w prints too).
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n\t@printf '%s|%s' \"$$MAKEFLAGS\" \"$$MFLAGS\" > flags\nsub:\n\t@$(MAKE) --no-print-directory -j3 all\n"), 0o644)
+	// clean cleans each of "MAKEFLAGS|MFLAGS".
+	clean := func(s string) string {
+		mf, mfl, _ := strings.Cut(s, "|")
+		return command.CleanMakeflags(mf) + "|" + command.CleanMakeflags(mfl)
+	}
+	flags := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("make", args...)
+		cmd.Dir = dir // not -C, which prints the folder
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make %v: %v\n%s", args, err, out)
+		}
+		return readFlags(t, filepath.Join(dir, "flags"))
+	}
+	for _, c := range []struct{ plain, more []string }{
+		{[]string{"all"}, []string{"-s", "all"}},
+		{[]string{"all"}, []string{"-w", "-s", "-j2", "all"}},
+		{[]string{"all"}, []string{"--no-print-directory", "-Otarget", "all"}},
+		{[]string{"all"}, []string{"sub"}},
+		{[]string{"-k", "X=1", "all"}, []string{"-k", "-s", "-j2", "X=1", "all"}},
+		{[]string{"-i", "all"}, []string{"-i", "-w", "all"}},
+	} {
+		p, m := flags(c.plain...), flags(c.more...)
+		if clean(p) != clean(m) {
+			t.Errorf("make %v gives %q, make %v %q: cleaned %q and %q", c.plain, p, c.more, m, clean(p), clean(m))
+		}
+	}
+	for _, c := range [][]string{{"-k", "all"}, {"-i", "all"}, {"-e", "all"}, {"X=1", "all"}, {"-B", "all"}} {
+		if p := flags(c...); strings.HasPrefix(clean(p), "|") {
+			t.Errorf("make %v gives %q: cleaned to nothing", c, p)
+		}
+	}
+}
+
+func readFlags(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestChildGetsCleanMakeflags: a child started under a parent make's
+// MAKEFLAGS sees it cleaned; the command's own Env still wins.
+func TestChildGetsCleanMakeflags(t *testing.T) {
+	t.Setenv("MAKEFLAGS", "ks -j4 --jobserver-auth=3,4 --no-print-directory -- X=1")
+	t.Setenv("MFLAGS", "-ks -j4 --jobserver-auth=3,4")
+	out, err := command.Command("sh", "-c", `printf '%s|%s' "$MAKEFLAGS" "$MFLAGS"`).Output(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "k -- X=1|-k"; got != want {
+		t.Errorf("the child's MAKEFLAGS|MFLAGS = %q, want %q", got, want)
+	}
+	var b strings.Builder
+	c := &command.Cmd{Name: "sh", Args: []string{"-c", `printf '%s' "$MAKEFLAGS"`}, Stdout: &b, Env: []string{"MAKEFLAGS=e"}}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "e" {
+		t.Errorf("the command's own MAKEFLAGS=e became %q", b.String())
+	}
+}
