@@ -243,7 +243,7 @@ func TestMakeInputs(t *testing.T) {
 		}
 	}
 	for _, kv := range []string{"TERM=dumb", "HOME=/x", "SSH_TTY=/dev/pts/1", "CROSS_COMPILE=", "MAKEFLAGS= -j2 --jobserver-auth=fifo:/tmp/GMfifo1",
-		"MAKEFLAGS=s", "MAKEFLAGS= -j4 --jobserver-auth=3,4 --no-print-directory", "MFLAGS=-w"} {
+		"MAKEFLAGS=s", "MAKEFLAGS= -j4 --jobserver-auth=3,4 --no-print-directory", "MFLAGS=-w", "MAKEFLAGS=p --trace"} {
 		if in([]string{"-j2", "bzImage"}, kv) != base {
 			t.Errorf("%s is an input", kv)
 		}

@@ -9,18 +9,23 @@ import (
 // makeflagsDropped are the flags of an inherited MAKEFLAGS (a make that
 // ran patchctl: make run, make test, a user's own Makefile) that a make
 // patchctl runs does not get: the parent's jobserver (its pipe or fifo is
-// not passed on, so make warns and resets it, and the warning counted as
-// one of the build's), its number of jobs (patchctl gives its own where
-// it wants more than one), and
-// the flags that change only what make prints: -s, which silences
-// kbuild's "CC foo.o" lines a build counts its work by, and -w,
-// --no-print-directory and -O. None of them is an input of what make
-// builds (internal/build's proof leaves them out: with them in it, a build
-// run by make test after one run from a shell ran make again for nothing,
-// 21 CPU-s on 6.12). Every child gets MAKEFLAGS without them, whether it
-// is make or runs make (a script), and none gets a descriptor of the
-// parent's jobserver.
-var makeflagsDropped = regexp.MustCompile(`^(--jobserver-(auth|fds)=.*|-j\d*|--jobs(=\d*)?|-s|--silent|--quiet|--no-silent|-w|--print-directory|--no-print-directory|-O.*|--output-sync(=.*)?)$`)
+// not passed on, so make warned and reset it, and the build counted the
+// warning as its own), its number of jobs (patchctl gives its own where it
+// wants more than one), and the flags that change only what make prints:
+// -s, which silences kbuild's "CC foo.o" lines a build counts its work by,
+// -w, --no-print-directory, -O, and make's own tracing and warnings (-d,
+// --debug, --trace, -p: the database of every sub-make in the build's
+// log; --warn-undefined-variables, counted as the build's warnings). None of
+// them is an input of what make builds (internal/build's proof leaves them
+// out: with them in it, a build run by make test after one run from a
+// shell ran make again for nothing, 21 CPU-s on 6.12). Every child gets
+// MAKEFLAGS without them, whether it is make or runs make (a script), and
+// none gets a descriptor of the parent's jobserver.
+var makeflagsDropped = regexp.MustCompile(`^(--jobserver-(auth|fds)=.*|-j\d*|--jobs(=\d*)?|-s|--silent|--quiet|--no-silent|-w|--print-directory|--no-print-directory|-O.*|--output-sync(=.*)?|-d|--debug(=.*)?|--trace|-p|--print-data-base|--warn-undefined-variables)$`)
+
+// droppedShort are the single-letter flags of makeflagsDropped, as they
+// stand in the first word.
+var droppedShort = strings.NewReplacer("s", "", "w", "", "d", "", "p", "")
 
 // shortFlags is the first word of MAKEFLAGS (make's single-letter flags,
 // "ks") or of MFLAGS (the same with a dash, "-ks").
@@ -28,7 +33,7 @@ var shortFlags = regexp.MustCompile(`^-?[A-Za-z]+$`)
 
 // CleanMakeflags is an inherited MAKEFLAGS (or MFLAGS) without the flags
 // of makeflagsDropped. Its first word, when it is make's single-letter
-// flags, loses s and w; what follows "--" (the variables given on make's
+// flags, loses s, w, d and p; what follows "--" (the variables given on make's
 // command line) is kept as it is.
 func CleanMakeflags(val string) string {
 	fields := strings.Fields(val)
@@ -42,7 +47,7 @@ func CleanMakeflags(val string) string {
 			continue
 		}
 		if i == 0 && shortFlags.MatchString(f) {
-			if f = strings.NewReplacer("s", "", "w", "").Replace(f); f == "" || f == "-" {
+			if f = droppedShort.Replace(f); f == "" || f == "-" {
 				continue
 			}
 		}

@@ -19,8 +19,9 @@ func TestCleanMakeflags(t *testing.T) {
 	for in, want := range map[string]string{
 		"": "", "s": "", "ws": "", "se": "e", "ks -- X=1": "k -- X=1", "k -- V=1 -s": "k -- V=1 -s",
 		" -j4 --jobserver-auth=3,4 --no-print-directory": "", " -j --jobserver-auth=fifo:/tmp/GMfifo1 -Otarget": "",
-		"i --no-print-directory": "i", " --trace": "--trace", "KCFLAGS=-O0": "KCFLAGS=-O0", "rR": "rR",
+		"i --no-print-directory": "i", " --trace": "", " --warn-undefined-variables": "", " --check-symlink-times": "--check-symlink-times", "KCFLAGS=-O0": "KCFLAGS=-O0", "rR": "rR",
 		"-ks -j4 --jobserver-auth=3,4": "-k", "-ws": "", "-s": "", "-e": "-e", "-Otarget -k": "-k",
+		"pdk --trace --debug=b": "k", "-pd": "",
 	} {
 		if got := command.CleanMakeflags(in); got != want {
 			t.Errorf("command.CleanMakeflags(%q) = %q, want %q", in, got, want)
@@ -54,6 +55,9 @@ func TestCleanMakeflags(t *testing.T) {
 		{[]string{"all"}, []string{"sub"}},
 		{[]string{"-k", "X=1", "all"}, []string{"-k", "-s", "-j2", "X=1", "all"}},
 		{[]string{"-i", "all"}, []string{"-i", "-w", "all"}},
+		{[]string{"-k", "all"}, []string{"-k", "--trace", "--debug=b", "all"}},
+		{[]string{"all"}, []string{"-p", "-d", "all"}},
+		{[]string{"all"}, []string{"--warn-undefined-variables", "all"}},
 	} {
 		p, m := flags(c.plain...), flags(c.more...)
 		if clean(p) != clean(m) {
