@@ -8,6 +8,18 @@ KERNEL  ?= 6.12
 # why not more). `make test-matrix` runs every pinned kernel (5.10, 6.1,
 # 6.12, 7.2, 7.3); any list works: make test TEST_KERNELS="6.12 7.3".
 TEST_KERNELS ?= 6.12
+# Every go command make runs builds with -trimpath: make build, vet, the
+# tests and the go builds they start, the tools' installs. The guest agent
+# is always built with it (internal/boot: its bytes the same from any
+# checkout), and -trimpath is part of every package's key in Go's build
+# cache, so without it here a fresh machine compiled the standard library
+# twice: once for patchctl and the tests, once for the agent. The
+# user's own GOFLAGS (environment or go env -w) are kept.
+GOFLAGS := $(strip $(shell $(GO) env GOFLAGS 2>/dev/null))
+ifeq ($(filter -trimpath,$(GOFLAGS)),)
+GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+endif
+export GOFLAGS
 
 .PHONY: all deps build run test test-go test-static test-matrix test-ci test-ci-e2e actionlint lint vet fuzz bench clean
 
@@ -86,7 +98,7 @@ ACTIONLINT_VERSION := v1.7.12
 CACHE_DIR ?= $(or $(PATCHCTL_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/patchctl)
 ACTIONLINT := $(CACHE_DIR)/tools/go/bin/actionlint
 actionlint:
-	@test -x $(ACTIONLINT) || (cd /tmp && GOBIN=$(dir $(ACTIONLINT)) GOFLAGS=-mod=mod $(GO) install -ldflags='-s -w' github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
+	@test -x $(ACTIONLINT) || (cd /tmp && GOBIN=$(dir $(ACTIONLINT)) GOFLAGS='$(GOFLAGS) -mod=mod' $(GO) install -ldflags='-s -w' github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION))
 	$(ACTIONLINT) -no-color .github/workflows/*.yml
 
 # The Go code linted by golangci-lint (.golangci.yml: the standard set,
@@ -105,7 +117,7 @@ actionlint:
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CACHE_DIR)/tools/go/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 lint:
-	@test -x $(GOLANGCI_LINT) || (cd /tmp && GOBIN=$(dir $(GOLANGCI_LINT)) GOFLAGS=-mod=mod $(GO) install -gcflags='all=-N -l' -gcflags='std=' -ldflags='-s -w' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION))
+	@test -x $(GOLANGCI_LINT) || (cd /tmp && GOBIN=$(dir $(GOLANGCI_LINT)) GOFLAGS='$(GOFLAGS) -mod=mod' $(GO) install -gcflags='all=-N -l' -gcflags='std=' -ldflags='-s -w' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION))
 	GOLANGCI_LINT_CACHE=$(CACHE_DIR)/tools/golangci-lint-cache $(GOLANGCI_LINT) run ./...
 
 # The CI jobs' scripts (scripts/ci/) in a bookworm root filesystem built
