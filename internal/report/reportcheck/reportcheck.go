@@ -473,7 +473,10 @@ func Actionlint(t testing.TB, path string) []string {
 			testenv.Unavailable(t, "go not in PATH: cannot install actionlint")
 		}
 		cmd := exec.Command(goexe, "install", actionlintVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS=-mod=mod")
+		// The caller's GOFLAGS stay (make exports -trimpath, which keys
+		// every package in Go's build cache: without it the install
+		// compiled the standard library once more).
+		cmd.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"))
 		cmd.Dir = os.TempDir() // outside this module: its go.mod does not constrain the tool
 		if out, err := cmd.CombinedOutput(); err != nil {
 			installMu.Unlock()
