@@ -28,8 +28,15 @@ var makeflagsDropped = regexp.MustCompile(`^(--jobserver-(auth|fds)=.*|-j\d*|--j
 var droppedShort = strings.NewReplacer("s", "", "w", "", "d", "", "p", "")
 
 // shortFlags is the first word of MAKEFLAGS (make's single-letter flags,
-// "ks") or of MFLAGS (the same with a dash, "-ks").
+// "ks") or of MFLAGS (the same with a dash, "-ks"). make writes a flag
+// that takes an argument as a word of its own, which can be first and
+// all letters too ("make -I scripts": MAKEFLAGS " -Iscripts", MFLAGS
+// "-Iscripts"): a word that starts with one of those letters is not the
+// group.
 var shortFlags = regexp.MustCompile(`^-?[A-Za-z]+$`)
+
+// argFlags are make's single-letter flags that take an argument.
+const argFlags = "CEfIjlOoW"
 
 // CleanMakeflags is an inherited MAKEFLAGS (or MFLAGS) without the flags
 // of makeflagsDropped. Its first word, when it is make's single-letter
@@ -46,7 +53,7 @@ func CleanMakeflags(val string) string {
 		if makeflagsDropped.MatchString(f) {
 			continue
 		}
-		if i == 0 && shortFlags.MatchString(f) {
+		if i == 0 && shortFlags.MatchString(f) && !strings.ContainsAny(strings.TrimPrefix(f, "-")[:1], argFlags) {
 			if f = droppedShort.Replace(f); f == "" || f == "-" {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,8 @@ func TestCleanMakeflags(t *testing.T) {
 		"i --no-print-directory": "i", " --trace": "", " --warn-undefined-variables": "", " --check-symlink-times": "--check-symlink-times", "KCFLAGS=-O0": "KCFLAGS=-O0", "rR": "rR",
 		"-ks -j4 --jobserver-auth=3,4": "-k", "-ws": "", "-s": "", "-e": "-e", "-Otarget -k": "-k",
 		"pdk --trace --debug=b": "k", "-pd": "",
+		// a flag with its argument, first: not the single-letter group
+		" -Iscripts --no-print-directory": "-Iscripts", "-Iwsdp": "-Iwsdp", "s -Iwsdp": "-Iwsdp", "-lpd": "-lpd",
 	} {
 		if got := command.CleanMakeflags(in); got != want {
 			t.Errorf("command.CleanMakeflags(%q) = %q, want %q", in, got, want)
@@ -31,6 +34,7 @@ func TestCleanMakeflags(t *testing.T) {
 		testenv.Unavailable(t, "make not installed")
 	}
 	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "wsdp"), 0o755) // a folder for -I, named by the dropped letters
 	// The recipe writes its MAKEFLAGS to a file (make -w prints too).
 	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n\t@printf '%s|%s' \"$$MAKEFLAGS\" \"$$MFLAGS\" > flags\nsub:\n\t@$(MAKE) --no-print-directory -j3 all\n"), 0o644)
 	// clean cleans each of "MAKEFLAGS|MFLAGS".
@@ -58,6 +62,8 @@ func TestCleanMakeflags(t *testing.T) {
 		{[]string{"-k", "all"}, []string{"-k", "--trace", "--debug=b", "all"}},
 		{[]string{"all"}, []string{"-p", "-d", "all"}},
 		{[]string{"all"}, []string{"--warn-undefined-variables", "all"}},
+		{[]string{"-I", "wsdp", "all"}, []string{"-I", "wsdp", "-s", "all"}},
+		{[]string{"-k", "-I", "wsdp", "all"}, []string{"-k", "-s", "-I", "wsdp", "-w", "all"}},
 	} {
 		p, m := flags(c.plain...), flags(c.more...)
 		if clean(p) != clean(m) {
@@ -67,6 +73,17 @@ func TestCleanMakeflags(t *testing.T) {
 	for _, c := range [][]string{{"-k", "all"}, {"-i", "all"}, {"-e", "all"}, {"X=1", "all"}, {"-B", "all"}} {
 		if p := flags(c...); strings.HasPrefix(clean(p), "|") {
 			t.Errorf("make %v gives %q: cleaned to nothing", c, p)
+		}
+	}
+	// A folder given with -I stays whole, wherever make puts it, in both
+	// variables (its letters are the dropped ones: s, w, d, p).
+	for _, c := range [][]string{{"-I", "wsdp", "all"}, {"-s", "-I", "wsdp", "all"}, {"--include-dir=wsdp", "-k", "all"}} {
+		p := flags(c...)
+		mf, mfl, _ := strings.Cut(clean(p), "|")
+		for _, v := range []string{mf, mfl} {
+			if !slices.Contains(strings.Fields(v), "-Iwsdp") {
+				t.Errorf("make %v gives %q: cleaned %q lost -Iwsdp", c, p, clean(p))
+			}
 		}
 	}
 }
