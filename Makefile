@@ -59,7 +59,13 @@ run: deps build
 # its own debug info; stack traces come from the runtime's own tables):
 # 35 links; checks.test's took 3.0 CPU-s against 4.3 (2026-12-05), the
 # others were not measured one by one.
-TEST_FLAGS := -count=1 -ldflags=-w
+# go test runs no vet of its own (-vet=off): its vet is a subset of the
+# analyzers `go vet ./...` runs in test-static beside it (and test-matrix
+# before it), and each package's vet was paid twice, under two cache keys.
+# The test binaries' compile after make run (2026-12-06, two runs each on
+# copies of one Go cache): 28.0-28.2 s and 54.2-54.4 CPU-s with it,
+# 23.6-24.3 s and 45.8-47.1 CPU-s without.
+TEST_FLAGS := -count=1 -ldflags=-w -vet=off
 # go test runs the packages two at a time, in the order named: the longest
 # first (a fresh make test after make run, 2026-12-06: cmd/patchctl 252 s,
 # checks 235 s, internal/build 175 s, internal/pipeline 102 s, then the
