@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
 // A file whose module's macros were expanded is parsed once per content
@@ -92,5 +94,53 @@ func TestParsedTreesAreFreed(t *testing.T) {
 	db.Close()
 	if OpenTrees() != open {
 		t.Fatalf("after the layouts' Close: %d open trees, want %d", OpenTrees(), open)
+	}
+}
+
+// TestFunctionsKeptWithTheFile: a file's function definitions are walked
+// once and shared by every caller, from several goroutines at once; the
+// list is what a walk of the tree finds, in the source's order (nested
+// declarations are not definitions), and an append to it copies instead
+// of writing into the list the others read.
+func TestFunctionsKeptWithTheFile(t *testing.T) {
+	src := []byte("/* TestFunctionsKeptWithTheFile */\nstatic int a(void) { return 1; }\nint b;\nstruct s { int (*c)(void); };\nvoid d(int x) { if (x) a(); }\nint e(void);\nint f(void) { return 0; }\n")
+	file := parseCached("drivers/x/funcs.c", src, nil)
+	lists := make([][]string, 8)
+	var wg sync.WaitGroup
+	for i := range lists {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, fn := range Functions(file) {
+				lists[i] = append(lists[i], file.Text(fn.ChildByFieldName("declarator")))
+			}
+		}()
+	}
+	wg.Wait()
+	want := []string{"a(void)", "d(int x)", "f(void)"}
+	for i, got := range lists {
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("goroutine %d: %q, want %q", i, got, want)
+		}
+	}
+	// A walk of the tree, anew.
+	var walked int
+	Walk(file.Tree.RootNode(), func(n *sitter.Node) bool {
+		if KindOf(n) == "function_definition" {
+			walked++
+			return false
+		}
+		return true
+	})
+	first := Functions(file)
+	if walked != len(first) {
+		t.Fatalf("Functions lists %d definitions, a walk finds %d", len(first), walked)
+	}
+	if again := Functions(file); &again[0] != &first[0] {
+		t.Error("the second call walked the tree again: the list is not kept with the file")
+	}
+	grown := append(Functions(file), nil)
+	if &grown[0] == &first[0] || len(Functions(file)) != 3 {
+		t.Error("an append to the list wrote into the one the others share")
 	}
 }

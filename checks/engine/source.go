@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,9 @@ type File struct {
 
 	callsOnce sync.Once
 	calls     []string // callNames
+
+	funcsOnce sync.Once
+	funcs     []*sitter.Node // Functions
 
 	// cached: the file belongs to the parse cache (parseCached), one
 	// per content, shared by every check in this process: never closed.
@@ -49,7 +53,7 @@ func (f *File) Close() {
 		return
 	}
 	f.Tree.Close()
-	f.Tree = nil
+	f.Tree, f.funcs = nil, nil
 	openTrees.Add(-1)
 }
 
@@ -384,17 +388,25 @@ func DeclDepth(d *sitter.Node) int {
 	return n
 }
 
-// Functions lists a file's function definitions.
+// Functions lists a file's function definitions, in the order of the
+// source. The list is walked once per file and kept with it (a file of
+// the parse cache serves every check of its content in the process: a
+// check after a one-line edit walks the edited file alone), so callers
+// share it: read it, never write it (its capacity is its length, so an
+// append copies).
 func Functions(f *File) []*sitter.Node {
-	var out []*sitter.Node
-	Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
-		if KindOf(n) == "function_definition" {
-			out = append(out, n)
-			return false
-		}
-		return true
+	f.funcsOnce.Do(func() {
+		var out []*sitter.Node
+		Walk(f.Tree.RootNode(), func(n *sitter.Node) bool {
+			if KindOf(n) == "function_definition" {
+				out = append(out, n)
+				return false
+			}
+			return true
+		})
+		f.funcs = slices.Clip(out)
 	})
-	return out
+	return f.funcs
 }
 
 // Same reports whether two nodes are the same node (go-tree-sitter hands
