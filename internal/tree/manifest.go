@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/patchctl/patchctl/internal/errs"
 	"github.com/patchctl/patchctl/internal/fsutil"
 )
@@ -298,21 +300,7 @@ func (c *Cache) Verify(k *Kernel, scopes, hash []string) error {
 // scopes (every file when none), files missing, resized or added; of the
 // files in hash, those whose content changed.
 func (m *manifest) damage(dir string, scopes, hash []string) []string {
-	seen := map[string]bool{}
-	var paths []string
-	for p := range m.Files {
-		if inScopes(p, scopes) {
-			seen[p] = true
-			paths = append(paths, p)
-		}
-	}
-	// Both are a system call per file (86k in a whole tree): the walk for
-	// added files runs beside the size checks, which run in a few
-	// goroutines.
-	addedCh := make(chan []string, 1)
-	go func() { addedCh <- added(dir, scopes, seen) }()
-	bad := m.sizes(dir, paths)
-	bad = append(bad, <-addedCh...)
+	bad := m.walkScopes(dir, scopes)
 	return append(bad, m.changed(dir, hash)...)
 }
 
@@ -331,59 +319,154 @@ func inScopes(p string, scopes []string) bool {
 	return false
 }
 
-// sizes lists the files of paths (the manifest's, in scope) that are
-// missing from dir or have another size (links: present), sorted.
-func (m *manifest) sizes(dir string, paths []string) []string {
-	const workers = 4
+// walkRoots are the folders (or files) a walk of scopes starts from:
+// each scope once, none inside another ("." for none).
+func walkRoots(scopes []string) []string {
+	var roots []string
+	for _, s := range scopes {
+		s = path.Clean(strings.TrimSuffix(s, "/"))
+		if s == "." || s == "/" || s == ".." || strings.HasPrefix(s, "../") {
+			return []string{"."}
+		}
+		roots = append(roots, s)
+	}
+	if len(roots) == 0 {
+		return []string{"."}
+	}
+	sort.Strings(roots)
+	out := roots[:0]
+	for _, r := range roots {
+		if n := len(out); n > 0 && (r == out[n-1] || strings.HasPrefix(r, out[n-1]+"/")) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// walkScopes lists, sorted, the files under scopes that are missing
+// from dir, have another size than the manifest's (links: present) or
+// are not in it (added). One listing per folder, each entry stat'ed
+// relative to its open folder without following links, folders listed
+// in parallel: a whole kernel tree (86k files) is a system call per
+// entry, not a path lookup from the root per file plus a second walk
+// (BenchmarkVerify).
+func (m *manifest) walkScopes(dir string, scopes []string) []string {
 	var (
-		mu  sync.Mutex
-		bad []string
-		wg  sync.WaitGroup
+		mu   sync.Mutex
+		bad  []string
+		seen = map[string]bool{}
+		wg   sync.WaitGroup
 	)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			var mine []string
-			for i := w; i < len(paths); i += workers {
-				p := paths[i]
-				e := m.Files[p]
-				st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
-				switch {
-				case err != nil:
-					mine = append(mine, p+" missing")
-				case e.Link == "" && st.Size() != e.Size:
-					mine = append(mine, fmt.Sprintf("%s has %d bytes, not %d", p, st.Size(), e.Size))
+	sem := make(chan struct{}, max(2, runtime.NumCPU()))
+	report := func(mine []string, found []string) {
+		mu.Lock()
+		bad = append(bad, mine...)
+		for _, p := range found {
+			seen[p] = true
+		}
+		mu.Unlock()
+	}
+	// entry judges one non-folder entry at rel (st: its lstat).
+	entry := func(rel string, size int64, isDir bool) (problem string, known bool) {
+		e, ok := m.Files[rel]
+		switch {
+		case !ok && isDir:
+			return "", false
+		case !ok:
+			return rel + " added", false
+		case isDir:
+			return rel + " is a folder", true
+		case e.Link == "" && size != e.Size:
+			return fmt.Sprintf("%s has %d bytes, not %d", rel, size, e.Size), true
+		}
+		return "", true
+	}
+	var list func(rel string)
+	list = func(rel string) {
+		defer wg.Done()
+		sem <- struct{}{}
+		var mine, found []string
+		func() {
+			f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err != nil {
+				return // its files are missing
+			}
+			defer f.Close()
+			names, err := f.Readdirnames(-1)
+			if err != nil {
+				return
+			}
+			fd := int(f.Fd())
+			for _, name := range names {
+				r := name
+				if rel != "." {
+					r = rel + "/" + name
+				}
+				var st unix.Stat_t
+				if err := fstatat(fd, name, &st); err != nil {
+					continue // missing, if the manifest has it
+				}
+				isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+				if isDir {
+					if _, file := m.Files[r]; !file {
+						wg.Add(1)
+						go list(r)
+						continue
+					}
+				}
+				problem, known := entry(r, st.Size, isDir)
+				if problem != "" {
+					mine = append(mine, problem)
+				}
+				if known {
+					found = append(found, r)
 				}
 			}
-			mu.Lock()
-			bad = append(bad, mine...)
-			mu.Unlock()
-		}(w)
+		}()
+		<-sem
+		report(mine, found)
+	}
+	for _, r := range walkRoots(scopes) {
+		var st unix.Stat_t
+		err := unix.Lstat(filepath.Join(dir, filepath.FromSlash(r)), &st)
+		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if _, file := m.Files[r]; !file {
+				wg.Add(1)
+				go list(r)
+				continue
+			}
+		}
+		if err == nil {
+			problem, known := entry(r, st.Size, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+			var mine, found []string
+			if problem != "" {
+				mine = append(mine, problem)
+			}
+			if known {
+				found = append(found, r)
+			}
+			report(mine, found)
+		}
 	}
 	wg.Wait()
+	for p := range m.Files {
+		if !seen[p] && inScopes(p, scopes) {
+			bad = append(bad, p+" missing")
+		}
+	}
 	sort.Strings(bad)
 	return bad
 }
 
-// added lists the files under scopes in dir that the manifest does not
-// have (seen: the ones it has there).
-func added(dir string, scopes []string, seen map[string]bool) []string {
-	var bad []string
-	for _, s := range scopes {
-		root := filepath.Join(dir, filepath.FromSlash(s))
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			rel, _ := filepath.Rel(dir, p)
-			if rel = filepath.ToSlash(rel); !seen[rel] {
-				bad = append(bad, rel+" added")
-			}
-			return nil
-		})
+// fstatat is lstat of name in the folder open as fd.
+func fstatat(fd int, name string, st *unix.Stat_t) error {
+	for {
+		err := unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err
+		}
 	}
-	return bad
 }
 
 // changed lists the files of hash whose content is not the manifest's (a
