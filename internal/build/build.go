@@ -915,7 +915,12 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		return finish(md, start, err)
 	}
 	var res makeResult
+	var beside *sourceStamp
 	if !md.Proved {
+		if provable {
+			beside = sourceBeside(wt.Dir, obj, byContent)
+			defer beside.result()
+		}
 		res, err = m.make(ctx, kernelTargets...)
 	}
 	m.notWork = nil
@@ -947,6 +952,26 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 		md.CompileTested = targets
 	}
 	md.UpToDate = work == 0
+	// The proof is written beside the snapshot, which reads the folder
+	// and writes only the variant's snapshot and patchctl's own records
+	// (neither in the proof), and is waited for on every way out, before
+	// the work tree is let go or the harness taken out of it.
+	proved := make(chan struct{})
+	if provable && !md.Proved {
+		go func() {
+			defer close(proved)
+			// Without a proof the next build runs make, as before: a
+			// folder that cannot be listed is not an error of this
+			// build (and a proof that cannot be removed was removed
+			// before make).
+			if err := recordUpToDate(wt.Dir, obj, inputs, byContent, beside); err != nil {
+				_ = forgetUpToDate(obj)
+			}
+		}()
+		defer func() { <-proved }()
+	} else {
+		close(proved)
+	}
 	if m.statsLog != "" {
 		// Counted into the record; the log itself is not part of the
 		// image.
@@ -994,14 +1019,7 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	if err := writeRecord(obj, rec); err != nil {
 		return finish(md, start, err)
 	}
-	if provable && !md.Proved {
-		// Without a proof the next build runs make, as before: a
-		// folder that cannot be listed is not an error of this build
-		// (and a proof that cannot be removed was removed before make).
-		if err := recordUpToDate(wt.Dir, obj, inputs, byContent); err != nil {
-			_ = forgetUpToDate(obj)
-		}
-	}
+	<-proved
 	if md.UpToDate {
 		o.Progress.Done("up to date")
 	} else {

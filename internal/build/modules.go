@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/patchctl/patchctl/internal/command"
 	"github.com/patchctl/patchctl/internal/fsutil"
@@ -169,35 +171,70 @@ func snapshotModules(ctx context.Context, obj, base string, cfg *kconfig.Config,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	// Each module is stripped into the image (and, for patched, the
+	// baseline's again to compare by code) by a strip of its own, one
+	// per core at a time (two at least), the results kept in load order.
+	out := make([]moduleCopy, len(order))
+	sem := make(chan struct{}, max(2, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	for i, ko := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = copyModule(ctx, obj, base, dir, ko)
+		}()
+	}
+	wg.Wait()
 	md.ModuleSHA256 = map[string]string{}
-	for _, ko := range order {
-		dst := filepath.Join(dir, filepath.Base(ko))
-		if err := command.Command("strip", "--strip-debug", "-o", dst, ko).Run(ctx); err != nil {
-			return fmt.Errorf("copying module %s into the image: %w", ko, err)
-		}
-		sum, err := fsutil.HashFile(dst)
-		if err != nil {
-			return err
+	for i, ko := range order {
+		c := out[i]
+		if c.err != nil {
+			return c.err
 		}
 		name := modName(ko)
-		md.Modules = append(md.Modules, dst)
-		md.ModuleSHA256[name] = sum
-		if base == "" {
-			continue
-		}
-		rel, err := filepath.Rel(obj, ko)
-		if err != nil {
-			return err
-		}
-		// Compared by code: stripped, and without the build ID (one
-		// that cannot be read counts as rebuilt).
-		now, nerr := codeHashFile(dst)
-		was, werr := strippedCodeHash(ctx, filepath.Join(base, rel), dir)
-		if nerr != nil || werr != nil || was != now {
+		md.Modules = append(md.Modules, c.dst)
+		md.ModuleSHA256[name] = c.sum
+		if c.rebuilt {
 			md.Rebuilt = append(md.Rebuilt, name)
 		}
 	}
 	return nil
+}
+
+// moduleCopy is a module's copy in the image: its path, its sha256 and
+// whether its code differs from the baseline's.
+type moduleCopy struct {
+	dst, sum string
+	rebuilt  bool
+	err      error
+}
+
+// copyModule strips the module ko of the folder obj into dir (the
+// image's copy) and hashes it; with base (the baseline's folder, for a
+// patched build) it says whether the module's code differs from the
+// baseline's.
+func copyModule(ctx context.Context, obj, base, dir, ko string) (c moduleCopy) {
+	c.dst = filepath.Join(dir, filepath.Base(ko))
+	if err := command.Command("strip", "--strip-debug", "-o", c.dst, ko).Run(ctx); err != nil {
+		c.err = fmt.Errorf("copying module %s into the image: %w", ko, err)
+		return c
+	}
+	if c.sum, c.err = fsutil.HashFile(c.dst); c.err != nil || base == "" {
+		return c
+	}
+	rel, err := filepath.Rel(obj, ko)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	// Compared by code: stripped, and without the build ID (one that
+	// cannot be read counts as rebuilt).
+	now, nerr := codeHashFile(c.dst)
+	was, werr := strippedCodeHash(ctx, filepath.Join(base, rel), dir)
+	c.rebuilt = nerr != nil || werr != nil || was != now
+	return c
 }
 
 // strippedCodeHash is codeHash of ko without its debug info (strip

@@ -194,7 +194,7 @@ func TestRacyStamp(t *testing.T) {
 			t.Errorf("a file %v from now: racy %v (%v), want %v", c.at, st.racy, err, c.racy)
 		}
 		os.Remove(filepath.Join(obj, upToDateFile))
-		if err := recordUpToDate(src, obj, inputs, nil); err != nil {
+		if err := recordUpToDate(src, obj, inputs, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(obj, upToDateFile)); (err == nil) == c.racy {
@@ -304,7 +304,7 @@ func TestProofOutsideTheTrees(t *testing.T) {
 	b, _ := os.ReadFile(main)
 	st, _ := os.Stat(main)
 	inputs, _ := makeInputs([]string{"x"}, nil)
-	if err := recordUpToDate(src, obj, inputs, byContent); err != nil {
+	if err := recordUpToDate(src, obj, inputs, byContent, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !provedUpToDate(src, obj, inputs, byContent) {
@@ -358,5 +358,92 @@ func TestProofOutsideTheTrees(t *testing.T) {
 		build(true)
 		c.clean()
 		settle()
+	}
+}
+
+// TestSourceStampBesideMake: the work tree stamped while make runs
+// (sourceBeside) makes the same proof as a stamp after it; a source
+// written after that stamp (while make still ran) leaves no proof that
+// stands; a stamp that found a racy file, or never started (make ended
+// first), is taken again after make; and the stamp never outlives the
+// build (result waits for it, however often called).
+func TestSourceStampBesideMake(t *testing.T) {
+	src, obj := t.TempDir(), t.TempDir()
+	main := filepath.Join(src, "main.c")
+	old := time.Now().Add(-time.Hour)
+	write := func(p, body string, at time.Time) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, at, at)
+	}
+	write(main, "int main;\n", old)
+	write(filepath.Join(obj, "main.o"), "obj", old)
+	inputs, _ := makeInputs([]string{"x"}, nil)
+	afterStamp := func() stamp {
+		st, err := treeStamp(src, sourceEntry, nil, []string{src, obj}, false, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+
+	// Make outlasts the delay: the stamp beside it is the one after it.
+	b := sourceBeside(src, obj, nil)
+	time.Sleep(besideMakeDelay)
+	<-b.done
+	st, ok := b.result()
+	if !ok || st.digest != afterStamp().digest {
+		t.Fatalf("the stamp beside make (ok %v) differs from the one after it", ok)
+	}
+	b.result() // again: no second close, no wait
+	if err := recordUpToDate(src, obj, inputs, nil, b); err != nil {
+		t.Fatal(err)
+	}
+	if !provedUpToDate(src, obj, inputs, nil) {
+		t.Fatal("no proof from the stamp beside make")
+	}
+
+	// A source written after the stamp beside make, make still running:
+	// the proof holds what the stamp saw, and the change breaks it.
+	b = sourceBeside(src, obj, nil)
+	<-b.done
+	write(main, "int main2;\n", old.Add(time.Minute))
+	if err := recordUpToDate(src, obj, inputs, nil, b); err != nil {
+		t.Fatal(err)
+	}
+	if provedUpToDate(src, obj, inputs, nil) {
+		t.Error("a source written while make ran, after the stamp beside it, is proved up to date")
+	}
+
+	// A file written just before the stamp read it: racy, so stamped
+	// again after make (still racy here: no proof).
+	write(main, "int main3;\n", time.Now().Add(besideMakeDelay))
+	b = sourceBeside(src, obj, nil)
+	<-b.done
+	if _, ok := b.result(); ok {
+		t.Error("a racy stamp beside make was taken")
+	}
+	os.Remove(filepath.Join(obj, upToDateFile))
+	if err := recordUpToDate(src, obj, inputs, nil, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(obj, upToDateFile)); err == nil {
+		t.Error("a proof was written over a racy source")
+	}
+
+	// Make ended before the delay: no stamp beside it, the one after
+	// it makes the proof.
+	write(main, "int main4;\n", old.Add(2*time.Minute))
+	b = sourceBeside(src, obj, nil)
+	if _, ok := b.result(); ok {
+		t.Error("a stamp stopped before its delay was taken")
+	}
+	if err := recordUpToDate(src, obj, inputs, nil, b); err != nil {
+		t.Fatal(err)
+	}
+	if !provedUpToDate(src, obj, inputs, nil) {
+		t.Error("no proof after a make shorter than the delay")
 	}
 }
