@@ -159,10 +159,11 @@ var linkerVersion = sync.OnceValue(func() string {
 })
 
 // folderEntry leaves out what is patchctl's in a build folder: its
-// records and the snapshots.
+// records (and their files being written, fsutil's "."+name+".tmp-*":
+// the proof is written beside the record) and the snapshots.
 func folderEntry(rel string) bool {
 	top, _, _ := strings.Cut(rel, "/")
-	return top != "variants" && !strings.HasPrefix(top, ".patchctl-")
+	return top != "variants" && !strings.HasPrefix(top, ".patchctl-") && !strings.HasPrefix(top, "..patchctl-")
 }
 
 // sourceEntry leaves out the work tree's record of its state (.patchctl,

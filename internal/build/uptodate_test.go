@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/patchctl/patchctl/internal/command"
+	"github.com/patchctl/patchctl/internal/fsutil"
 	"github.com/patchctl/patchctl/internal/vocab"
 )
 
@@ -445,5 +447,35 @@ func TestSourceStampBesideMake(t *testing.T) {
 	}
 	if !provedUpToDate(src, obj, inputs, nil) {
 		t.Error("no proof after a make shorter than the delay")
+	}
+}
+
+// TestFolderEntryLeavesOutPatchctlsFiles: the proof covers make's files
+// in a build folder, not patchctl's records, their files being written
+// (fsutil.Write's temporary names: the proof is stamped while the
+// sources record is written) or the snapshots.
+func TestFolderEntryLeavesOutPatchctlsFiles(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, ".patchctl-sources.json")
+	var tmp string
+	err := fsutil.Write(rec, 0o644, func(w io.Writer) error {
+		names, _ := os.ReadDir(dir)
+		for _, n := range names {
+			tmp = n.Name()
+		}
+		_, err := io.WriteString(w, "{}")
+		return err
+	})
+	if err != nil || tmp == "" {
+		t.Fatalf("no file being written seen: %v", err)
+	}
+	for _, c := range []struct {
+		rel  string
+		keep bool
+	}{{tmp, false}, {".patchctl-sources.json", false}, {upToDateFile, false}, {"variants/patched-1/bzImage", false},
+		{"vmlinux", true}, {".vmlinux.cmd", true}, {"drivers/.patchctl-x", true}, {"..config.tmp", true}} {
+		if got := folderEntry(c.rel); got != c.keep {
+			t.Errorf("folderEntry(%q) = %v, want %v", c.rel, got, c.keep)
+		}
 	}
 }
