@@ -955,7 +955,11 @@ func Build(ctx context.Context, o Options) (*Metadata, error) {
 	// The proof is written beside the snapshot, which reads the folder
 	// and writes only the variant's snapshot and patchctl's own records
 	// (neither in the proof), and is waited for on every way out, before
-	// the work tree is let go or the harness taken out of it.
+	// the work tree is let go or the harness taken out of it. Make has
+	// completed, so the proof stands even if the snapshot then fails (the
+	// build fails; the next one finds the folder up to date, or, with the
+	// sources record left incomplete, freshens the recorded sources and
+	// runs make).
 	proved := make(chan struct{})
 	if provable && !md.Proved {
 		go func() {

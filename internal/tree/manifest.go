@@ -320,12 +320,14 @@ func inScopes(p string, scopes []string) bool {
 }
 
 // walkRoots are the folders (or files) a walk of scopes starts from:
-// each scope once, none inside another ("." for none).
+// each scope once, cleaned (a leading slash is the tree's root, as a join
+// with the tree's folder makes it), none inside another ("." for none,
+// and for a scope that leaves the tree).
 func walkRoots(scopes []string) []string {
 	var roots []string
 	for _, s := range scopes {
-		s = path.Clean(strings.TrimSuffix(s, "/"))
-		if s == "." || s == "/" || s == ".." || strings.HasPrefix(s, "../") {
+		s = path.Clean(strings.TrimLeft(s, "/"))
+		if s == "." || s == ".." || strings.HasPrefix(s, "../") {
 			return []string{"."}
 		}
 		roots = append(roots, s)
@@ -333,14 +335,21 @@ func walkRoots(scopes []string) []string {
 	if len(roots) == 0 {
 		return []string{"."}
 	}
-	sort.Strings(roots)
-	out := roots[:0]
-	for _, r := range roots {
-		if n := len(out); n > 0 && (r == out[n-1] || strings.HasPrefix(r, out[n-1]+"/")) {
-			continue
+	// Shortest first: a folder comes before whatever is inside it (a
+	// byte order puts "a-b" between "a" and "a/b").
+	sort.Slice(roots, func(i, j int) bool {
+		if len(roots[i]) != len(roots[j]) {
+			return len(roots[i]) < len(roots[j])
 		}
-		out = append(out, r)
+		return roots[i] < roots[j]
+	})
+	var out []string
+	for _, r := range roots {
+		if len(out) == 0 || !inScopes(r, out) {
+			out = append(out, r)
+		}
 	}
+	sort.Strings(out)
 	return out
 }
 
@@ -382,19 +391,27 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 		}
 		return "", true
 	}
+	var unlisted []string // folders that could not be read
 	var list func(rel string)
 	list = func(rel string) {
 		defer wg.Done()
 		sem <- struct{}{}
 		var mine, found []string
 		func() {
-			f, err := os.Open(filepath.Join(dir, filepath.FromSlash(rel)))
-			if err != nil {
-				return // its files are missing
+			f, err := openFolder(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err == nil {
+				defer f.Close()
 			}
-			defer f.Close()
-			names, err := f.Readdirnames(-1)
+			var names []string
+			if err == nil {
+				names, err = f.Readdirnames(-1)
+			}
 			if err != nil {
+				// Not read: what it holds is unknown (not "missing").
+				mine = append(mine, fmt.Sprintf("%s cannot be read (%v)", rel, unwrapPath(err)))
+				mu.Lock()
+				unlisted = append(unlisted, rel)
+				mu.Unlock()
 				return
 			}
 			fd := int(f.Fd())
@@ -404,8 +421,12 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 					r = rel + "/" + name
 				}
 				var st unix.Stat_t
-				if err := fstatat(fd, name, &st); err != nil {
-					continue // missing, if the manifest has it
+				if err := statAt(fd, name, &st); err != nil {
+					if err != unix.ENOENT { // gone since the listing: missing, if the manifest has it
+						mine = append(mine, fmt.Sprintf("%s cannot be read (%v)", r, err))
+						found = append(found, r)
+					}
+					continue
 				}
 				isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
 				if isDir {
@@ -427,9 +448,17 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 		<-sem
 		report(mine, found)
 	}
-	for _, r := range walkRoots(scopes) {
+	roots := walkRoots(scopes)
+	for _, r := range roots {
 		var st unix.Stat_t
 		err := unix.Lstat(filepath.Join(dir, filepath.FromSlash(r)), &st)
+		if err != nil && err != unix.ENOENT {
+			report([]string{fmt.Sprintf("%s cannot be read (%v)", r, err)}, nil)
+			mu.Lock()
+			unlisted = append(unlisted, r)
+			mu.Unlock()
+			continue
+		}
 		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			if _, file := m.Files[r]; !file {
 				wg.Add(1)
@@ -451,13 +480,30 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 	}
 	wg.Wait()
 	for p := range m.Files {
-		if !seen[p] && inScopes(p, scopes) {
+		if !seen[p] && inScopes(p, roots) && (len(unlisted) == 0 || !inScopes(p, unlisted)) {
 			bad = append(bad, p+" missing")
 		}
 	}
 	sort.Strings(bad)
 	return bad
 }
+
+// unwrapPath is err without the path an *fs.PathError adds (the
+// report names the path itself).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// openFolder and statAt are the walk's system calls (a test makes them
+// fail as a user without permissions would see them fail).
+var (
+	openFolder = os.Open
+	statAt     = fstatat
+)
 
 // fstatat is lstat of name in the folder open as fd.
 func fstatat(fd int, name string, st *unix.Stat_t) error {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // damageByPath is the check walkScopes replaced, kept as the oracle of
@@ -172,9 +174,65 @@ func TestWalkRoots(t *testing.T) {
 		{[]string{"ab", "a"}, []string{"a", "ab"}},
 		{[]string{"d/", "c/x", "c/x/y"}, []string{"c/x", "d"}},
 		{[]string{"../x"}, []string{"."}},
+		{[]string{"a", "a-b", "a/b"}, []string{"a", "a-b"}},
+		{[]string{"a/b", "a.c", "a+", "a"}, []string{"a", "a+", "a.c"}},
+		{[]string{"./a", "/d", "a/./b"}, []string{"a", "d"}},
 	} {
 		if got := walkRoots(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("walkRoots(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestWalkScopesUnreadable: an entry that cannot be stat'ed or a folder
+// that cannot be listed is damage named as such, never skipped and never
+// a list of missing files; an added file behind an unsearchable folder
+// is not missed. As a user other than root with the folders' modes; as
+// root (which reads every folder whatever its mode) with the system
+// calls failing as they fail for such a user.
+func TestWalkScopesUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a", "b", "x.c"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a", "y.c"), []byte("y"), 0o644)
+	m, err := makeManifest(dir, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "a", "evil"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a", "evil", "e.c"), nil, 0o644)
+	if os.Geteuid() != 0 {
+		// Listed but not searchable: its entries cannot be stat'ed.
+		os.Chmod(filepath.Join(dir, "a", "evil"), 0o644)
+		// Searchable but not listable.
+		os.Chmod(filepath.Join(dir, "a", "b"), 0o311)
+		defer os.Chmod(filepath.Join(dir, "a", "evil"), 0o755)
+		defer os.Chmod(filepath.Join(dir, "a", "b"), 0o755)
+	} else {
+		open, stat := openFolder, statAt
+		defer func() { openFolder, statAt = open, stat }()
+		openFolder = func(p string) (*os.File, error) {
+			if filepath.Base(p) == "b" {
+				return nil, &fs.PathError{Op: "open", Path: p, Err: unix.EACCES}
+			}
+			return open(p)
+		}
+		statAt = func(fd int, name string, st *unix.Stat_t) error {
+			if name == "e.c" {
+				return unix.EACCES
+			}
+			return stat(fd, name, st)
+		}
+	}
+	for _, scopes := range [][]string{{"a"}, nil} {
+		got := strings.Join(m.walkScopes(dir, scopes), "\n")
+		for _, want := range []string{"a/evil/e.c cannot be read (permission denied)", "a/b cannot be read (permission denied)"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("scopes %q: no %q in %q", scopes, want, got)
+			}
+		}
+		if strings.Contains(got, "missing") {
+			t.Errorf("scopes %q: an unreadable folder's files are called missing: %q", scopes, got)
 		}
 	}
 }
