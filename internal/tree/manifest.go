@@ -422,7 +422,7 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 				}
 				var st unix.Stat_t
 				if err := statAt(fd, name, &st); err != nil {
-					if err != unix.ENOENT { // gone since the listing: missing, if the manifest has it
+					if !errors.Is(err, unix.ENOENT) { // gone since the listing: missing, if the manifest has it
 						mine = append(mine, fmt.Sprintf("%s cannot be read (%v)", r, err))
 						found = append(found, r)
 					}
@@ -452,7 +452,7 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 	for _, r := range roots {
 		var st unix.Stat_t
 		err := unix.Lstat(filepath.Join(dir, filepath.FromSlash(r)), &st)
-		if err != nil && err != unix.ENOENT {
+		if err != nil && !errors.Is(err, unix.ENOENT) {
 			report([]string{fmt.Sprintf("%s cannot be read (%v)", r, err)}, nil)
 			mu.Lock()
 			unlisted = append(unlisted, r)
