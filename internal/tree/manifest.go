@@ -376,8 +376,9 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 		}
 		mu.Unlock()
 	}
-	// entry judges one non-folder entry at rel (st: its lstat).
-	entry := func(rel string, size int64, isDir bool) (problem string, known bool) {
+	// judge says what is wrong with the entry rel (not a folder to walk)
+	// and whether the manifest has it.
+	judge := func(rel string, size int64, isDir bool) (problem string, known bool) {
 		e, ok := m.Files[rel]
 		switch {
 		case !ok && isDir:
@@ -391,8 +392,26 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 		}
 		return "", true
 	}
-	var unlisted []string // folders that could not be read
 	var list func(rel string)
+	// visit walks the folder rel (st: its lstat) in a goroutine of its
+	// own, or judges the entry rel into mine and found: a folder where
+	// the manifest has a file is judged, not walked.
+	visit := func(rel string, st *unix.Stat_t, mine, found *[]string) {
+		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if _, file := m.Files[rel]; isDir && !file {
+			wg.Add(1)
+			go list(rel)
+			return
+		}
+		problem, known := judge(rel, st.Size, isDir)
+		if problem != "" {
+			*mine = append(*mine, problem)
+		}
+		if known {
+			*found = append(*found, rel)
+		}
+	}
+	var unlisted []string // folders that could not be read
 	list = func(rel string) {
 		defer wg.Done()
 		sem <- struct{}{}
@@ -428,21 +447,7 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 					}
 					continue
 				}
-				isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-				if isDir {
-					if _, file := m.Files[r]; !file {
-						wg.Add(1)
-						go list(r)
-						continue
-					}
-				}
-				problem, known := entry(r, st.Size, isDir)
-				if problem != "" {
-					mine = append(mine, problem)
-				}
-				if known {
-					found = append(found, r)
-				}
+				visit(r, &st, &mine, &found)
 			}
 		}()
 		<-sem
@@ -459,22 +464,9 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 			mu.Unlock()
 			continue
 		}
-		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			if _, file := m.Files[r]; !file {
-				wg.Add(1)
-				go list(r)
-				continue
-			}
-		}
 		if err == nil {
-			problem, known := entry(r, st.Size, st.Mode&unix.S_IFMT == unix.S_IFDIR)
 			var mine, found []string
-			if problem != "" {
-				mine = append(mine, problem)
-			}
-			if known {
-				found = append(found, r)
-			}
+			visit(r, &st, &mine, &found)
 			report(mine, found)
 		}
 	}
