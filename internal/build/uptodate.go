@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -197,8 +196,9 @@ type stamp struct {
 // content, and a make that recompiled it for a newer time would make
 // the same ones. roots are the trees the proof
 // covers; records says to collect the paths outside them that command
-// records name. Folders are listed in parallel, each entry stat'ed
-// relative to its open folder (6.12's 92,000 entries: BenchmarkProofStamp).
+// records name. Folders are listed in parallel (fsutil.ListFolders), each
+// entry stat'ed relative to its open folder (6.12's 92,000 entries:
+// BenchmarkProofStamp).
 func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool, roots []string, records bool, since time.Time) (stamp, error) {
 	type listing struct {
 		rel, unprovable string
@@ -209,28 +209,15 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 	var (
 		mu       sync.Mutex
 		listings []*listing
-		wg       sync.WaitGroup
 	)
-	sem := make(chan struct{}, max(2, runtime.NumCPU()))
 	limit := since.Add(-racyWindow).UnixNano()
-	var list func(rel string)
-	list = func(rel string) {
-		defer wg.Done()
-		sem <- struct{}{}
+	fsutil.ListFolders(dir, []string{"."}, nil, func(rel string, fd int, names []string, err error) (subs []string) {
 		l := &listing{rel: rel}
 		l.err = func() error {
+			if err != nil {
+				return err
+			}
 			full := filepath.Join(dir, filepath.FromSlash(rel))
-			f, err := os.Open(full)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			names, err := f.Readdirnames(-1)
-			if err != nil {
-				return err
-			}
-			slices.Sort(names)
-			fd := int(f.Fd())
 			for _, name := range names {
 				r := name
 				if rel != "." {
@@ -248,8 +235,7 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 				}
 				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 					l.lines = append(l.lines, r+"\x00d")
-					wg.Add(1)
-					go list(r)
+					subs = append(subs, r)
 					continue
 				}
 				mtime := st.Mtim.Nano()
@@ -293,14 +279,14 @@ func treeStamp(dir string, keep func(rel string) bool, byContent map[string]bool
 			}
 			return nil
 		}()
-		<-sem
 		mu.Lock()
 		listings = append(listings, l)
 		mu.Unlock()
-	}
-	wg.Add(1)
-	list(".")
-	wg.Wait()
+		if l.err != nil {
+			return nil // the stamp fails: nothing more to list
+		}
+		return subs
+	})
 	slices.SortFunc(listings, func(a, b *listing) int { return strings.Compare(a.rel, b.rel) })
 	var st stamp
 	h := sha256.New()

@@ -362,18 +362,24 @@ func walkRoots(scopes []string) []string {
 // (BenchmarkVerify).
 func (m *manifest) walkScopes(dir string, scopes []string) []string {
 	var (
-		mu   sync.Mutex
-		bad  []string
-		seen = map[string]bool{}
-		wg   sync.WaitGroup
+		mu       sync.Mutex
+		bad      []string
+		seen     = map[string]bool{}
+		unlisted []string // folders that could not be read
 	)
-	sem := make(chan struct{}, max(2, runtime.NumCPU()))
-	report := func(mine []string, found []string) {
+	report := func(mine, found []string) {
 		mu.Lock()
 		bad = append(bad, mine...)
 		for _, p := range found {
 			seen[p] = true
 		}
+		mu.Unlock()
+	}
+	unreadable := func(rel string, err error) {
+		mu.Lock()
+		// What it holds is unknown, not "missing".
+		bad = append(bad, fmt.Sprintf("%s cannot be read (%v)", rel, unwrapPath(err)))
+		unlisted = append(unlisted, rel)
 		mu.Unlock()
 	}
 	// judge says what is wrong with the entry rel (not a folder to walk)
@@ -392,16 +398,13 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 		}
 		return "", true
 	}
-	var list func(rel string)
-	// visit walks the folder rel (st: its lstat) in a goroutine of its
-	// own, or judges the entry rel into mine and found: a folder where
-	// the manifest has a file is judged, not walked.
-	visit := func(rel string, st *unix.Stat_t, mine, found *[]string) {
+	// visit says whether the entry rel (st: its lstat) is a folder to
+	// list, or judges it into mine and found: a folder where the manifest
+	// has a file is judged, not listed.
+	visit := func(rel string, st *unix.Stat_t, mine, found *[]string) (folder bool) {
 		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
 		if _, file := m.Files[rel]; isDir && !file {
-			wg.Add(1)
-			go list(rel)
-			return
+			return true
 		}
 		problem, known := judge(rel, st.Size, isDir)
 		if problem != "" {
@@ -410,67 +413,47 @@ func (m *manifest) walkScopes(dir string, scopes []string) []string {
 		if known {
 			*found = append(*found, rel)
 		}
-	}
-	var unlisted []string // folders that could not be read
-	list = func(rel string) {
-		defer wg.Done()
-		sem <- struct{}{}
-		var mine, found []string
-		func() {
-			f, err := openFolder(filepath.Join(dir, filepath.FromSlash(rel)))
-			if err == nil {
-				defer f.Close()
-			}
-			var names []string
-			if err == nil {
-				names, err = f.Readdirnames(-1)
-			}
-			if err != nil {
-				// Not read: what it holds is unknown (not "missing").
-				mine = append(mine, fmt.Sprintf("%s cannot be read (%v)", rel, unwrapPath(err)))
-				mu.Lock()
-				unlisted = append(unlisted, rel)
-				mu.Unlock()
-				return
-			}
-			fd := int(f.Fd())
-			for _, name := range names {
-				r := name
-				if rel != "." {
-					r = rel + "/" + name
-				}
-				var st unix.Stat_t
-				if err := statAt(fd, name, &st); err != nil {
-					if !errors.Is(err, unix.ENOENT) { // gone since the listing: missing, if the manifest has it
-						mine = append(mine, fmt.Sprintf("%s cannot be read (%v)", r, err))
-						found = append(found, r)
-					}
-					continue
-				}
-				visit(r, &st, &mine, &found)
-			}
-		}()
-		<-sem
-		report(mine, found)
+		return false
 	}
 	roots := walkRoots(scopes)
+	var starts, mine, found []string
 	for _, r := range roots {
 		var st unix.Stat_t
-		err := unix.Lstat(filepath.Join(dir, filepath.FromSlash(r)), &st)
-		if err != nil && !errors.Is(err, unix.ENOENT) {
-			report([]string{fmt.Sprintf("%s cannot be read (%v)", r, err)}, nil)
-			mu.Lock()
-			unlisted = append(unlisted, r)
-			mu.Unlock()
-			continue
-		}
-		if err == nil {
-			var mine, found []string
-			visit(r, &st, &mine, &found)
-			report(mine, found)
+		switch err := unix.Lstat(filepath.Join(dir, filepath.FromSlash(r)), &st); {
+		case errors.Is(err, unix.ENOENT): // its files are missing
+		case err != nil:
+			unreadable(r, err)
+		case visit(r, &st, &mine, &found):
+			starts = append(starts, r)
 		}
 	}
-	wg.Wait()
+	report(mine, found)
+	fsutil.ListFolders(dir, starts, openFolder, func(rel string, fd int, names []string, err error) (subs []string) {
+		if err != nil {
+			unreadable(rel, err)
+			return nil
+		}
+		var mine, found []string
+		for _, name := range names {
+			r := name
+			if rel != "." {
+				r = rel + "/" + name
+			}
+			var st unix.Stat_t
+			if err := statAt(fd, name, &st); err != nil {
+				if !errors.Is(err, unix.ENOENT) { // gone since the listing: missing, if the manifest has it
+					mine = append(mine, fmt.Sprintf("%s cannot be read (%v)", r, err))
+					found = append(found, r)
+				}
+				continue
+			}
+			if visit(r, &st, &mine, &found) {
+				subs = append(subs, r)
+			}
+		}
+		report(mine, found)
+		return subs
+	})
 	for p := range m.Files {
 		if !seen[p] && inScopes(p, roots) && (len(unlisted) == 0 || !inScopes(p, unlisted)) {
 			bad = append(bad, p+" missing")
