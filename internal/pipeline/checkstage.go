@@ -74,9 +74,9 @@ func CheckStageKey(in CheckStageIn) (string, error) {
 }
 
 // reusing sets where checks keep their reports for reuse (the cache's
-// checks folder) and the code that makes them (stagecache.CodeKey).
+// checks folder) and the code that makes them (the running program).
 func reusing(co checks.Options, cacheDir string) checks.Options {
-	if code, err := stagecache.CodeKey(); err == nil && cacheDir != "" {
+	if code, err := stagecache.Self(); err == nil && cacheDir != "" {
 		co.Cache, co.Code = filepath.Join(cacheDir, "checks"), code
 	}
 	return co

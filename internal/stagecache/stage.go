@@ -70,10 +70,9 @@ func (k *Key) Bytes(name string, b []byte) *Key {
 	return k.Add(name, fsutil.Hash(b))
 }
 
-// Code adds the code that runs the stage (CodeKey): the sources the
-// running program was built from, or the program itself.
+// Code adds the running program: the stage's own code is compiled into it.
 func (k *Key) Code() *Key {
-	h, err := CodeKey()
+	h, err := Self()
 	if err != nil && k.err == nil {
 		k.err = err
 	}
@@ -97,7 +96,7 @@ var self struct {
 }
 
 // Self is the sha256 of the running executable: the code of every stage
-// it runs, where its sources cannot name it (CodeKey). Computed once per process, from the file that runs: on Linux
+// it runs. Computed once per process, from the file that runs: on Linux
 // /proc/self/exe, which still opens it when its path was given another
 // build since it started (a rebuild while a run goes on); the path
 // (os.Executable) would hash the new build and key the old code's
